@@ -1,0 +1,83 @@
+//! The built-in skills' definitions, shared by the app and the CLI.
+
+use serde_json::json;
+
+use crate::calculator::MAX_EXPRESSION_LEN;
+use crate::registry::{Registry, RegistryError};
+use crate::skill::{Category, SkillDefinition, SkillId, Tier};
+
+fn id(s: &str) -> SkillId {
+    // The ids below are literals that satisfy SkillId's rules.
+    SkillId::new(s).unwrap_or_else(|e| panic!("built-in skill id {s:?}: {e}"))
+}
+
+pub fn calculator() -> SkillDefinition {
+    SkillDefinition::new(
+        id("calculator"),
+        "Calculator",
+        Tier::Core,
+        Category::Productivity,
+    )
+    .with_icon("🧮")
+    .with_description(
+        "Evaluate math, unit conversions, percentages and date arithmetic exactly, \
+             e.g. '15% of 847', '5 miles to km', 'today + 90 days'.",
+    )
+    .with_tags(["math", "arithmetic", "units", "convert", "dates", "percent"])
+    .with_examples([
+        "What's 15% of 847?",
+        "Convert 5 miles to km",
+        "What date is 90 days from today?",
+        "sqrt(2) * 10",
+    ])
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "expression": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_EXPRESSION_LEN,
+                "description": "The expression, e.g. '15% of 847' or '5 miles to km'"
+            }
+        },
+        "required": ["expression"],
+        "additionalProperties": false
+    }))
+    .with_output_schema(json!({
+        "type": "object",
+        "properties": {
+            "expression": {"type": "string"},
+            "result": {"type": "string"}
+        },
+        "required": ["expression", "result"]
+    }))
+}
+
+/// Every built-in skill, in the order the Skills panel lists them.
+pub fn definitions() -> Vec<SkillDefinition> {
+    vec![calculator()]
+}
+
+/// A registry holding the built-in skills.
+pub fn registry() -> Result<Registry, RegistryError> {
+    let mut r = Registry::new();
+    for def in definitions() {
+        r.register(def)?;
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_register_cleanly_with_no_schema_warnings() {
+        let mut r = Registry::new();
+        for def in definitions() {
+            let reg = r.register(def.clone()).unwrap();
+            assert_eq!(reg.warnings, vec![], "{}", def.id);
+            assert!(!def.icon.is_empty(), "{} has an icon", def.id);
+        }
+    }
+}

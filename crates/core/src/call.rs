@@ -1,0 +1,293 @@
+//! Calls and results: what goes into a skill and what comes out.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::permission::DecisionRecord;
+use crate::skill::SkillId;
+
+/// Who asked for a call. It never changes what the permission layer
+/// decides; it is recorded so the log can say where a call came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallOrigin {
+    /// The person, from the command bar, a form or an undo button.
+    User,
+    /// The model, through tool calling.
+    Model,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub skill_id: SkillId,
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    pub origin: CallOrigin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolStatus {
+    Completed,
+    Failed,
+    Denied,
+    InputRequired,
+}
+
+impl ToolStatus {
+    pub const ALL: [ToolStatus; 4] = [
+        ToolStatus::Completed,
+        ToolStatus::Failed,
+        ToolStatus::Denied,
+        ToolStatus::InputRequired,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Completed => "completed",
+            ToolStatus::Failed => "failed",
+            ToolStatus::Denied => "denied",
+            ToolStatus::InputRequired => "input-required",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ToolStatus> {
+        ToolStatus::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// One piece of a result. Skills mostly return text and JSON; MCP tools and
+/// code runs can return the richer kinds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text {
+        text: String,
+    },
+    Json {
+        value: Value,
+    },
+    Image {
+        mime_type: String,
+        /// Base64.
+        data: String,
+    },
+    Audio {
+        mime_type: String,
+        /// Base64.
+        data: String,
+    },
+    ResourceLink {
+        uri: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+    Resource {
+        uri: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Base64, for binary resources.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blob: Option<String>,
+    },
+    /// A file the skill produced, offered for download.
+    Artifact {
+        name: String,
+        mime_type: String,
+        /// Base64.
+        data: String,
+    },
+}
+
+/// An inverse call that undoes what a skill changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UndoAction {
+    /// Shown on the button, e.g. "Undo: delete note".
+    pub label: String,
+    pub skill_id: SkillId,
+    pub arguments: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub id: String,
+    pub skill_id: SkillId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    pub status: ToolStatus,
+    #[serde(default)]
+    pub content: Vec<Content>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Unix milliseconds.
+    pub started_at_ms: f64,
+    pub duration_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<DecisionRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<UndoAction>,
+}
+
+impl ToolResult {
+    /// A result with no content yet, for `call`.
+    pub fn for_call(call: &ToolCall, status: ToolStatus) -> Self {
+        Self {
+            id: call.id.clone(),
+            skill_id: call.skill_id.clone(),
+            conversation_id: call.conversation_id.clone(),
+            status,
+            content: Vec::new(),
+            error: None,
+            started_at_ms: 0.0,
+            duration_ms: 0.0,
+            decision: None,
+            undo: None,
+        }
+    }
+
+    pub fn failed(call: &ToolCall, message: impl Into<String>) -> Self {
+        let mut r = Self::for_call(call, ToolStatus::Failed);
+        r.error = Some(message.into());
+        r
+    }
+
+    pub fn denied(call: &ToolCall, message: impl Into<String>) -> Self {
+        let mut r = Self::for_call(call, ToolStatus::Denied);
+        r.error = Some(message.into());
+        r
+    }
+
+    /// The first text part, if any.
+    pub fn text(&self) -> Option<&str> {
+        self.content.iter().find_map(|c| match c {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The first JSON part, if any.
+    pub fn json(&self) -> Option<&Value> {
+        self.content.iter().find_map(|c| match c {
+            Content::Json { value } => Some(value),
+            _ => None,
+        })
+    }
+
+    /// What the model is told: the text, else the JSON, else the error.
+    pub fn to_model_text(&self) -> String {
+        match self.status {
+            ToolStatus::Completed => {
+                let mut parts: Vec<String> = Vec::new();
+                for c in &self.content {
+                    match c {
+                        Content::Text { text } => parts.push(text.clone()),
+                        Content::Json { value } => parts.push(value.to_string()),
+                        Content::Image { mime_type, .. } => {
+                            parts.push(format!("[image {mime_type}]"))
+                        }
+                        Content::Audio { mime_type, .. } => {
+                            parts.push(format!("[audio {mime_type}]"))
+                        }
+                        Content::ResourceLink { uri, name, .. } => {
+                            parts.push(format!("[resource {name} {uri}]"))
+                        }
+                        Content::Resource { uri, text, .. } => match text {
+                            Some(t) => parts.push(format!("[resource {uri}]\n{t}")),
+                            None => parts.push(format!("[binary resource {uri}]")),
+                        },
+                        Content::Artifact { name, .. } => parts.push(format!("[file {name}]")),
+                    }
+                }
+                parts.join("\n")
+            }
+            ToolStatus::Failed | ToolStatus::Denied | ToolStatus::InputRequired => format!(
+                "{}: {}",
+                self.status.as_str(),
+                self.error.as_deref().unwrap_or("no details")
+            ),
+        }
+    }
+}
+
+/// What a skill's implementation hands back on success.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkillOutput {
+    pub content: Vec<Content>,
+    /// The JSON checked against the output schema, when the skill has one.
+    pub structured: Option<Value>,
+    pub undo: Option<UndoAction>,
+}
+
+impl SkillOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::Text { text: text.into() }],
+            ..Self::default()
+        }
+    }
+
+    /// Text for people and the model, plus the same result as JSON.
+    pub fn text_and_json(text: impl Into<String>, value: Value) -> Self {
+        Self {
+            content: vec![
+                Content::Text { text: text.into() },
+                Content::Json {
+                    value: value.clone(),
+                },
+            ],
+            structured: Some(value),
+            undo: None,
+        }
+    }
+
+    pub fn with_undo(mut self, undo: UndoAction) -> Self {
+        self.undo = Some(undo);
+        self
+    }
+}
+
+/// A skill's own failure: the message goes to the user and the model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SkillError {
+    pub message: String,
+    /// Set when the skill needs more input from the user to go on.
+    pub input_required: bool,
+}
+
+impl SkillError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            input_required: false,
+        }
+    }
+
+    pub fn input_required(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            input_required: true,
+        }
+    }
+}
+
+impl From<String> for SkillError {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<&str> for SkillError {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}

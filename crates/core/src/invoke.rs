@@ -1,0 +1,440 @@
+//! The one call path every skill goes through:
+//! `invoke(call) -> ToolResult`.
+//!
+//! A call runs through a chain of hooks around the skill's executor.
+//! Before-hooks run in order and any of them may answer the call itself
+//! (the permission hook does this to deny); after-hooks run in reverse order
+//! on every result, short-circuited or not (the activity log is one).
+//! Inputs are validated before the executor runs and outputs after it.
+//! Every failure — unknown skill, bad input, an executor error, a panic
+//! where the platform can catch one — comes back as a `failed` result.
+
+use std::rc::Rc;
+
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+
+use crate::call::{SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
+use crate::permission::CallFacts;
+use crate::schema::{ValidationError, validate};
+use crate::skill::{SkillDefinition, SkillId};
+
+/// Wall time and a monotonic clock, given by the platform.
+pub trait TimeSource {
+    fn now_unix_ms(&self) -> f64;
+    /// Milliseconds from an arbitrary origin; only differences matter.
+    fn monotonic_ms(&self) -> f64;
+}
+
+/// Runs skills. One executor dispatches on `SkillKind` to built-in
+/// handlers, the sandbox, MCP servers and so on.
+pub trait Executor {
+    fn execute<'a>(
+        &'a self,
+        skill: &'a SkillDefinition,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>>;
+
+    /// Facts about a call that the permission decision needs, such as
+    /// whether it deletes many records at once.
+    fn assess(&self, _skill: &SkillDefinition, _call: &ToolCall) -> CallFacts {
+        CallFacts::default()
+    }
+}
+
+/// What hooks see about the call in flight.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    pub call: ToolCall,
+    /// `None` when no skill has the call's id.
+    pub skill: Option<SkillDefinition>,
+    pub facts: CallFacts,
+    /// Problems with the input; the executor does not run when non-empty.
+    pub input_errors: Vec<ValidationError>,
+    pub started_at_ms: f64,
+}
+
+impl CallContext {
+    pub fn input_error_message(&self) -> Option<String> {
+        if self.input_errors.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self.input_errors.iter().map(ToString::to_string).collect();
+        Some(format!("invalid input: {}", list.join("; ")))
+    }
+}
+
+/// Something that wraps every call.
+pub trait Hook {
+    /// Runs before the skill. Returning a result ends the call there.
+    fn before<'a>(&'a self, _cx: &'a mut CallContext) -> LocalBoxFuture<'a, Option<ToolResult>> {
+        async { None }.boxed_local()
+    }
+
+    /// Runs after the call on every result, including short-circuited ones.
+    fn after<'a>(
+        &'a self,
+        _cx: &'a CallContext,
+        _result: &'a mut ToolResult,
+    ) -> LocalBoxFuture<'a, ()> {
+        async {}.boxed_local()
+    }
+}
+
+type Lookup = Rc<dyn Fn(&SkillId) -> Option<SkillDefinition>>;
+
+/// The call path, assembled once and shared.
+#[derive(Clone)]
+pub struct Invoker {
+    lookup: Lookup,
+    executor: Rc<dyn Executor>,
+    time: Rc<dyn TimeSource>,
+    hooks: Vec<Rc<dyn Hook>>,
+}
+
+impl Invoker {
+    pub fn new(
+        lookup: impl Fn(&SkillId) -> Option<SkillDefinition> + 'static,
+        executor: Rc<dyn Executor>,
+        time: Rc<dyn TimeSource>,
+    ) -> Self {
+        Self {
+            lookup: Rc::new(lookup),
+            executor,
+            time,
+            hooks: Vec::new(),
+        }
+    }
+
+    /// Appends a hook; hooks run in the order they were added.
+    pub fn with_hook(mut self, hook: Rc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    pub async fn invoke(&self, call: ToolCall) -> ToolResult {
+        let started_at_ms = self.time.now_unix_ms();
+        let t0 = self.time.monotonic_ms();
+        let skill = (self.lookup)(&call.skill_id);
+        let (facts, input_errors) = match &skill {
+            Some(s) => (
+                self.executor.assess(s, &call),
+                validate(&s.input_schema, &call.arguments),
+            ),
+            None => (CallFacts::default(), Vec::new()),
+        };
+        let mut cx = CallContext {
+            call,
+            skill,
+            facts,
+            input_errors,
+            started_at_ms,
+        };
+
+        let mut result = None;
+        for hook in &self.hooks {
+            if let Some(r) = hook.before(&mut cx).await {
+                result = Some(r);
+                break;
+            }
+        }
+        let mut result = match result {
+            Some(r) => r,
+            None => self.run(&cx).await,
+        };
+        result.started_at_ms = started_at_ms;
+        result.duration_ms = (self.time.monotonic_ms() - t0).max(0.0);
+        for hook in self.hooks.iter().rev() {
+            hook.after(&cx, &mut result).await;
+        }
+        result
+    }
+
+    async fn run(&self, cx: &CallContext) -> ToolResult {
+        let call = &cx.call;
+        let Some(skill) = &cx.skill else {
+            return ToolResult::failed(
+                call,
+                format!("there is no skill called '{}'", call.skill_id),
+            );
+        };
+        if let Some(message) = cx.input_error_message() {
+            return ToolResult::failed(call, message);
+        }
+        // A panic in a handler must not take the app down. Where the
+        // platform unwinds (native), it is caught here; on wasm32 panics
+        // abort, so handlers there must return errors instead.
+        let attempt = std::panic::AssertUnwindSafe(self.executor.execute(skill, call))
+            .catch_unwind()
+            .await;
+        match attempt {
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                ToolResult::failed(call, format!("{} crashed: {what}", skill.name))
+            }
+            Ok(Err(e)) => {
+                let mut r = ToolResult::failed(call, e.message);
+                if e.input_required {
+                    r.status = ToolStatus::InputRequired;
+                }
+                r
+            }
+            Ok(Ok(output)) => {
+                if let Some(structured) = &output.structured {
+                    let errors = validate(&skill.output_schema, structured);
+                    if !errors.is_empty() {
+                        let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                        return ToolResult::failed(
+                            call,
+                            format!(
+                                "{} returned an invalid result: {}",
+                                skill.name,
+                                list.join("; ")
+                            ),
+                        );
+                    }
+                }
+                let mut r = ToolResult::for_call(call, ToolStatus::Completed);
+                r.content = output.content;
+                r.undo = output.undo;
+                r
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::{CallOrigin, Content};
+    use crate::skill::{Category, Tier};
+    use futures::executor::block_on;
+    use serde_json::{Value, json};
+    use std::cell::{Cell, RefCell};
+
+    struct FakeTime(Cell<f64>);
+    impl TimeSource for FakeTime {
+        fn now_unix_ms(&self) -> f64 {
+            1_000.0
+        }
+        fn monotonic_ms(&self) -> f64 {
+            let t = self.0.get();
+            self.0.set(t + 5.0);
+            t
+        }
+    }
+
+    /// Echoes `text`, panics on "boom", fails on "fail", and returns an
+    /// output that breaks the schema on "bad-output".
+    struct Echo;
+    impl Executor for Echo {
+        fn execute<'a>(
+            &'a self,
+            _skill: &'a SkillDefinition,
+            call: &'a ToolCall,
+        ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+            async move {
+                let text = call.arguments["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                match text.as_str() {
+                    "boom" => panic!("handler exploded"),
+                    "fail" => Err(SkillError::new("it failed on purpose")),
+                    "more" => Err(SkillError::input_required("which one?")),
+                    "bad-output" => Ok(SkillOutput::text_and_json("x", json!({"echo": 5}))),
+                    _ => Ok(SkillOutput::text_and_json(
+                        text.clone(),
+                        json!({"echo": text}),
+                    )),
+                }
+            }
+            .boxed_local()
+        }
+    }
+
+    /// Records the order hooks run in, and short-circuits when told to.
+    struct Tracer {
+        name: &'static str,
+        log: Rc<RefCell<Vec<String>>>,
+        stop: bool,
+    }
+    impl Hook for Tracer {
+        fn before<'a>(&'a self, cx: &'a mut CallContext) -> LocalBoxFuture<'a, Option<ToolResult>> {
+            async move {
+                self.log.borrow_mut().push(format!("before {}", self.name));
+                self.stop
+                    .then(|| ToolResult::denied(&cx.call, format!("stopped by {}", self.name)))
+            }
+            .boxed_local()
+        }
+        fn after<'a>(
+            &'a self,
+            _cx: &'a CallContext,
+            r: &'a mut ToolResult,
+        ) -> LocalBoxFuture<'a, ()> {
+            async move {
+                self.log.borrow_mut().push(format!(
+                    "after {} saw {}",
+                    self.name,
+                    r.status.as_str()
+                ));
+            }
+            .boxed_local()
+        }
+    }
+
+    fn echo_skill() -> SkillDefinition {
+        SkillDefinition::new(
+            SkillId::new("echo").unwrap(),
+            "Echo",
+            Tier::Core,
+            Category::Developer,
+        )
+        .with_input_schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 100}},
+            "required": ["text"]
+        }))
+        .with_output_schema(json!({
+            "type": "object",
+            "properties": {"echo": {"type": "string"}},
+            "required": ["echo"]
+        }))
+    }
+
+    fn invoker(hooks: Vec<Rc<dyn Hook>>) -> Invoker {
+        let mut inv = Invoker::new(
+            |id| (id.as_str() == "echo").then(echo_skill),
+            Rc::new(Echo),
+            Rc::new(FakeTime(Cell::new(0.0))),
+        );
+        for h in hooks {
+            inv = inv.with_hook(h);
+        }
+        inv
+    }
+
+    fn call(skill: &str, args: Value) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            skill_id: SkillId::new(skill).unwrap(),
+            arguments: args,
+            conversation_id: Some("conv".into()),
+            origin: CallOrigin::User,
+        }
+    }
+
+    fn outcome(r: &ToolResult) -> String {
+        format!(
+            "{} {}",
+            r.status.as_str(),
+            r.error.clone().unwrap_or_else(|| r.to_model_text())
+        )
+    }
+
+    #[test]
+    fn every_failure_is_a_result() {
+        let inv = invoker(vec![]);
+        let cases = [
+            (
+                "echo",
+                json!({"text": "hi"}),
+                "completed hi\n{\"echo\":\"hi\"}",
+            ),
+            ("nope", json!({}), "failed there is no skill called 'nope'"),
+            (
+                "echo",
+                json!({}),
+                "failed invalid input: 'text': is required but missing (required)",
+            ),
+            (
+                "echo",
+                json!({"text": "x".repeat(1_000_000)}),
+                "failed invalid input: 'text': must have at most 100 characters, has 1000000 (maxLength)",
+            ),
+            (
+                "echo",
+                json!({"text": "fail"}),
+                "failed it failed on purpose",
+            ),
+            ("echo", json!({"text": "more"}), "input-required which one?"),
+            (
+                "echo",
+                json!({"text": "boom"}),
+                "failed Echo crashed: handler exploded",
+            ),
+            (
+                "echo",
+                json!({"text": "bad-output"}),
+                "failed Echo returned an invalid result: 'echo': expected a string, got a number (type)",
+            ),
+        ];
+        for (skill, args, want) in cases {
+            let r = block_on(inv.invoke(call(skill, args.clone())));
+            assert_eq!(outcome(&r), want, "{skill} {args}");
+            assert_eq!(
+                (r.id.as_str(), r.conversation_id.as_deref()),
+                ("c1", Some("conv"))
+            );
+            assert_eq!((r.started_at_ms, r.duration_ms), (1_000.0, 5.0));
+        }
+    }
+
+    #[test]
+    fn hooks_run_in_order_and_can_short_circuit() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let hook = |name, stop| -> Rc<dyn Hook> {
+            Rc::new(Tracer {
+                name,
+                log: log.clone(),
+                stop,
+            })
+        };
+        let inv = invoker(vec![hook("a", false), hook("b", false)]);
+        let r = block_on(inv.invoke(call("echo", json!({"text": "hi"}))));
+        assert_eq!(r.status, ToolStatus::Completed);
+        assert_eq!(
+            log.take(),
+            [
+                "before a",
+                "before b",
+                "after b saw completed",
+                "after a saw completed"
+            ]
+        );
+
+        let inv = invoker(vec![hook("a", false), hook("gate", true), hook("c", false)]);
+        let r = block_on(inv.invoke(call("echo", json!({"text": "hi"}))));
+        assert_eq!(outcome(&r), "denied stopped by gate");
+        assert_eq!(
+            log.take(),
+            [
+                "before a",
+                "before gate",
+                "after c saw denied",
+                "after gate saw denied",
+                "after a saw denied"
+            ],
+            "later before-hooks and the skill never run; every after-hook does"
+        );
+    }
+
+    #[test]
+    fn results_carry_content_kinds() {
+        let r = block_on(invoker(vec![]).invoke(call("echo", json!({"text": "yo"}))));
+        assert_eq!(
+            r.content,
+            vec![
+                Content::Text { text: "yo".into() },
+                Content::Json {
+                    value: json!({"echo": "yo"})
+                }
+            ]
+        );
+    }
+}

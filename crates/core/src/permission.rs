@@ -1,0 +1,444 @@
+//! The permission decision: one pure function from policy data to
+//! allow, ask or deny. The browser only shows the question and returns the
+//! person's answer; nothing here can be answered by the model.
+//!
+//! The checks run in a fixed order, and anything they leave undecided asks:
+//! 1. chat-only mode denies every call;
+//! 2. a disabled skill, or a switched-off tier, is denied;
+//! 3. a "never allow" setting denies;
+//! 4. a bulk destructive call asks, whatever else is set;
+//! 5. an "ask" setting asks;
+//! 6. the mode decides: ask-everything asks, auto allows, and
+//!    ask-sensitive asks for network and integration skills and skills that
+//!    require approval, and allows the rest — unless the person chose
+//!    "always allow" for that skill.
+
+use serde::{Deserialize, Serialize};
+
+use crate::skill::{SkillDefinition, Tier};
+
+/// The global mode, chosen in Settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// Network and integration tiers and skills that require approval ask.
+    #[default]
+    AskSensitive,
+    /// Every call asks.
+    AskEverything,
+    /// Nothing asks unless a skill is set to ask.
+    Auto,
+    /// No skill runs.
+    ChatOnly,
+}
+
+impl PermissionMode {
+    pub const ALL: [PermissionMode; 4] = [
+        PermissionMode::AskSensitive,
+        PermissionMode::AskEverything,
+        PermissionMode::Auto,
+        PermissionMode::ChatOnly,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::AskSensitive => "ask-sensitive",
+            PermissionMode::AskEverything => "ask-everything",
+            PermissionMode::Auto => "auto",
+            PermissionMode::ChatOnly => "chat-only",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            PermissionMode::AskSensitive => "Ask for sensitive skills",
+            PermissionMode::AskEverything => "Ask for everything",
+            PermissionMode::Auto => "Auto",
+            PermissionMode::ChatOnly => "Chat only",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PermissionMode> {
+        PermissionMode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// What the person chose for one skill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalSetting {
+    Ask,
+    AlwaysAllow,
+    NeverAllow,
+}
+
+impl ApprovalSetting {
+    pub const ALL: [ApprovalSetting; 3] = [
+        ApprovalSetting::Ask,
+        ApprovalSetting::AlwaysAllow,
+        ApprovalSetting::NeverAllow,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalSetting::Ask => "ask",
+            ApprovalSetting::AlwaysAllow => "always-allow",
+            ApprovalSetting::NeverAllow => "never-allow",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ApprovalSetting> {
+        ApprovalSetting::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+/// The stored settings of one skill; `None` means "the default".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillSettings {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub approval: Option<ApprovalSetting>,
+}
+
+impl SkillSettings {
+    pub fn is_enabled(&self, skill: &SkillDefinition) -> bool {
+        self.enabled.unwrap_or(skill.default_enabled)
+    }
+}
+
+/// Facts about one call that can change the decision.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallFacts {
+    /// Set when the call destroys many records at once, e.g. deleting
+    /// several notes. Such calls always ask.
+    pub bulk_destructive: Option<String>,
+}
+
+/// Everything [`decide`] looks at besides the skill and the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    pub mode: PermissionMode,
+    pub settings: SkillSettings,
+    /// The tier-level switch of the skill's tier.
+    pub tier_enabled: bool,
+}
+
+/// Who or what made a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DecidedBy {
+    /// The person answered the approval dialog.
+    User,
+    /// The skill's own setting (enabled, always/never allow).
+    Setting,
+    /// The global mode.
+    Mode,
+    /// The tier's defaults, or its tier-level switch.
+    Tier,
+    /// A rule no setting overrides, such as bulk deletes asking.
+    Policy,
+}
+
+impl DecidedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::User => "user",
+            DecidedBy::Setting => "setting",
+            DecidedBy::Mode => "mode",
+            DecidedBy::Tier => "tier",
+            DecidedBy::Policy => "policy",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "kebab-case")]
+pub enum Decision {
+    Allow { by: DecidedBy },
+    Ask { reason: String, by: DecidedBy },
+    Deny { reason: String, by: DecidedBy },
+}
+
+/// Decides whether `skill` may run now, with `facts` about this call.
+pub fn decide(skill: &SkillDefinition, policy: &Policy, facts: &CallFacts) -> Decision {
+    let name = &skill.name;
+    if policy.mode == PermissionMode::ChatOnly {
+        return Decision::Deny {
+            reason: "Hearth is in chat-only mode, so no skill runs".into(),
+            by: DecidedBy::Mode,
+        };
+    }
+    if !policy.settings.is_enabled(skill) {
+        let by = if policy.settings.enabled.is_some() {
+            DecidedBy::Setting
+        } else {
+            DecidedBy::Tier
+        };
+        return Decision::Deny {
+            reason: format!("{name} is disabled; enable it in the Skills panel"),
+            by,
+        };
+    }
+    if !policy.tier_enabled {
+        return Decision::Deny {
+            reason: format!(
+                "{} skills are switched off in the Skills panel",
+                skill.tier.label()
+            ),
+            by: DecidedBy::Tier,
+        };
+    }
+    if policy.settings.approval == Some(ApprovalSetting::NeverAllow) {
+        return Decision::Deny {
+            reason: format!("{name} is set to never allow"),
+            by: DecidedBy::Setting,
+        };
+    }
+    if let Some(what) = &facts.bulk_destructive {
+        return Decision::Ask {
+            reason: format!("this call would {what}; bulk changes always ask"),
+            by: DecidedBy::Policy,
+        };
+    }
+    if policy.settings.approval == Some(ApprovalSetting::Ask) {
+        return Decision::Ask {
+            reason: format!("you asked to approve every {name} call"),
+            by: DecidedBy::Setting,
+        };
+    }
+    let always = policy.settings.approval == Some(ApprovalSetting::AlwaysAllow);
+    match policy.mode {
+        PermissionMode::AskEverything => Decision::Ask {
+            reason: "Hearth is set to ask before every skill".into(),
+            by: DecidedBy::Mode,
+        },
+        PermissionMode::Auto => Decision::Allow {
+            by: DecidedBy::Mode,
+        },
+        PermissionMode::AskSensitive if always => Decision::Allow {
+            by: DecidedBy::Setting,
+        },
+        PermissionMode::AskSensitive => match skill.tier {
+            Tier::Network => Decision::Ask {
+                reason: format!("{name} reaches the internet"),
+                by: DecidedBy::Tier,
+            },
+            Tier::Integration => Decision::Ask {
+                reason: format!("{name} talks to an external service"),
+                by: DecidedBy::Tier,
+            },
+            Tier::Core | Tier::Enhanced if skill.requires_approval => Decision::Ask {
+                reason: format!("{name} requires approval"),
+                by: DecidedBy::Tier,
+            },
+            Tier::Core | Tier::Enhanced => Decision::Allow {
+                by: DecidedBy::Tier,
+            },
+        },
+        PermissionMode::ChatOnly => Decision::Deny {
+            reason: "Hearth is in chat-only mode, so no skill runs".into(),
+            by: DecidedBy::Mode,
+        },
+    }
+}
+
+/// The person's answer in the approval dialog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalAnswer {
+    AllowOnce,
+    AlwaysAllow,
+    Deny,
+}
+
+/// How a call's permission was settled, kept with its result and log entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    pub outcome: Outcome,
+    pub by: DecidedBy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Allowed,
+    Denied,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skill::{Category, SkillId};
+    use ApprovalSetting::*;
+    use PermissionMode::*;
+
+    fn skill(tier: Tier, requires_approval: bool) -> SkillDefinition {
+        let mut s = SkillDefinition::new(
+            SkillId::new("s").unwrap(),
+            "S",
+            tier,
+            Category::Productivity,
+        );
+        s.requires_approval = requires_approval;
+        s.default_enabled = true;
+        s
+    }
+
+    /// One letter per decision, so the table reads at a glance:
+    /// A allow, ? ask, D deny.
+    fn letter(d: &Decision) -> char {
+        match d {
+            Decision::Allow { .. } => 'A',
+            Decision::Ask { .. } => '?',
+            Decision::Deny { .. } => 'D',
+        }
+    }
+
+    /// Every tier × setting × mode. Columns are the modes in the order
+    /// ask-sensitive, ask-everything, auto, chat-only.
+    #[test]
+    fn decision_table() {
+        let settings: [(&str, Option<ApprovalSetting>); 4] = [
+            ("default", None),
+            ("ask", Some(Ask)),
+            ("always", Some(AlwaysAllow)),
+            ("never", Some(NeverAllow)),
+        ];
+        let tiers = [
+            ("core", Tier::Core, false),
+            ("core+approval", Tier::Core, true),
+            ("enhanced", Tier::Enhanced, false),
+            ("network", Tier::Network, true),
+            ("integration", Tier::Integration, true),
+        ];
+        let mut table = String::new();
+        for (tname, tier, approval) in tiers {
+            for (sname, setting) in settings {
+                let s = skill(tier, approval);
+                let row: String = PermissionMode::ALL
+                    .iter()
+                    .map(|mode| {
+                        let policy = Policy {
+                            mode: *mode,
+                            settings: SkillSettings {
+                                enabled: None,
+                                approval: setting,
+                            },
+                            tier_enabled: true,
+                        };
+                        letter(&decide(&s, &policy, &CallFacts::default()))
+                    })
+                    .collect();
+                table.push_str(&format!("{tname:<14}{sname:<8}{row}\n"));
+            }
+        }
+        let expected = "\
+core          default A?AD
+core          ask     ???D
+core          always  A?AD
+core          never   DDDD
+core+approval default ??AD
+core+approval ask     ???D
+core+approval always  A?AD
+core+approval never   DDDD
+enhanced      default A?AD
+enhanced      ask     ???D
+enhanced      always  A?AD
+enhanced      never   DDDD
+network       default ??AD
+network       ask     ???D
+network       always  A?AD
+network       never   DDDD
+integration   default ??AD
+integration   ask     ???D
+integration   always  A?AD
+integration   never   DDDD
+";
+        assert_eq!(table, expected);
+    }
+
+    #[test]
+    fn disabled_skills_and_tiers_are_denied_in_every_mode() {
+        let s = skill(Tier::Core, false);
+        for mode in PermissionMode::ALL {
+            for approval in [None, Some(AlwaysAllow)] {
+                let off = Policy {
+                    mode,
+                    settings: SkillSettings {
+                        enabled: Some(false),
+                        approval,
+                    },
+                    tier_enabled: true,
+                };
+                assert_eq!(letter(&decide(&s, &off, &CallFacts::default())), 'D');
+                let tier_off = Policy {
+                    mode,
+                    settings: SkillSettings {
+                        enabled: Some(true),
+                        approval,
+                    },
+                    tier_enabled: false,
+                };
+                assert_eq!(letter(&decide(&s, &tier_off, &CallFacts::default())), 'D');
+            }
+        }
+    }
+
+    #[test]
+    fn network_skills_start_disabled() {
+        let mut s = skill(Tier::Network, true);
+        s.default_enabled = false;
+        let policy = Policy {
+            mode: Auto,
+            settings: SkillSettings::default(),
+            tier_enabled: true,
+        };
+        assert_eq!(
+            decide(&s, &policy, &CallFacts::default()),
+            Decision::Deny {
+                reason: "S is disabled; enable it in the Skills panel".into(),
+                by: DecidedBy::Tier
+            }
+        );
+    }
+
+    #[test]
+    fn bulk_destructive_calls_ask_whatever_the_settings() {
+        let s = skill(Tier::Core, false);
+        let facts = CallFacts {
+            bulk_destructive: Some("delete 12 notes".into()),
+        };
+        for mode in [AskSensitive, AskEverything, Auto] {
+            for approval in [None, Some(Ask), Some(AlwaysAllow)] {
+                let policy = Policy {
+                    mode,
+                    settings: SkillSettings {
+                        enabled: None,
+                        approval,
+                    },
+                    tier_enabled: true,
+                };
+                assert_eq!(
+                    decide(&s, &policy, &facts),
+                    Decision::Ask {
+                        reason: "this call would delete 12 notes; bulk changes always ask".into(),
+                        by: DecidedBy::Policy
+                    }
+                );
+            }
+        }
+        // ...but "never" and chat-only still deny outright.
+        let never = Policy {
+            mode: Auto,
+            settings: SkillSettings {
+                enabled: None,
+                approval: Some(NeverAllow),
+            },
+            tier_enabled: true,
+        };
+        assert_eq!(letter(&decide(&s, &never, &facts)), 'D');
+    }
+}

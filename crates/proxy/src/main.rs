@@ -1,0 +1,87 @@
+//! The `hearth` binary: `hearth serve` and the CLI over hearth-core.
+
+mod serve;
+mod skills_cli;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "hearth",
+    version,
+    about = "Hearth: a local-first AI workspace in your browser"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the built app (and, on the same origin, the network-tier API).
+    Serve {
+        /// The address to bind. Loopback by default; anything else exposes
+        /// Hearth to your network.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The folder trunk built the app into.
+        #[arg(long)]
+        dist: Option<PathBuf>,
+        /// Another origin the app may connect to, e.g. http://192.168.1.5:11434
+        /// for a model server on your LAN. Repeatable.
+        #[arg(long = "allow-connect")]
+        allow_connect: Vec<String>,
+    },
+    /// Inspect the skill registry.
+    Skills {
+        #[command(subcommand)]
+        command: skills_cli::SkillsCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve {
+            host,
+            port,
+            dist,
+            allow_connect,
+        } => {
+            tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| "hearth=info,hearth_proxy=info".into()),
+                )
+                .with_writer(std::io::stderr)
+                .init();
+            let config = serve::ServeConfig {
+                dist: dist.unwrap_or_else(serve::default_dist),
+                extra_connect_src: allow_connect,
+            };
+            let rt = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start the async runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match rt.block_on(serve::run(config, host, port)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Skills { command } => skills_cli::run(command),
+    }
+}

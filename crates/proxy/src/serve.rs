@@ -1,0 +1,431 @@
+//! `hearth serve`: serves the built app with the headers it needs.
+//!
+//! Every response carries COOP/COEP (so Pyodide can be interrupted through
+//! a SharedArrayBuffer), `nosniff`, and a strict Content-Security-Policy.
+//! The app shell's CSP allows its own inline bootstrap script by hash, which
+//! is computed from `index.html` when the server starts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use tower_http::services::ServeDir;
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "no built app at {0}: it has no index.html.\n\
+         Build it first with `cargo xtask build` (or start everything with `cargo xtask run`),\n\
+         or point --dist at a folder that holds trunk's output."
+    )]
+    MissingDist(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What the server needs to know, fixed at start-up.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub dist: PathBuf,
+    /// Extra origins the app may connect to (LLM providers or MCP servers
+    /// on other hosts), added to the CSP's connect-src.
+    pub extra_connect_src: Vec<String>,
+}
+
+struct AppState {
+    csp: HeaderValue,
+}
+
+/// Builds the router that serves `config.dist`.
+pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
+    let index = config.dist.join("index.html");
+    let html = match std::fs::read_to_string(&index) {
+        Ok(html) => html,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ServeError::MissingDist(config.dist.clone()));
+        }
+        Err(source) => {
+            return Err(ServeError::Read {
+                path: index,
+                source,
+            });
+        }
+    };
+    if html.trim().is_empty() {
+        return Err(ServeError::MissingDist(config.dist.clone()));
+    }
+    let csp = app_csp(&inline_script_hashes(&html), &config.extra_connect_src);
+    let state = Arc::new(AppState {
+        csp: HeaderValue::from_str(&csp)
+            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'")),
+    });
+    let files = ServeDir::new(&config.dist).append_index_html_on_directories(true);
+    Ok(Router::new()
+        .route("/healthz", get(healthz))
+        .fallback_service(files)
+        .layer(middleware::from_fn_with_state(state, security_headers)))
+}
+
+async fn healthz() -> impl IntoResponse {
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        axum::Json(serde_json::json!({
+            "status": "ok",
+            "version": env!("CARGO_PKG_VERSION"),
+        })),
+    )
+}
+
+async fn security_headers(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path().to_string();
+    let mut res = next.run(req).await;
+    let status = res.status();
+    let h = res.headers_mut();
+    set(h, "x-content-type-options", "nosniff");
+    set(h, "referrer-policy", "no-referrer");
+    set(h, "cross-origin-opener-policy", "same-origin");
+    set(h, "cross-origin-embedder-policy", "require-corp");
+    if is_sandbox_path(&path) {
+        // Sandbox pages load in opaque-origin iframes; to them our files
+        // are cross-origin, so they must opt in to being embedded.
+        set(h, "cross-origin-resource-policy", "cross-origin");
+    } else {
+        set(h, "cross-origin-resource-policy", "same-origin");
+        set(h, "x-frame-options", "DENY");
+    }
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) && !is_sandbox_path(&path) {
+        h.insert(header::CONTENT_SECURITY_POLICY, state.csp.clone());
+    }
+    if status.is_success() || status == StatusCode::NOT_MODIFIED {
+        let cache = if is_hashed_asset(&path) {
+            "public, max-age=31536000, immutable"
+        } else {
+            // The shell, the service worker and the manifest must be
+            // revalidated so updates are seen.
+            "no-cache"
+        };
+        set(h, "cache-control", cache);
+    }
+    if status == StatusCode::NOT_FOUND && res.headers().get(header::CONTENT_TYPE).is_none() {
+        return not_found(&path);
+    }
+    res
+}
+
+fn not_found(path: &str) -> Response {
+    let mut res = (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("Not found: {path}\n"),
+    )
+        .into_response();
+    let h = res.headers_mut();
+    set(h, "x-content-type-options", "nosniff");
+    set(h, "cross-origin-opener-policy", "same-origin");
+    set(h, "cross-origin-embedder-policy", "require-corp");
+    set(h, "cross-origin-resource-policy", "same-origin");
+    set(h, "cache-control", "no-store");
+    res
+}
+
+fn set(h: &mut HeaderMap, name: &'static str, value: &'static str) {
+    h.insert(name, HeaderValue::from_static(value));
+}
+
+/// Pages under /sandbox/ set their own, stricter CSP in their markup and
+/// are meant to be framed.
+fn is_sandbox_path(path: &str) -> bool {
+    path.starts_with("/sandbox/")
+}
+
+/// trunk names built assets `name-<16 hex>.ext` (or `_bg.wasm`); those never
+/// change, so they can be cached forever.
+pub fn is_hashed_asset(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+    match stem.rsplit_once('-') {
+        Some((_, hash)) => hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => false,
+    }
+}
+
+/// The CSP of the app shell.
+pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
+    let hashes: String = script_hashes.iter().map(|h| format!(" '{h}'")).collect();
+    let extra: String = extra_connect.iter().map(|o| format!(" {o}")).collect();
+    format!(
+        "default-src 'self'; \
+         script-src 'self' 'wasm-unsafe-eval'{hashes}; \
+         style-src 'self' 'unsafe-inline'; \
+         img-src 'self' data: blob:; \
+         font-src 'self'; \
+         connect-src 'self' https: http://localhost:* http://127.0.0.1:* http://[::1]:*{extra}; \
+         worker-src 'self' blob:; \
+         frame-src 'self'; \
+         manifest-src 'self'; \
+         object-src 'none'; \
+         base-uri 'none'; \
+         form-action 'none'; \
+         frame-ancestors 'none'"
+    )
+}
+
+/// `sha256-…` sources for every inline `<script>` in `html`.
+pub fn inline_script_hashes(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(open) = rest.find("<script") {
+        let after_open = &rest[open..];
+        let Some(tag_end) = after_open.find('>') else {
+            break;
+        };
+        let tag = &after_open[..tag_end];
+        let body_start = &after_open[tag_end + 1..];
+        let Some(close) = body_start.find("</script>") else {
+            break;
+        };
+        let body = &body_start[..close];
+        if !tag.contains(" src=") && !body.trim().is_empty() {
+            let digest = Sha256::digest(body.as_bytes());
+            out.push(format!(
+                "sha256-{}",
+                base64::engine::general_purpose::STANDARD.encode(digest)
+            ));
+        }
+        rest = &body_start[close..];
+    }
+    out
+}
+
+/// The default dist folder: `./dist` when it exists.
+pub fn default_dist() -> PathBuf {
+    Path::new("dist").to_path_buf()
+}
+
+/// Serves until Ctrl-C.
+pub async fn run(
+    config: ServeConfig,
+    host: String,
+    port: u16,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let app = router(&config)?;
+    let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await?;
+    let addr = listener.local_addr()?;
+    let shown_host = if addr.ip().is_loopback() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    println!("Hearth is running at http://{shown_host}:{}/", addr.port());
+    println!("Serving {}. Press Ctrl-C to stop.", config.dist.display());
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    const INDEX: &str = "<!doctype html><html><head><link rel=stylesheet href=/style-0123456789abcdef.css>\
+        <script type=\"module\">import init from '/hearth-0123456789abcdef.js';init();</script>\
+        </head><body></body></html>";
+
+    fn dist() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("index.html"), INDEX).unwrap();
+        std::fs::write(
+            dir.path().join("hearth-0123456789abcdef_bg.wasm"),
+            b"\0asm\x01\0\0\0",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("hearth-0123456789abcdef.js"),
+            "export default 1",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("style-0123456789abcdef.css"), "body{}").unwrap();
+        std::fs::write(dir.path().join("manifest.webmanifest"), "{}").unwrap();
+        std::fs::create_dir(dir.path().join("sandbox")).unwrap();
+        std::fs::write(dir.path().join("sandbox/runner.html"), "<p>").unwrap();
+        dir
+    }
+
+    fn app(dir: &tempfile::TempDir) -> Router {
+        router(&ServeConfig {
+            dist: dir.path().to_path_buf(),
+            extra_connect_src: vec![],
+        })
+        .unwrap()
+    }
+
+    async fn get(app: &Router, path: &str) -> Response {
+        app.clone()
+            .oneshot(Request::get(path).body(Body::empty()).unwrap())
+            .await
+            .unwrap()
+    }
+
+    fn header<'a>(res: &'a Response, name: &str) -> &'a str {
+        res.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap())
+            .unwrap_or("")
+    }
+
+    #[tokio::test]
+    async fn mime_types_and_caching() {
+        let dir = dist();
+        let app = app(&dir);
+        let cases = [
+            ("/", "text/html", "no-cache"),
+            ("/index.html", "text/html", "no-cache"),
+            (
+                "/hearth-0123456789abcdef_bg.wasm",
+                "application/wasm",
+                "public, max-age=31536000, immutable",
+            ),
+            (
+                "/hearth-0123456789abcdef.js",
+                "text/javascript",
+                "public, max-age=31536000, immutable",
+            ),
+            (
+                "/style-0123456789abcdef.css",
+                "text/css",
+                "public, max-age=31536000, immutable",
+            ),
+            (
+                "/manifest.webmanifest",
+                "application/manifest+json",
+                "no-cache",
+            ),
+        ];
+        for (path, mime, cache) in cases {
+            let res = get(&app, path).await;
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            assert!(
+                header(&res, "content-type").starts_with(mime),
+                "{path}: {}",
+                header(&res, "content-type")
+            );
+            assert_eq!(header(&res, "cache-control"), cache, "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn security_headers_on_every_response() {
+        let dir = dist();
+        let app = app(&dir);
+        for path in [
+            "/",
+            "/hearth-0123456789abcdef_bg.wasm",
+            "/healthz",
+            "/missing.js",
+        ] {
+            let res = get(&app, path).await;
+            assert_eq!(
+                header(&res, "cross-origin-opener-policy"),
+                "same-origin",
+                "{path}"
+            );
+            assert_eq!(
+                header(&res, "cross-origin-embedder-policy"),
+                "require-corp",
+                "{path}"
+            );
+            assert_eq!(header(&res, "x-content-type-options"), "nosniff", "{path}");
+        }
+        let res = get(&app, "/").await;
+        let csp = header(&res, "content-security-policy");
+        let expected_hash = inline_script_hashes(INDEX).remove(0);
+        assert!(
+            csp.contains(&format!(
+                "script-src 'self' 'wasm-unsafe-eval' '{expected_hash}';"
+            )),
+            "{csp}"
+        );
+        assert!(csp.contains("object-src 'none'"));
+        assert!(csp.contains("frame-ancestors 'none'"));
+        assert!(!csp.contains("unsafe-eval'") || csp.contains("wasm-unsafe-eval"));
+        assert_eq!(header(&res, "x-frame-options"), "DENY");
+
+        let sandbox = get(&app, "/sandbox/runner.html").await;
+        assert_eq!(
+            header(&sandbox, "cross-origin-resource-policy"),
+            "cross-origin"
+        );
+        assert_eq!(header(&sandbox, "x-frame-options"), "");
+    }
+
+    #[tokio::test]
+    async fn unknown_files_are_404_and_healthz_answers() {
+        let dir = dist();
+        let app = app(&dir);
+        let res = get(&app, "/nope.wasm").await;
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+        assert_eq!(header(&res, "cache-control"), "no-store");
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"Not found: /nope.wasm\n");
+
+        let res = get(&app, "/healthz").await;
+        assert_eq!(res.status(), StatusCode::OK);
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["status"], "ok");
+    }
+
+    #[test]
+    fn missing_or_empty_dist_says_how_to_build() {
+        let empty = tempfile::tempdir().unwrap();
+        let cfg = ServeConfig {
+            dist: empty.path().to_path_buf(),
+            extra_connect_src: vec![],
+        };
+        let err = router(&cfg).err().expect("must refuse");
+        assert!(matches!(err, ServeError::MissingDist(_)));
+        assert!(err.to_string().contains("cargo xtask build"), "{err}");
+
+        std::fs::write(empty.path().join("index.html"), "  \n").unwrap();
+        assert!(matches!(router(&cfg), Err(ServeError::MissingDist(_))));
+
+        let cfg = ServeConfig {
+            dist: empty.path().join("nope"),
+            extra_connect_src: vec![],
+        };
+        assert!(matches!(router(&cfg), Err(ServeError::MissingDist(_))));
+    }
+
+    #[test]
+    fn hashed_asset_names() {
+        assert!(is_hashed_asset("/hearth-0123456789abcdef_bg.wasm"));
+        assert!(is_hashed_asset("/style-deadbeefdeadbeef.css"));
+        assert!(!is_hashed_asset("/index.html"));
+        assert!(!is_hashed_asset("/sw.js"));
+        assert!(!is_hashed_asset("/icons/icon-192.png"));
+        assert!(!is_hashed_asset("/hearth-xyz.js"));
+    }
+}
