@@ -1,1 +1,5 @@
-fn main() {}
+//! Hearth's wasm entry point; trunk builds this binary.
+
+fn main() {
+    hearth::start();
+}

@@ -8,9 +8,9 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::call::{CallOrigin, ToolResult, ToolStatus};
+use crate::call::{CallOrigin, ToolCall, ToolResult, ToolStatus};
 use crate::invoke::{CallContext, Hook};
-use crate::skill::{SkillId, Tier};
+use crate::skill::{SkillDefinition, SkillId, Tier};
 
 /// One call, as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,20 +28,22 @@ pub struct ActivityRecord {
 }
 
 impl ActivityRecord {
-    pub fn from_call(cx: &CallContext, result: &ToolResult) -> Self {
+    pub fn new(call: &ToolCall, skill: Option<&SkillDefinition>, result: &ToolResult) -> Self {
         Self {
-            id: cx.call.id.clone(),
-            skill_id: cx.call.skill_id.clone(),
-            skill_name: cx
-                .skill
-                .as_ref()
+            id: call.id.clone(),
+            skill_id: call.skill_id.clone(),
+            skill_name: skill
                 .map(|s| s.name.clone())
-                .unwrap_or_else(|| cx.call.skill_id.to_string()),
-            tier: cx.skill.as_ref().map(|s| s.tier),
-            origin: cx.call.origin,
-            arguments: cx.call.arguments.clone(),
+                .unwrap_or_else(|| call.skill_id.to_string()),
+            tier: skill.map(|s| s.tier),
+            origin: call.origin,
+            arguments: call.arguments.clone(),
             result: result.clone(),
         }
+    }
+
+    pub fn from_call(cx: &CallContext, result: &ToolResult) -> Self {
+        Self::new(&cx.call, cx.skill.as_ref(), result)
     }
 
     pub fn status(&self) -> ToolStatus {
@@ -152,7 +154,7 @@ pub fn export_jsonl<'a>(records: impl IntoIterator<Item = &'a ActivityRecord>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::call::{Content, ToolCall};
+    use crate::call::Content;
     use serde_json::json;
 
     fn record(
@@ -186,7 +188,7 @@ mod tests {
 
     #[test]
     fn filters_combine() {
-        let records = vec![
+        let records = [
             record(
                 "1",
                 "calculator",

@@ -18,7 +18,7 @@ pub fn calculator() -> SkillDefinition {
         Tier::Core,
         Category::Productivity,
     )
-    .with_icon("🧮")
+    .with_icon("calculator")
     .with_description(
         "Evaluate math, unit conversions, percentages and date arithmetic exactly, \
              e.g. '15% of 847', '5 miles to km', 'today + 90 days'.",

@@ -99,6 +99,21 @@ pub fn evaluate(expression: &str, clock: Clock) -> Result<Calculation, CalcError
     }
 }
 
+/// The skill's entry point: `{"expression": "..."}` in, the calculation out.
+pub fn run(
+    arguments: &serde_json::Value,
+    clock: Clock,
+) -> Result<crate::SkillOutput, crate::SkillError> {
+    let expression = arguments
+        .get("expression")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| crate::SkillError::new("'expression' must be a string"))?;
+    let calc = evaluate(expression, clock).map_err(|e| crate::SkillError::new(e.to_string()))?;
+    let text = calc.result.clone();
+    let value = serde_json::json!({"expression": calc.expression, "result": calc.result});
+    Ok(crate::SkillOutput::text_and_json(text, value))
+}
+
 struct Budget {
     left: AtomicU32,
 }

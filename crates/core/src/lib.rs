@@ -9,6 +9,8 @@ pub mod activity;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
+pub mod command;
+pub mod display;
 pub mod invoke;
 pub mod permission;
 pub mod registry;

@@ -153,14 +153,17 @@ fn is_sandbox_path(path: &str) -> bool {
     path.starts_with("/sandbox/")
 }
 
-/// trunk names built assets `name-<16 hex>.ext` (or `_bg.wasm`); those never
-/// change, so they can be cached forever.
+/// trunk names built assets `name-<hex hash>.ext` (or `_bg.wasm`), the hash
+/// being a u64 in hex without leading zeros; such files never change, so
+/// they can be cached forever.
 pub fn is_hashed_asset(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.split('.').next().unwrap_or(file);
     let stem = stem.strip_suffix("_bg").unwrap_or(stem);
     match stem.rsplit_once('-') {
-        Some((_, hash)) => hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+        Some((_, hash)) => {
+            (12..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        }
         None => false,
     }
 }
@@ -175,7 +178,7 @@ pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
          style-src 'self' 'unsafe-inline'; \
          img-src 'self' data: blob:; \
          font-src 'self'; \
-         connect-src 'self' https: http://localhost:* http://127.0.0.1:* http://[::1]:*{extra}; \
+         connect-src 'self' https: http://localhost:* http://127.0.0.1:*{extra}; \
          worker-src 'self' blob:; \
          frame-src 'self'; \
          manifest-src 'self'; \
@@ -405,7 +408,7 @@ mod tests {
             dist: empty.path().to_path_buf(),
             extra_connect_src: vec![],
         };
-        let err = router(&cfg).err().expect("must refuse");
+        let err = router(&cfg).expect_err("must refuse");
         assert!(matches!(err, ServeError::MissingDist(_)));
         assert!(err.to_string().contains("cargo xtask build"), "{err}");
 
@@ -423,6 +426,10 @@ mod tests {
     fn hashed_asset_names() {
         assert!(is_hashed_asset("/hearth-0123456789abcdef_bg.wasm"));
         assert!(is_hashed_asset("/style-deadbeefdeadbeef.css"));
+        assert!(
+            is_hashed_asset("/hearth-app-58b9da57418c420.js"),
+            "15 digits: no leading zero"
+        );
         assert!(!is_hashed_asset("/index.html"));
         assert!(!is_hashed_asset("/sw.js"));
         assert!(!is_hashed_asset("/icons/icon-192.png"));

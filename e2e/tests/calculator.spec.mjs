@@ -1,0 +1,89 @@
+// The foundation's journey: a skill run from the command bar, persisted.
+import { test, expect } from '@playwright/test';
+import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+
+test('/calc 15% of 847 shows 127.05, and the card survives a reload', async ({ page }) => {
+  const errors = await openApp(page);
+  await expect(page.getByRole('heading', { name: 'Run a skill' })).toBeVisible();
+
+  await runCommand(page, '/calc 15% of 847');
+  const card = page.locator('.result-card').first();
+  await expect(card.locator('.card-output')).toHaveText('127.05');
+  await expect(card.locator('.card-skill')).toHaveText('Calculator');
+  await expect(card.locator('.card-input')).toHaveText('15% of 847');
+  await expect(card.locator('.card-duration')).toContainText('ms');
+  await expect(card).toHaveAttribute('data-status', 'completed');
+
+  await page.reload();
+  await page.waitForSelector('body[data-ready]');
+  await expect(page.locator('.result-card .card-output')).toHaveText(['127.05']);
+
+  await saveScreenshot(page, 'chat-calculator');
+  expect(errors).toEqual([]);
+});
+
+test('bad input gives clear errors and never breaks the app', async ({ page }) => {
+  const errors = await openApp(page);
+
+  await runCommand(page, '/calx 2+2');
+  await expect(page.getByRole('alert')).toHaveText('unknown command /calx. Did you mean /calculator?');
+  // The typed line stays so it can be fixed.
+  await expect(page.getByRole('textbox', { name: 'Message or command' })).toHaveValue('/calx 2+2');
+
+  await runCommand(page, '/calc 1/0');
+  const failed = page.locator('.result-card[data-status="failed"]');
+  await expect(failed.locator('.card-output')).toHaveText("cannot calculate '1/0': division by zero");
+
+  await runCommand(page, '/calc 2+2');
+  await expect(page.locator('.result-card[data-status="completed"] .card-output')).toHaveText('4');
+  expect(errors).toEqual([]);
+});
+
+test('the composer completes commands from the keyboard', async ({ page }) => {
+  await openApp(page);
+  const composer = page.getByRole('textbox', { name: 'Message or command' });
+  await composer.fill('/ca');
+  await expect(page.getByRole('listbox', { name: 'Skills' })).toContainText('/calculator');
+  await composer.press('Tab');
+  await expect(composer).toHaveValue('/calculator ');
+  await composer.pressSequentially('5 miles to km');
+  await composer.press('Enter');
+  await expect(page.locator('.result-card .card-output')).toHaveText('8.04672 km');
+});
+
+test('skills are grouped by tier and settings shows version and storage', async ({ page }) => {
+  await openApp(page, 'skills');
+  await expect(page.getByRole('heading', { name: 'Skills', level: 1 })).toBeVisible();
+  const core = page.locator('section.tier[data-tier="core"]');
+  await expect(core.locator('.skill[data-skill="calculator"]')).toContainText('Evaluate math');
+  await saveScreenshot(page, 'skills');
+
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await expect(page.getByTestId('version')).toHaveText(/^\d+\.\d+\.\d+$/);
+  await expect(page.getByTestId('storage-usage')).toContainText('available');
+});
+
+test('clear all data asks first, and Cancel keeps everything', async ({ page }) => {
+  await openApp(page);
+  await runCommand(page, '/calc 1+1');
+  await expect(page.locator('.result-card')).toHaveCount(1);
+
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('button', { name: 'Clear all data…' }).click();
+  const dialog = page.getByRole('alertdialog', { name: 'Delete all data?' });
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await expect(page.locator('.result-card')).toHaveCount(1);
+
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('button', { name: 'Clear all data…' }).click();
+  await page.getByRole('button', { name: 'Delete everything' }).click();
+  await expect(page.getByRole('status')).toHaveText('All data was deleted.');
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await expect(page.locator('.result-card')).toHaveCount(0);
+  await page.reload();
+  await page.waitForSelector('body[data-ready]');
+  await expect(page.locator('.result-card')).toHaveCount(0);
+});

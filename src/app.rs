@@ -1,0 +1,125 @@
+//! The shell: navigation between the app's places, routed by the URL hash
+//! so a reload keeps you where you were.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+
+use crate::icons::Icon;
+use crate::runtime::Runtime;
+use crate::views::chat::ChatView;
+use crate::views::settings::SettingsView;
+use crate::views::skills::SkillsView;
+
+/// The places in the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Chat,
+    Skills,
+    Settings,
+}
+
+impl Place {
+    pub const ALL: [Place; 3] = [Place::Chat, Place::Skills, Place::Settings];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Place::Chat => "chat",
+            Place::Skills => "skills",
+            Place::Settings => "settings",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Place::Chat => "Chat",
+            Place::Skills => "Skills",
+            Place::Settings => "Settings",
+        }
+    }
+
+    pub fn icon(self) -> &'static str {
+        match self {
+            Place::Chat => "chat",
+            Place::Skills => "skills",
+            Place::Settings => "settings",
+        }
+    }
+
+    pub fn from_hash(hash: &str) -> Place {
+        let slug = hash.trim_start_matches('#').trim_start_matches('/');
+        Place::ALL
+            .into_iter()
+            .find(|p| p.slug() == slug)
+            .unwrap_or(Place::Chat)
+    }
+}
+
+fn current_hash() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
+}
+
+#[component]
+pub fn App(runtime: Runtime) -> impl IntoView {
+    provide_context(runtime);
+    let place = RwSignal::new(Place::from_hash(&current_hash()));
+
+    // Follow back/forward and hand-edited hashes.
+    let on_hash = Closure::<dyn FnMut()>::new(move || place.set(Place::from_hash(&current_hash())));
+    if let Some(w) = web_sys::window() {
+        let _ = w.add_event_listener_with_callback("hashchange", on_hash.as_ref().unchecked_ref());
+    }
+    on_hash.forget();
+
+    view! {
+        <div class="shell">
+            <nav class="sidebar" aria-label="Main">
+                <div class="brand">
+                    <span class="brand-mark"><Icon name="flame"/></span>
+                    <span class="brand-name">"Hearth"</span>
+                </div>
+                <ul>
+                    {Place::ALL
+                        .into_iter()
+                        .map(|p| {
+                            view! {
+                                <li>
+                                    <a
+                                        href=format!("#/{}", p.slug())
+                                        class:active=move || place.get() == p
+                                        aria-current=move || (place.get() == p).then_some("page")
+                                        data-place=p.slug()
+                                    >
+                                        <span class="nav-icon"><Icon name=p.icon()/></span>
+                                        <span>{p.label()}</span>
+                                    </a>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
+            </nav>
+            <main class="content">
+                {move || match place.get() {
+                    Place::Chat => view! { <ChatView/> }.into_any(),
+                    Place::Skills => view! { <SkillsView/> }.into_any(),
+                    Place::Settings => view! { <SettingsView/> }.into_any(),
+                }}
+            </main>
+        </div>
+    }
+}
+
+/// Shown when the app cannot start, e.g. IndexedDB is unavailable.
+#[component]
+pub fn StartupError(message: String) -> impl IntoView {
+    view! {
+        <div class="startup-error" role="alert">
+            <h1>"Hearth could not start"</h1>
+            <p>{message}</p>
+            <p>"Hearth keeps everything in this browser's storage. If you are in a private window, or storage is turned off for this site, open Hearth in a normal window."</p>
+        </div>
+    }
+}

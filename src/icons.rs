@@ -1,0 +1,77 @@
+//! Inline SVG icons, so the app looks the same on every machine without
+//! relying on an emoji font. Skill definitions name their icon; unknown
+//! names fall back to a generic glyph.
+
+use leptos::prelude::*;
+
+/// The SVG body (24×24, stroked) for an icon name.
+fn paths(name: &str) -> &'static str {
+    match name {
+        "calculator" => {
+            r#"<rect x="5" y="3" width="14" height="18" rx="2"/><rect x="8" y="6" width="8" height="3" rx="0.5"/><path d="M8.5 13h.01M12 13h.01M15.5 13h.01M8.5 16.5h.01M12 16.5h.01M15.5 16.5h.01"/>"#
+        }
+        "chat" => r#"<path d="M4 5h16v11H9l-5 4z"/>"#,
+        "skills" => {
+            r#"<rect x="4" y="4" width="7" height="7" rx="1.5"/><rect x="13" y="4" width="7" height="7" rx="1.5"/><rect x="4" y="13" width="7" height="7" rx="1.5"/><path d="M16.5 13v7M13 16.5h7"/>"#
+        }
+        "settings" => {
+            r#"<path d="M4 7h10M18 7h2M4 17h4M12 17h8"/><circle cx="16" cy="7" r="2"/><circle cx="10" cy="17" r="2"/>"#
+        }
+        "activity" => r#"<path d="M3 12h4l2.5-6 5 12 2.5-6h4"/>"#,
+        "note" => r#"<path d="M6 3h9l4 4v14H6z"/><path d="M15 3v4h4M9 11h7M9 14.5h7M9 18h4"/>"#,
+        "tasks" => {
+            r#"<rect x="4" y="4" width="16" height="16" rx="3"/><path d="M8.5 12.5l2.5 2.5 5-5.5"/>"#
+        }
+        "memory" => {
+            r#"<path d="M9 18h6M10 21h4M12 3a6 6 0 0 0-3.5 10.9c.6.5 1 1.2 1 2.1h5c0-.9.4-1.6 1-2.1A6 6 0 0 0 12 3z"/>"#
+        }
+        "code" => r#"<path d="M9 7l-5 5 5 5M15 7l5 5-5 5"/>"#,
+        "python" => {
+            r#"<path d="M12 3c-4 0-4 1.8-4 3v2h4.5v1H6c-2 0-3 1.5-3 4s1 4 3 4h1.5v-2.5c0-1.4 1.1-2.5 2.5-2.5h4.5c1.1 0 2-.9 2-2V6c0-1.6-1.5-3-5-3z"/><path d="M12 21c4 0 4-1.8 4-3v-2h-4.5v-1H18c2 0 3-1.5 3-4s-1-4-3-4h-1.5"/>"#
+        }
+        "file" => r#"<path d="M7 3h7l5 5v13H7z"/><path d="M14 3v5h5"/>"#,
+        "folder" => r#"<path d="M3 6h6l2 2h10v11H3z"/>"#,
+        "globe" => {
+            r#"<circle cx="12" cy="12" r="9"/><path d="M3 12h18M12 3c2.5 3 2.5 15 0 18M12 3c-2.5 3-2.5 15 0 18"/>"#
+        }
+        "search" => r#"<circle cx="11" cy="11" r="6.5"/><path d="M16 16l4.5 4.5"/>"#,
+        "plug" => r#"<path d="M9 3v5M15 3v5M6 8h12v3a6 6 0 0 1-12 0zM12 17v4"/>"#,
+        "server" => {
+            r#"<rect x="4" y="4" width="16" height="6" rx="1.5"/><rect x="4" y="14" width="16" height="6" rx="1.5"/><path d="M8 7h.01M8 17h.01"/>"#
+        }
+        "flame" => {
+            r#"<path d="M12 3c1 3.5 5 5.5 5 10.5a5 5 0 0 1-10 0c0-2.4 1.3-3.9 2.4-4.9.2 1.8 1.2 2.9 2.1 3.1-.8-2.8.1-6.1.5-8.7z"/>"#
+        }
+        "book" => {
+            r#"<path d="M5 4h9a3 3 0 0 1 3 3v13H8a3 3 0 0 1-3-3z"/><path d="M5 17a3 3 0 0 1 3-3h9"/>"#
+        }
+        "check" => r#"<path d="M5 12.5l4.5 4.5L19 7.5"/>"#,
+        "x" => r#"<path d="M6 6l12 12M18 6L6 18"/>"#,
+        "shield" => r#"<path d="M12 3l7 3v6c0 4.5-3 7.5-7 9-4-1.5-7-4.5-7-9V6z"/>"#,
+        _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
+    }
+}
+
+/// An icon by name; decorative unless given a label.
+#[component]
+pub fn Icon(
+    #[prop(into)] name: String,
+    #[prop(optional, into)] label: Option<String>,
+) -> impl IntoView {
+    let hidden = label.is_none().then_some("true");
+    view! {
+        <svg
+            class="icon"
+            viewBox="0 0 24 24"
+            fill="none"
+            stroke="currentColor"
+            stroke-width="1.8"
+            stroke-linecap="round"
+            stroke-linejoin="round"
+            aria-hidden=hidden
+            role=label.as_ref().map(|_| "img")
+            aria-label=label
+            inner_html=paths(&name)
+        ></svg>
+    }
+}

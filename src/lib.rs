@@ -1,0 +1,42 @@
+//! Hearth's browser app: a Leptos shell over hearth-core, with the browser
+//! adapters (IndexedDB, time, downloads) that core's traits ask for.
+
+pub mod app;
+pub mod icons;
+pub mod platform;
+pub mod runtime;
+pub mod storage;
+pub mod views;
+
+use leptos::prelude::*;
+
+use crate::app::{App, StartupError};
+use crate::runtime::Runtime;
+use crate::storage::Db;
+
+/// Opens storage, assembles the services and mounts the app.
+pub fn start() {
+    console_error_panic_hook::set_once();
+    // Leptos sets up its task executor when it mounts; until then, spawn
+    // on wasm-bindgen-futures directly.
+    wasm_bindgen_futures::spawn_local(async {
+        let runtime = match Db::open().await {
+            Ok(db) => Runtime::new(db),
+            Err(e) => Err(e.to_string()),
+        };
+        match runtime {
+            Ok(rt) => leptos::mount::mount_to_body(move || view! { <App runtime=rt/> }),
+            Err(message) => {
+                leptos::mount::mount_to_body(move || view! { <StartupError message=message/> })
+            }
+        }
+        if let Some(w) = web_sys::window() {
+            if let Some(p) = w.performance() {
+                let _ = p.mark("hearth-ready");
+            }
+            if let Some(body) = w.document().and_then(|d| d.body()) {
+                let _ = body.set_attribute("data-ready", "true");
+            }
+        }
+    });
+}

@@ -1,0 +1,69 @@
+//! Browser facts core asks for through traits: time, ids, downloads.
+
+use hearth_core::calculator::Clock;
+use hearth_core::invoke::TimeSource;
+use wasm_bindgen::JsCast;
+
+/// `Date.now()` for wall time, `performance.now()` for durations.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BrowserTime;
+
+impl TimeSource for BrowserTime {
+    fn now_unix_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    fn monotonic_ms(&self) -> f64 {
+        web_sys::window()
+            .and_then(|w| w.performance())
+            .map(|p| p.now())
+            .unwrap_or_else(js_sys::Date::now)
+    }
+}
+
+/// The local clock for the calculator's `today`.
+pub fn local_clock() -> Clock {
+    let now = js_sys::Date::new_0();
+    Clock {
+        unix_ms: now.get_time(),
+        // getTimezoneOffset is minutes *west* of UTC.
+        utc_offset_minutes: -(now.get_timezone_offset() as i32),
+    }
+}
+
+/// A random UUID from the browser's CSPRNG.
+pub fn new_id() -> String {
+    web_sys::window()
+        .and_then(|w| w.crypto().ok())
+        .map(|c| c.random_uuid())
+        .unwrap_or_else(|| format!("id-{}-{}", js_sys::Date::now(), js_sys::Math::random()))
+}
+
+/// Offers `text` to the person as a file download.
+pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|e| format!("cannot build the file: {e:?}"))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)
+        .map_err(|e| format!("cannot offer the file: {e:?}"))?;
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(|e| format!("{e:?}"))?
+        .unchecked_into();
+    a.set_href(&url);
+    a.set_download(filename);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// A local time of day such as "14:05".
+pub fn format_time(unix_ms: f64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_ms));
+    format!("{:02}:{:02}", d.get_hours(), d.get_minutes())
+}

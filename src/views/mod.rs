@@ -1,0 +1,8 @@
+//! The app's places and shared components. Components render and dispatch;
+//! the logic they call lives in hearth-core.
+
+pub mod card;
+pub mod chat;
+pub mod confirm;
+pub mod settings;
+pub mod skills;

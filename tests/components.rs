@@ -1,0 +1,85 @@
+//! Components mount and render in a real browser.
+#![cfg(target_arch = "wasm32")]
+
+use hearth::views::card::ResultCard;
+use hearth_core::activity::ActivityRecord;
+use hearth_core::{CallOrigin, Content, SkillId, ToolCall, ToolResult, ToolStatus};
+use leptos::prelude::*;
+use serde_json::json;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn host() -> web_sys::HtmlElement {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let div = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&div).unwrap();
+    div.unchecked_into()
+}
+
+fn record(status: ToolStatus) -> ActivityRecord {
+    let call = ToolCall {
+        id: "c".into(),
+        skill_id: SkillId::new("calculator").unwrap(),
+        arguments: json!({"expression": "15% of 847"}),
+        conversation_id: None,
+        origin: CallOrigin::User,
+    };
+    let mut result = ToolResult::for_call(&call, status);
+    match status {
+        ToolStatus::Completed => {
+            result.content = vec![Content::Text {
+                text: "127.05".into(),
+            }]
+        }
+        _ => result.error = Some("cannot calculate".into()),
+    }
+    result.duration_ms = 3.4;
+    let mut r = ActivityRecord::new(&call, None, &result);
+    r.skill_name = "Calculator".into();
+    r
+}
+
+#[wasm_bindgen_test]
+fn a_result_card_shows_skill_input_output_and_duration() {
+    let el = host();
+    let handle = leptos::mount::mount_to(
+        el.clone(),
+        || view! { <ResultCard record=record(ToolStatus::Completed) icon="calculator".to_string()/> },
+    );
+    let card = el
+        .query_selector(".result-card")
+        .unwrap()
+        .expect("card rendered");
+    assert_eq!(
+        card.get_attribute("data-status").as_deref(),
+        Some("completed")
+    );
+    let text = |sel: &str| {
+        el.query_selector(sel)
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap()
+    };
+    assert_eq!(text(".card-skill"), "Calculator");
+    assert_eq!(text(".card-input"), "15% of 847");
+    assert_eq!(text(".card-output"), "127.05");
+    assert_eq!(text(".card-duration"), "3 ms");
+    assert!(el.query_selector("svg.icon").unwrap().is_some());
+    drop(handle);
+}
+
+#[wasm_bindgen_test]
+fn a_failed_card_shows_the_message() {
+    let el = host();
+    let _handle = leptos::mount::mount_to(
+        el.clone(),
+        || view! { <ResultCard record=record(ToolStatus::Failed)/> },
+    );
+    let out = el.query_selector(".card-output").unwrap().unwrap();
+    assert_eq!(out.text_content().unwrap(), "cannot calculate");
+    let status = el.query_selector(".status").unwrap().unwrap();
+    assert_eq!(status.text_content().unwrap(), "Failed");
+}

@@ -1,0 +1,91 @@
+//! `cargo xtask bench`: figures, never assertions. Prints the release
+//! bundle's size (raw and gzip) and the time to first render in headless
+//! Chromium (median of 5 cold loads).
+
+use std::io::Write;
+use std::process::Command;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+use crate::setup;
+use crate::util::{self, Failure, repo_root, run_tee, step};
+
+fn gzip_len(bytes: &[u8]) -> usize {
+    let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+    let _ = enc.write_all(bytes);
+    enc.finish().map(|v| v.len()).unwrap_or(0)
+}
+
+/// Raw and gzip sizes of the first-load files (wasm, js, css) in dist/.
+pub fn bundle_sizes() -> Result<Vec<(String, usize, usize)>, Failure> {
+    let dist = repo_root().join("dist");
+    let mut rows = Vec::new();
+    let entries = std::fs::read_dir(&dist)
+        .map_err(|e| Failure::new(format!("cannot read dist/: {e}; run cargo xtask build")))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let first_load = name.ends_with(".wasm")
+            || (name.ends_with(".js") && name != "sw.js")
+            || name.ends_with(".css");
+        if first_load {
+            let bytes = std::fs::read(entry.path()).map_err(|e| Failure::new(e.to_string()))?;
+            rows.push((name, bytes.len(), gzip_len(&bytes)));
+        }
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let root = repo_root();
+    let skip_build = args.iter().any(|a| a == "--no-build");
+    if !skip_build {
+        setup::build_tools()?;
+        step("release build", crate::build_release)?;
+    }
+    setup::browser()?;
+    step("bundle size", || {
+        let rows = bundle_sizes()?;
+        let (mut raw, mut gz) = (0, 0);
+        for (name, r, g) in &rows {
+            println!("  {name:<48} {:>9} raw {:>9} gzip", kb(*r), kb(*g));
+            raw += r;
+            gz += g;
+        }
+        println!(
+            "  {:<48} {:>9} raw {:>9} gzip   (goal: <= 600 KB gzip)",
+            "first load total",
+            kb(raw),
+            kb(gz)
+        );
+        Ok(())
+    })?;
+    step(
+        "time to first render (headless Chromium, median of 5)",
+        || {
+            util::run(
+                Command::new("cargo")
+                    .args(["build", "--release", "-p", "hearth-proxy"])
+                    .current_dir(&root),
+            )?;
+            let (ok, _) = run_tee(
+                Command::new("node")
+                    .arg("e2e/bench/first-render.mjs")
+                    .env("HEARTH_BIN", root.join("target/release/hearth"))
+                    .env("HEARTH_DIST", root.join("dist"))
+                    .current_dir(&root),
+            )?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the first-render benchmark failed"))
+            }
+        },
+    )?;
+    Ok(())
+}
+
+fn kb(bytes: usize) -> String {
+    format!("{:.1} KB", bytes as f64 / 1024.0)
+}
