@@ -21,7 +21,7 @@ pub fn start() {
     // on wasm-bindgen-futures directly.
     wasm_bindgen_futures::spawn_local(async {
         let runtime = match Db::open().await {
-            Ok(db) => Runtime::new(db),
+            Ok(db) => Runtime::start(db).await,
             Err(e) => Err(e.to_string()),
         };
         match runtime {

@@ -40,8 +40,52 @@ pub const SCHEMA_V1: Schema = Schema {
     }],
 };
 
+pub const NOTES: &str = "notes";
+pub const TASKS: &str = "tasks";
+pub const MEMORIES: &str = "memories";
+/// Key-value records: `{key, value}`, e.g. the permission settings.
+pub const SETTINGS: &str = "settings";
+pub const USAGE: &str = "usage";
+
+/// Version 2: the core skills' data, settings and usage counts.
+pub const SCHEMA_V2: Schema = Schema {
+    version: 2,
+    stores: &[
+        StoreSpec {
+            name: ACTIVITY,
+            key_path: "id",
+            indexes: &[("started_at", "result.started_at_ms")],
+        },
+        StoreSpec {
+            name: NOTES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: TASKS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: MEMORIES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SETTINGS,
+            key_path: "key",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: USAGE,
+            key_path: "skill_id",
+            indexes: &[],
+        },
+    ],
+};
+
 /// Every schema the app has shipped, oldest first; the last is current.
-pub const SCHEMAS: &[Schema] = &[SCHEMA_V1];
+pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2];
 
 pub fn current_schema() -> Schema {
     SCHEMAS[SCHEMAS.len() - 1]
@@ -138,13 +182,14 @@ impl Db {
         self.rexie.store_names()
     }
 
-    /// Writes `records` to `store` in one transaction: all or none.
-    pub async fn put_all<T: Serialize>(
+    /// Puts `puts` and deletes `deletes` in one transaction: all or none.
+    pub async fn apply<T: Serialize>(
         &self,
         store: &str,
-        records: &[T],
+        puts: &[T],
+        deletes: &[String],
     ) -> Result<(), StorageError> {
-        let values = records.iter().map(to_js).collect::<Result<Vec<_>, _>>()?;
+        let values = puts.iter().map(to_js).collect::<Result<Vec<_>, _>>()?;
         let tx = self
             .rexie
             .transaction(&[store], TransactionMode::ReadWrite)
@@ -153,12 +198,37 @@ impl Db {
         for v in &values {
             s.put(v, None).await.map_err(write_error)?;
         }
+        for id in deletes {
+            s.delete(JsValue::from_str(id)).await.map_err(write_error)?;
+        }
         tx.done().await.map_err(write_error)?;
         Ok(())
     }
 
+    /// Reads a key-value record from the settings store.
+    pub async fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        #[derive(serde::Deserialize)]
+        struct Entry<T> {
+            value: T,
+        }
+        Ok(self.get::<Entry<T>>(SETTINGS, key).await?.map(|e| e.value))
+    }
+
+    pub async fn set_setting<T: Serialize>(
+        &self,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StorageError> {
+        #[derive(Serialize)]
+        struct Entry<'a, T> {
+            key: &'a str,
+            value: &'a T,
+        }
+        self.put(SETTINGS, &Entry { key, value }).await
+    }
+
     pub async fn put<T: Serialize>(&self, store: &str, record: &T) -> Result<(), StorageError> {
-        self.put_all(store, std::slice::from_ref(record)).await
+        self.apply(store, std::slice::from_ref(record), &[]).await
     }
 
     pub async fn get<T: DeserializeOwned>(
@@ -231,6 +301,21 @@ impl Db {
             .map_err(write_error)?;
         let s = tx.store(store).map_err(write_error)?;
         s.delete(JsValue::from_str(key))
+            .await
+            .map_err(write_error)?;
+        tx.done().await.map_err(write_error)?;
+        Ok(())
+    }
+
+    /// Empties one store.
+    pub async fn clear(&self, store: &str) -> Result<(), StorageError> {
+        let tx = self
+            .rexie
+            .transaction(&[store], TransactionMode::ReadWrite)
+            .map_err(write_error)?;
+        tx.store(store)
+            .map_err(write_error)?
+            .clear()
             .await
             .map_err(write_error)?;
         tx.done().await.map_err(write_error)?;

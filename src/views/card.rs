@@ -2,6 +2,7 @@
 //! how long it took.
 
 use hearth_core::activity::ActivityRecord;
+use hearth_core::call::UndoAction;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -58,8 +59,40 @@ fn output_text(record: &ActivityRecord) -> String {
     }
 }
 
+/// Output longer than this is shown collapsed; it is always stored whole.
+const COLLAPSE_LINES: usize = 12;
+const COLLAPSE_CHARS: usize = 1_200;
+
 #[component]
-pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> impl IntoView {
+pub fn Output(text: String) -> impl IntoView {
+    let lines = text.lines().count();
+    if lines > COLLAPSE_LINES || text.chars().count() > COLLAPSE_CHARS {
+        let preview: String = text.lines().take(4).collect::<Vec<_>>().join("\n");
+        view! {
+            <details class="collapsed-output">
+                <summary>
+                    <pre class="card-output preview">{preview}</pre>
+                    <span class="muted">{format!("Show all ({lines} lines, {} characters)", text.chars().count())}</span>
+                </summary>
+                <pre class="card-output">{text}</pre>
+            </details>
+        }
+        .into_any()
+    } else {
+        view! { <pre class="card-output">{text}</pre> }.into_any()
+    }
+}
+
+#[component]
+pub fn ResultCard(
+    record: ActivityRecord,
+    #[prop(optional)] icon: String,
+    /// Runs the result's undo; shown as a button when the result has one.
+    #[prop(optional)]
+    on_undo: Option<Callback<UndoAction>>,
+) -> impl IntoView {
+    let undo = record.result.undo.clone().zip(on_undo);
+    let undone = RwSignal::new(false);
     let status = record.result.status;
     let status_class = format!("status status-{}", status.as_str());
     let input = input_text(&record.arguments);
@@ -82,8 +115,25 @@ pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> imp
                 <dt>"Input"</dt>
                 <dd><pre class="card-input">{input}</pre></dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
-                <dd><pre class="card-output">{output}</pre></dd>
+                <dd><Output text=output/></dd>
             </dl>
+            {undo.map(|(action, cb)| {
+                let label = action.label.clone();
+                view! {
+                    <div class="card-actions">
+                        <button
+                            class="small"
+                            disabled=move || undone.get()
+                            on:click=move |_| {
+                                undone.set(true);
+                                cb.run(action.clone());
+                            }
+                        >
+                            {move || if undone.get() { "Undone".to_string() } else { label.clone() }}
+                        </button>
+                    </div>
+                }
+            })}
         </article>
     }
 }

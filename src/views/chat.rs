@@ -58,6 +58,17 @@ pub fn ChatView() -> impl IntoView {
     };
 
     let on_result = move |record: ActivityRecord| records.update(|list| list.push(record));
+    let on_undo = {
+        let rt = rt.clone();
+        Callback::new(move |undo: hearth_core::call::UndoAction| {
+            let rt = rt.clone();
+            spawn_local(async move {
+                let skill = rt.registry().get(&undo.skill_id).cloned();
+                let (call, result) = rt.undo(undo).await;
+                on_result(ActivityRecord::new(&call, skill.as_ref(), &result));
+            });
+        })
+    };
 
     view! {
         <section class="chat" aria-label="Chat">
@@ -73,7 +84,7 @@ pub fn ChatView() -> impl IntoView {
                     key=|r| r.id.clone()
                     children=move |r| {
                         let icon = icon_for(r.skill_id.as_str());
-                        view! { <ResultCard record=r icon=icon/> }
+                        view! { <ResultCard record=r icon=icon on_undo=on_undo/> }
                     }
                 />
             </div>

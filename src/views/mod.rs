@@ -1,8 +1,15 @@
 //! The app's places and shared components. Components render and dispatch;
 //! the logic they call lives in hearth-core.
 
+pub mod activity;
+pub mod approval;
 pub mod card;
 pub mod chat;
 pub mod confirm;
+pub mod memory;
+pub mod modal;
+pub mod notes;
 pub mod settings;
 pub mod skills;
+pub mod tasks;
+pub mod toast;

@@ -55,7 +55,12 @@ pub fn calculator() -> SkillDefinition {
 
 /// Every built-in skill, in the order the Skills panel lists them.
 pub fn definitions() -> Vec<SkillDefinition> {
-    vec![calculator()]
+    vec![
+        calculator(),
+        crate::notes::definition(),
+        crate::tasks::definition(),
+        crate::memory::definition(),
+    ]
 }
 
 /// A registry holding the built-in skills.

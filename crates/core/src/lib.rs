@@ -6,17 +6,24 @@
 //! through the traits defined here.
 
 pub mod activity;
+pub mod approval;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
+pub mod collection;
 pub mod command;
 pub mod display;
 pub mod invoke;
+pub mod markdown;
+pub mod memory;
+pub mod notes;
 pub mod permission;
 pub mod registry;
 pub mod schema;
 pub mod skill;
 pub mod sse;
+pub mod tasks;
+pub mod text;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;
