@@ -129,7 +129,14 @@ fn read_manifest(
         Ok(v) => v,
         Err(e) => {
             let line = u32::try_from(e.line()).ok().filter(|&l| l > 0);
-            out.error("", line, format!("invalid JSON: {e}"));
+            // serde_json ends its message with " at line L column C"; the
+            // line is the problem's own, so only the column is kept.
+            let text = e.to_string();
+            let text = match text.rfind(" at line ") {
+                Some(i) => format!("{} (column {})", &text[..i], e.column()),
+                None => text,
+            };
+            out.error("", line, format!("invalid JSON: {text}"));
             return None;
         }
     };
@@ -381,6 +388,7 @@ fn load_tool(
         .count();
 
     let name = required_string(obj, "name", at, out);
+    let name_errors = out.problems.len();
     if let Some(name) = &name {
         if let Err(e) = SkillId::new(name.as_str()) {
             out.error(
@@ -427,6 +435,14 @@ fn load_tool(
                 None,
                 format!("must be a string, not {}", describe(other)),
             );
+            None
+        }
+        // A bad name is reported once, not again as a missing script.
+        (None, Some(_))
+            if out.problems[name_errors..].iter().any(|p| {
+                p.field.as_deref() == Some(&format!("{at}/name")) && p.severity == Severity::Error
+            }) =>
+        {
             None
         }
         (None, Some(name)) => default_script(name, at, files, out),

@@ -985,6 +985,10 @@ fn to_json(value: Value) -> serde_json::Value {
 
 fn describe_char(c: char) -> String {
     match c {
+        '\u{0300}'..='\u{036F}' => format!(
+            "the combining accent U+{:04X} (write accented letters as single characters)",
+            c as u32
+        ),
         ' ' => "spaces".into(),
         '_' => "'_'".into(),
         c if c.is_control() || c.is_whitespace() => format!("U+{:04X}", c as u32),
