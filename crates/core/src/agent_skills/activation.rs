@@ -314,12 +314,12 @@ pub fn skill_content(package: &SkillPackage) -> String {
     let mut out = format!("<skill_content name=\"{name}\">\n");
     if !package.body.is_empty() {
         out.push_str(&package.body);
-        out.push_str("\n\n");
+        out.push('\n');
     }
     let files: Vec<_> = listed_files(package).collect();
     if !files.is_empty() || !package.resources.is_empty() {
         out.push_str(&format!(
-            "Paths in this skill are relative to its folder. Read its text files with read_skill_file (skill \"{name}\")"
+            "\nPaths in this skill are relative to its folder. Read its text files with read_skill_file (skill \"{name}\")"
         ));
         if !package.resources.is_empty() {
             out.push_str(" and its resources with read_resource");
@@ -861,4 +861,329 @@ pub fn handle_tool_call(
         },
     };
     Some(result.map_err(SkillError::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_skills::ValidationMode;
+    use crate::agent_skills::package::{PackageFile, PackageSource, load_package};
+
+    /// A package with one scoped Python tool per name in `tools`.
+    fn package(
+        name: &str,
+        tools: &[&str],
+        model_invocable: bool,
+        user_invocable: bool,
+    ) -> SkillPackage {
+        let mut front = format!("---\nname: {name}\ndescription: The {name} skill.\n");
+        if !model_invocable {
+            front.push_str("disable-model-invocation: true\n");
+        }
+        if !user_invocable {
+            front.push_str("user-invocable: false\n");
+        }
+        front.push_str("---\nDo it.\n");
+        let mut files = vec![PackageFile::new("SKILL.md", front.into_bytes())];
+        if !tools.is_empty() {
+            let list: Vec<Value> = tools
+                .iter()
+                .map(|t| json!({"name": t, "description": format!("{t} tool"),
+                    "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}))
+                .collect();
+            files.push(PackageFile::new(
+                "tools.json",
+                json!(list).to_string().into_bytes(),
+            ));
+            for t in tools {
+                files.push(PackageFile::new(
+                    format!("scripts/{t}.py"),
+                    b"print(1)\n".to_vec(),
+                ));
+            }
+        }
+        let out = load_package(
+            files,
+            PackageSource {
+                folder: Some(name),
+                display_prefix: "",
+            },
+            ValidationMode::Lenient,
+        );
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
+        out.package.unwrap()
+    }
+
+    fn ids(defs: &[SkillDefinition]) -> Vec<&str> {
+        defs.iter().map(|d| d.id.as_str()).collect()
+    }
+
+    #[test]
+    fn scoped_tools_with_taken_names_fall_back_to_call_skill_tool() {
+        let library = SkillLibrary::from_packages(vec![
+            package("alpha", &["lookup", "calculator"], true, true),
+            package("beta", &["lookup", "summarise"], true, true),
+        ]);
+        let mut state = ConversationSkills::default();
+        activate_skill(&library, &mut state, "alpha", CallOrigin::Model).unwrap();
+        activate_skill(&library, &mut state, "beta", CallOrigin::Model).unwrap();
+
+        let scoped = scoped_tool_definitions(&library, &state, &["calculator"]);
+        assert_eq!(ids(&scoped.definitions), vec!["lookup", "summarise"]);
+        assert_eq!(
+            scoped.shadowed,
+            vec![
+                ShadowedTool {
+                    skill: "alpha".into(),
+                    tool: "calculator".into(),
+                    taken_by: None
+                },
+                ShadowedTool {
+                    skill: "beta".into(),
+                    tool: "lookup".into(),
+                    taken_by: Some("alpha".into())
+                },
+            ]
+        );
+        assert_eq!(
+            scoped.definitions[0].kind,
+            SkillKind::AgentSkill {
+                package: "alpha".into(),
+                tool: "lookup".into()
+            }
+        );
+        assert_eq!(scoped.definitions[0].tier, Tier::Enhanced);
+
+        let names = library.model_invocable_names();
+        assert_eq!(
+            ids(&model_tools(&library, &state, &names, &["calculator"])),
+            vec![
+                "activate_skill",
+                "read_skill_file",
+                "return_to_general",
+                "lookup",
+                "summarise",
+                "call_skill_tool",
+            ]
+        );
+        // The shadowed tool is still reachable by skill and name.
+        let request =
+            call_skill_tool(&library, &state, "beta", "lookup", &json!({"n": 1})).unwrap();
+        assert_eq!(
+            (request.skill.as_str(), request.script_path.as_str()),
+            ("beta", "scripts/lookup.py")
+        );
+    }
+
+    #[test]
+    fn invocation_flags_decide_who_may_activate() {
+        let library = SkillLibrary::from_packages(vec![
+            package("deploy", &[], false, true),
+            package("background", &[], true, false),
+        ]);
+        assert_eq!(library.model_invocable_names(), vec!["background"]);
+        assert_eq!(
+            library
+                .user_invocable()
+                .map(|p| p.name())
+                .collect::<Vec<_>>(),
+            vec!["deploy"]
+        );
+        let mut state = ConversationSkills::default();
+        let cases: Vec<(&str, CallOrigin, Result<&str, String>)> = vec![
+            (
+                "deploy",
+                CallOrigin::Model,
+                Err("there is no skill called 'deploy'; available skills: background".into()),
+            ),
+            ("deploy", CallOrigin::User, Ok("deploy")),
+            (
+                "background",
+                CallOrigin::User,
+                Err(
+                    "skill 'background' is not offered in the / menu (user-invocable: false)"
+                        .into(),
+                ),
+            ),
+            ("background", CallOrigin::Model, Ok("background")),
+            (
+                "nope",
+                CallOrigin::User,
+                Err("there is no skill called 'nope'; available skills: deploy, background".into()),
+            ),
+        ];
+        for (name, origin, expected) in cases {
+            let got = activate_skill(&library, &mut state, name, origin)
+                .map(|o| match o {
+                    ActivationOutcome::Activated { name, .. } => name,
+                    ActivationOutcome::AlreadyActive { name, .. } => name,
+                })
+                .map_err(|e| e.to_string());
+            assert_eq!(got, expected.map(str::to_string), "{name} by {origin:?}");
+        }
+        assert_eq!(state.active, vec!["deploy", "background"]);
+        assert_eq!(state.specialist.as_deref(), Some("background"));
+    }
+
+    #[test]
+    fn no_names_means_no_activate_tool() {
+        assert_eq!(activate_skill_definition(&[]), None);
+        let def = activate_skill_definition(&["a".into(), "b".into()]).unwrap();
+        assert_eq!(
+            def.input_schema["properties"]["name"]["enum"],
+            json!(["a", "b"])
+        );
+        assert_eq!(
+            read_skill_file_definition(&ConversationSkills::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn the_executor_helper_dispatches_every_skill_tool() {
+        let library = SkillLibrary::from_packages(vec![package("alpha", &["lookup"], true, true)]);
+        let mut state = ConversationSkills::default();
+        let call = |id: &str, args: Value| ToolCall {
+            id: "c1".into(),
+            skill_id: SkillId::new(id).unwrap(),
+            arguments: args,
+            conversation_id: None,
+            origin: CallOrigin::Model,
+        };
+        let names = library.model_invocable_names();
+        let activate = activate_skill_definition(&names).unwrap();
+        let step = handle_tool_call(
+            &library,
+            &mut state,
+            &activate,
+            &call("activate_skill", json!({"name": "alpha"})),
+            1000,
+        )
+        .unwrap()
+        .unwrap();
+        let SkillStep::Done(out) = step else {
+            panic!("expected text")
+        };
+        assert!(out.content.len() == 1 && state.is_active("alpha"));
+
+        let scoped = scoped_tool_definitions(&library, &state, &[]);
+        let step = handle_tool_call(
+            &library,
+            &mut state,
+            &scoped.definitions[0],
+            &call("lookup", json!({"n": 2})),
+            1000,
+        )
+        .unwrap()
+        .unwrap();
+        let SkillStep::RunScript(request) = step else {
+            panic!("expected a script")
+        };
+        assert_eq!(
+            (request.tool.as_str(), request.input.clone()),
+            ("lookup", json!({"n": 2}))
+        );
+
+        let err = handle_tool_call(
+            &library,
+            &mut state,
+            &scoped.definitions[0],
+            &call("lookup", json!({"n": "x"})),
+            1000,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "invalid input for tool 'lookup': 'n': expected an integer, got a string (type)"
+        );
+
+        let read = read_skill_file_definition(&state).unwrap();
+        let err = handle_tool_call(
+            &library,
+            &mut state,
+            &read,
+            &call("read_skill_file", json!({"skill": "alpha"})),
+            1000,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(err.message, "'read_skill_file' needs a string 'path'");
+
+        let back = return_to_general_definition(&state).unwrap();
+        let step = handle_tool_call(
+            &library,
+            &mut state,
+            &back,
+            &call("return_to_general", json!({})),
+            1000,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            step,
+            SkillStep::Done(SkillOutput::text(
+                "Left skill(s) alpha. Back in the general context; their scoped tools are no longer available."
+            ))
+        );
+        assert_eq!(state, ConversationSkills::default());
+
+        let calculator = crate::builtin::calculator();
+        assert_eq!(
+            handle_tool_call(
+                &library,
+                &mut state,
+                &calculator,
+                &call("calculator", json!({})),
+                1000
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn reimport_replaces_in_place_and_state_forgets_deleted_skills() {
+        let mut library = SkillLibrary::from_packages(vec![
+            package("a", &[], true, true),
+            package("b", &[], true, true),
+        ]);
+        let mut newer = package("a", &[], true, true);
+        newer.body = "New instructions.".into();
+        assert!(library.insert(newer).is_some());
+        assert_eq!(
+            library.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
+        assert_eq!(library.get("a").unwrap().body, "New instructions.");
+
+        let mut state = ConversationSkills {
+            active: vec!["a".into(), "b".into()],
+            specialist: Some("b".into()),
+        };
+        library.remove("b");
+        state.retain_installed(&library);
+        assert_eq!(
+            state,
+            ConversationSkills {
+                active: vec!["a".into()],
+                specialist: Some("a".into())
+            }
+        );
+        // The state is plain data that survives a reload.
+        let json = serde_json::to_string(&state).unwrap();
+        assert_eq!(json, r#"{"active":["a"],"specialist":"a"}"#);
+        assert_eq!(
+            serde_json::from_str::<ConversationSkills>(&json).unwrap(),
+            state
+        );
+    }
+
+    #[test]
+    fn long_files_are_cut_at_a_character_boundary() {
+        assert_eq!(capped("héllo", 100), "héllo");
+        assert_eq!(
+            capped("héllo", 2),
+            "h\n\n[truncated: showing the first 1 of 6 bytes]"
+        );
+    }
 }

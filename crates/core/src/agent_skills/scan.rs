@@ -222,3 +222,84 @@ fn join(dir: &str, name: &str) -> String {
         format!("{dir}/{name}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(path: &str, name: &str) -> SourceFile {
+        SourceFile::new(
+            path,
+            format!("---\nname: {name}\ndescription: The {name} skill.\n---\nBody\n"),
+        )
+    }
+
+    fn scan_names(files: Vec<SourceFile>, root: Option<&str>) -> (Vec<String>, Vec<String>) {
+        let out = scan(
+            files,
+            &ScanOptions {
+                mode: ValidationMode::Lenient,
+                root_name: root.map(str::to_string),
+            },
+        );
+        (
+            out.packages
+                .iter()
+                .map(|p| format!("{} {}", p.name(), p.files.len()))
+                .collect(),
+            out.problems.iter().map(ToString::to_string).collect(),
+        )
+    }
+
+    #[test]
+    fn git_and_node_modules_are_skipped_hidden_folders_are_not() {
+        let (names, problems) = scan_names(
+            vec![
+                skill(".git/hooks/a/SKILL.md", "a"),
+                skill("x/node_modules/b/SKILL.md", "b"),
+                skill(".curated/c/SKILL.md", "c"),
+                SourceFile::new(".curated/c/.env.example", "KEY=\n"),
+                SourceFile::new("c/.git/config", "[core]\n"),
+            ],
+            None,
+        );
+        assert_eq!(names, vec!["c 2"]);
+        assert_eq!(problems, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_skill_at_the_root_takes_the_root_name() {
+        let (names, problems) = scan_names(
+            vec![
+                skill("SKILL.md", "my-skill"),
+                SourceFile::new("notes.md", "n"),
+            ],
+            Some("my-skill"),
+        );
+        assert_eq!((names, problems), (vec!["my-skill 2".to_string()], vec![]));
+        let (_, problems) = scan_names(vec![skill("SKILL.md", "my-skill")], Some("other"));
+        assert_eq!(
+            problems,
+            vec!["SKILL.md:2: name: 'my-skill' does not match the folder name 'other'"]
+        );
+    }
+
+    #[test]
+    fn nothing_to_load_is_an_error_and_bad_paths_are_skipped() {
+        let (names, problems) = scan_names(
+            vec![
+                SourceFile::new("README.md", "# hi"),
+                SourceFile::new("../x/SKILL.md", ""),
+            ],
+            Some("upload"),
+        );
+        assert_eq!(names, Vec::<String>::new());
+        assert_eq!(
+            problems,
+            vec![
+                "../x/SKILL.md: skipped: '..' is not allowed: paths must stay inside the skill's folder",
+                "upload: no skill found: no folder holds a SKILL.md",
+            ]
+        );
+    }
+}

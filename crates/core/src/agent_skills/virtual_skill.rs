@@ -196,3 +196,102 @@ pub fn build_virtual_skill(draft: &VirtualSkillDraft) -> VirtualSkillOutcome {
         problems: outcome.problems,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_skills::archive;
+
+    fn draft() -> VirtualSkillDraft {
+        VirtualSkillDraft {
+            name: "greeter".into(),
+            description: "Greet people: politely, by name.".into(),
+            body: "# Greeter\n\nCall `greet` with the person's name.".into(),
+            tools: vec![VirtualToolDraft {
+                name: "greet".into(),
+                description: "Say hello".into(),
+                language: ScriptLanguage::Python,
+                source: "import json, sys\nprint('Hello, ' + json.load(sys.stdin)['who'])\n".into(),
+                input_schema: json!({"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_good_draft_becomes_a_valid_package() {
+        let outcome = build_virtual_skill(&draft());
+        assert_eq!(outcome.problems, vec![]);
+        assert!(outcome.is_valid());
+        let package = outcome.package.unwrap();
+        assert_eq!(
+            package
+                .files
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>(),
+            vec!["SKILL.md", "scripts/greet.py", "tools.json"]
+        );
+        assert_eq!(
+            package.file("SKILL.md").unwrap().text().unwrap(),
+            "---\nname: greeter\ndescription: \"Greet people: politely, by name.\"\n---\n\n# Greeter\n\nCall `greet` with the person's name.\n"
+        );
+        assert_eq!(package.tools[0].script, "scripts/greet.py");
+
+        // Exported as a folder zip, it imports back as the same skill.
+        let zip = archive::write_package_zip(&package).unwrap();
+        let back = archive::import_archive(&zip, "greeter.zip", ValidationMode::Strict);
+        assert_eq!(back.problems, vec![]);
+        assert_eq!(back.packages, vec![package]);
+    }
+
+    #[test]
+    fn problems_point_at_the_editor_input_they_are_about() {
+        let mut d = draft();
+        d.name = "Greeter Bot".into();
+        d.description = String::new();
+        d.tools[0].name = "say hello".into();
+        d.tools[0].input_schema = json!({"type": "string"});
+        let outcome = build_virtual_skill(&d);
+        assert!(!outcome.is_valid());
+        let located: Vec<(Option<EditorField>, String)> = outcome
+            .problems
+            .iter()
+            .map(|p| (editor_field(p), p.message.clone()))
+            .collect();
+        assert_eq!(
+            located,
+            vec![
+                (Some(EditorField::Name), "'Greeter Bot' must be lowercase".into()),
+                (
+                    Some(EditorField::Name),
+                    "'Greeter Bot' may contain only lowercase letters, digits and hyphens, not spaces".into()
+                ),
+                (Some(EditorField::Description), "must not be empty".into()),
+                (
+                    Some(EditorField::Tool(0, ToolField::Name)),
+                    "'say hello': a tool name may hold only ASCII letters, digits, '_' and '-', not ' '".into()
+                ),
+                (
+                    Some(EditorField::Tool(0, ToolField::InputSchema)),
+                    "a tool's input must be an object, so type must be \"object\", not \"string\"".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn scalars_are_quoted_only_when_needed() {
+        let cases = [
+            ("greeter", "greeter"),
+            ("v2-tool", "v2-tool"),
+            ("true", "\"true\""),
+            ("2048", "\"2048\""),
+            ("a: b", "\"a: b\""),
+            ("line\nbreak", "\"line\\nbreak\""),
+            ("", "\"\""),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(yaml_scalar(input), expected, "for {input:?}");
+        }
+    }
+}
