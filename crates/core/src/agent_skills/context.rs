@@ -27,9 +27,9 @@ impl Default for PromptConfig {
 /// The skills section of this turn's system prompt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkillsPrompt {
-    /// Level 1 with the catalog inline, or the pointer to discovery when
-    /// the catalog is over budget (`plan` says which). `None` plan text
-    /// means no skill is visible and nothing is said.
+    /// Level 1: the catalog inline, the pointer to `discover_skills` when
+    /// the catalog is over budget, or nothing when no skill is visible —
+    /// `plan` says which.
     General { plan: CatalogPlan },
     /// Level 2: `skill`'s instructions are the specialist context.
     Specialist { skill: String, text: String },
@@ -122,9 +122,83 @@ pub fn specialist_prompt(package: &SkillPackage, also_active: &[&str]) -> String
             list.join(", ")
         ));
     }
+    out.push('\n');
+    if package.files.len() > 1 {
+        out.push_str("Read this skill's files with read_skill_file. ");
+    }
     out.push_str(&format!(
-        "\nRead this skill's files with read_skill_file. When the task is done, or the person asks for something this skill does not cover, call {RETURN_TO_GENERAL} to go back to the general context.\n"
+        "When the task is done, or the person asks for something this skill does not cover, call {RETURN_TO_GENERAL} to go back to the general context.\n"
     ));
     out.push_str("</specialist_context>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_skills::catalog::{CATALOG_INSTRUCTIONS, DISCOVER_INSTRUCTIONS};
+    use crate::agent_skills::properties::SkillProperties;
+    use crate::call::CallOrigin;
+
+    fn package(name: &str, body: &str) -> SkillPackage {
+        SkillPackage {
+            folder: name.into(),
+            properties: SkillProperties::new(name, format!("Does {name} things.")),
+            body: body.into(),
+            files: Vec::new(),
+            tools: Vec::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_prompt_follows_the_conversation_between_levels() {
+        let library = SkillLibrary::from_packages(vec![package("notes", "Keep notes short.")]);
+        let mut state = ConversationSkills::default();
+        let config = PromptConfig::default();
+
+        let general = skills_prompt(&library, &state, config);
+        assert_eq!(general.specialist(), None);
+        assert_eq!(
+            general.text(),
+            format!(
+                "{CATALOG_INSTRUCTIONS}\n\n<available_skills>\n  <skill>\n    <name>notes</name>\n    <description>Does notes things.</description>\n  </skill>\n</available_skills>"
+            )
+        );
+
+        crate::agent_skills::activation::activate_skill(
+            &library,
+            &mut state,
+            "notes",
+            CallOrigin::User,
+        )
+        .unwrap();
+        let specialist = skills_prompt(&library, &state, config);
+        assert_eq!(specialist.specialist(), Some("notes"));
+        assert_eq!(
+            specialist.text(),
+            "<specialist_context skill=\"notes\">\n\
+             You are working as a specialist with the \"notes\" skill. Follow its instructions for this task.\n\n\
+             <instructions>\nKeep notes short.\n</instructions>\n\n\
+             When the task is done, or the person asks for something this skill does not cover, call return_to_general to go back to the general context.\n\
+             </specialist_context>"
+        );
+
+        state.return_to_general();
+        assert_eq!(skills_prompt(&library, &state, config), general);
+
+        // Over budget, the general context points at discovery instead.
+        let tight = PromptConfig {
+            catalog_budget_tokens: 10,
+        };
+        assert_eq!(
+            skills_prompt(&library, &state, tight).text(),
+            DISCOVER_INSTRUCTIONS
+        );
+        // With nothing visible, nothing is said.
+        assert_eq!(
+            skills_prompt(&SkillLibrary::default(), &state, config).text(),
+            ""
+        );
+    }
 }

@@ -170,11 +170,17 @@ pub fn scan(files: Vec<SourceFile>, options: &ScanOptions) -> LoadOutcome {
             .filter(|other| *other != dir && (dir.is_empty() || other.starts_with(&prefix)))
             .map(|other| format!("{other}/"))
             .collect();
-        let files: Vec<PackageFile> = tree
+        // Each file belongs to one package, so it is moved out, not copied.
+        let paths: Vec<String> = tree
             .range(prefix.clone()..)
             .take_while(|(path, _)| path.starts_with(&prefix))
             .filter(|(path, _)| !nested.iter().any(|n| path.starts_with(n.as_str())))
-            .map(|(path, bytes)| PackageFile::new(&path[prefix.len()..], bytes.clone()))
+            .map(|(path, _)| path.clone())
+            .collect();
+        let files: Vec<PackageFile> = paths
+            .into_iter()
+            .filter_map(|path| tree.remove_entry(&path))
+            .map(|(path, bytes)| PackageFile::new(&path[prefix.len()..], bytes))
             .collect();
         let folder = if dir.is_empty() {
             options.root_name.clone()
