@@ -976,6 +976,26 @@ mod tests {
     }
 
     #[test]
+    fn every_skill_tool_registers_cleanly_in_the_one_registry() {
+        let library = SkillLibrary::from_packages(vec![
+            package("alpha", &["lookup"], true, true),
+            package("beta", &["lookup"], true, true),
+        ]);
+        let mut state = ConversationSkills::default();
+        activate_skill(&library, &mut state, "alpha", CallOrigin::Model).unwrap();
+        activate_skill(&library, &mut state, "beta", CallOrigin::Model).unwrap();
+        let mut registry = crate::registry::Registry::new();
+        for def in model_tools(&library, &state, &library.model_invocable_names(), &[]) {
+            let id = def.id.clone();
+            let registered = registry
+                .register(def)
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert_eq!(registered.warnings, vec![], "{id}");
+        }
+        assert_eq!(registry.len(), 5);
+    }
+
+    #[test]
     fn invocation_flags_decide_who_may_activate() {
         let library = SkillLibrary::from_packages(vec![
             package("deploy", &[], false, true),

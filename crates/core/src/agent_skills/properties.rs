@@ -920,10 +920,17 @@ impl<'a> Checker<'a> {
 
     fn flag(&mut self, node: &Node, line: u32, field: &str) -> Option<bool> {
         match &node.value {
-            Value::Scalar { text, kind } => match (kind, text.trim()) {
-                (ScalarKind::Bool | ScalarKind::Text, "true" | "True" | "TRUE") => Some(true),
-                (ScalarKind::Bool | ScalarKind::Text, "false" | "False" | "FALSE") => Some(false),
-                _ => {
+            Value::Scalar { text, kind } => {
+                let parsed = match kind {
+                    // Quoted "true" counts too: the intent is plain.
+                    ScalarKind::Bool | ScalarKind::Text => match text.trim() {
+                        "true" | "True" | "TRUE" => Some(true),
+                        "false" | "False" | "FALSE" => Some(false),
+                        _ => None,
+                    },
+                    ScalarKind::Number => None,
+                };
+                if parsed.is_none() {
                     self.problem(
                         Severity::Warning,
                         Some(line),
@@ -933,9 +940,9 @@ impl<'a> Checker<'a> {
                             text.escape_debug()
                         ),
                     );
-                    None
                 }
-            },
+                parsed
+            }
             other => {
                 self.problem(
                     Severity::Warning,
