@@ -392,48 +392,49 @@ impl<'a> Checker<'a> {
 
         let root = match yaml::parse(split.yaml) {
             Ok(node) => node,
-            Err(first) => match frontmatter::quote_colon_values(split.yaml) {
-                Some((repaired, repairs)) if yaml::parse(&repaired).is_ok() => match self.mode {
-                    ValidationMode::Strict => {
+            Err(first) => {
+                // The client guide's retry: quote unquoted values holding
+                // ": " and parse again.
+                let repaired = frontmatter::quote_colon_values(split.yaml)
+                    .and_then(|(text, repairs)| Some((yaml::parse(&text).ok()?, repairs)));
+                match (repaired, self.mode) {
+                    (Some((_, repairs)), ValidationMode::Strict) => {
                         let keys: Vec<String> =
                             repairs.iter().map(|r| format!("'{}'", r.key)).collect();
                         self.error(
-                                first.line.and_then(|l| self.file_line(l)),
-                                None,
-                                format!(
-                                    "invalid YAML: {}; the value of {} contains ': ' and must be quoted",
-                                    first.message,
-                                    keys.join(", ")
-                                ),
-                            );
+                            first.line.and_then(|l| self.file_line(l)),
+                            None,
+                            format!(
+                                "invalid YAML: {}; the value of {} contains ': ' and must be quoted",
+                                first.message,
+                                keys.join(", ")
+                            ),
+                        );
                         return Some((None, body));
                     }
-                    ValidationMode::Lenient => {
+                    (Some((node, repairs)), ValidationMode::Lenient) => {
                         for r in &repairs {
                             let line = self.file_line(r.line);
                             self.problem(
-                                    Severity::Warning,
-                                    line,
-                                    Some(&r.key),
-                                    "the value contains ': ' but is not quoted; read it as if it were quoted"
-                                        .into(),
-                                );
+                                Severity::Warning,
+                                line,
+                                Some(&r.key),
+                                "the value contains ': ' but is not quoted; read it as if it were quoted"
+                                    .into(),
+                            );
                         }
-                        match yaml::parse(&repaired) {
-                            Ok(node) => node,
-                            Err(_) => return None,
-                        }
+                        node
                     }
-                },
-                _ => {
-                    self.error(
-                        first.line.and_then(|l| self.file_line(l)),
-                        None,
-                        format!("invalid YAML in the frontmatter: {}", first.message),
-                    );
-                    return None;
+                    (None, ValidationMode::Strict | ValidationMode::Lenient) => {
+                        self.error(
+                            first.line.and_then(|l| self.file_line(l)),
+                            None,
+                            format!("invalid YAML in the frontmatter: {}", first.message),
+                        );
+                        return None;
+                    }
                 }
-            },
+            }
         };
 
         let entries = match root.value {
