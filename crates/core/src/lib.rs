@@ -6,6 +6,7 @@
 //! through the traits defined here.
 
 pub mod activity;
+pub mod agent_skills;
 pub mod approval;
 pub mod builtin;
 pub mod calculator;

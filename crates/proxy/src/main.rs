@@ -37,7 +37,7 @@ enum Command {
         #[arg(long = "allow-connect")]
         allow_connect: Vec<String>,
     },
-    /// Inspect the skill registry.
+    /// Inspect the skill registry; validate and render Agent Skills folders.
     Skills {
         #[command(subcommand)]
         command: skills_cli::SkillsCommand,
