@@ -9,6 +9,7 @@ pub mod activity;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
+pub mod discovery;
 pub mod invoke;
 pub mod permission;
 pub mod registry;
