@@ -9,11 +9,36 @@
 //! average field lengths) are live, so updates never need a rebuild.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
-use super::text::{bounded_distance, is_stop_word, stem, synonyms, words};
+use super::text::{
+    bounded_distance, hyphen_joins, is_noise, is_stop_word, stem, synonyms, thesaurus_words, words,
+};
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
+
+/// A fast, non-cryptographic hasher for the index's own keys (terms,
+/// words, ids); skill text is local, so flooding is not a concern.
+#[derive(Clone, Copy, Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// The fields of a skill that discovery reads, in index order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +78,9 @@ pub struct Weights {
     pub prefix: f32,
     pub compound: f32,
     pub synonym: f32,
+    /// Coordination: a skill's score is multiplied by
+    /// `(matched query words / query words) ^ coordination`.
+    pub coordination: f32,
 }
 
 impl Default for Weights {
@@ -66,7 +94,8 @@ impl Default for Weights {
             fuzzy2: 0.6,
             prefix: 0.6,
             compound: 0.9,
-            synonym: 0.5,
+            synonym: 0.7,
+            coordination: 0.75,
         }
     }
 }
@@ -127,6 +156,11 @@ pub struct Hit<'a> {
 #[derive(Clone, Debug)]
 struct Doc {
     skill: IndexedSkill,
+    /// The terms of the id and then the name, in order, for word-order
+    /// agreement ("csv to json" vs "json to csv").
+    title_terms: Vec<u32>,
+    /// Whether the id or name says the skill destroys something.
+    destructive: bool,
     field_len: [u32; FIELDS],
     terms: Vec<u32>,
     words: Vec<u32>,
@@ -142,6 +176,8 @@ struct Posting {
 struct Word {
     text: String,
     chars: Vec<char>,
+    /// The index term of the word's stem.
+    term: u32,
     /// How many live skills use the word.
     docs: u32,
 }
@@ -149,10 +185,12 @@ struct Word {
 /// Surface words as they appear in skills, for typo and prefix matching.
 #[derive(Clone, Debug, Default)]
 struct Vocabulary {
+    ids: Map<String, u32>,
+    /// The same words in order, for prefix completion.
     by_text: BTreeMap<String, u32>,
     words: Vec<Word>,
     /// Character bigrams (with word-boundary marks) → words holding them.
-    bigrams: HashMap<(char, char), Vec<u32>>,
+    bigrams: Map<(char, char), Vec<u32>>,
 }
 
 const START: char = '\u{2}';
@@ -171,11 +209,12 @@ fn bigrams(chars: &[char]) -> Vec<(char, char)> {
 }
 
 impl Vocabulary {
-    fn add(&mut self, text: &str) -> u32 {
-        if let Some(&id) = self.by_text.get(text) {
-            self.words[id as usize].docs += 1;
-            return id;
-        }
+    fn get(&self, text: &str) -> Option<u32> {
+        self.ids.get(text).copied()
+    }
+
+    /// Adds a word no skill has used before; no live skill uses it yet.
+    fn insert(&mut self, text: &str, term: u32) -> u32 {
         let id = self.words.len() as u32;
         let chars: Vec<char> = text.chars().collect();
         for g in bigrams(&chars) {
@@ -184,8 +223,10 @@ impl Vocabulary {
         self.words.push(Word {
             text: text.to_string(),
             chars,
-            docs: 1,
+            term,
+            docs: 0,
         });
+        self.ids.insert(text.to_string(), id);
         self.by_text.insert(text.to_string(), id);
         id
     }
@@ -196,7 +237,7 @@ impl Vocabulary {
     }
 
     fn live(&self, text: &str) -> bool {
-        self.by_text
+        self.ids
             .get(text)
             .is_some_and(|&id| self.words[id as usize].docs > 0)
     }
@@ -208,7 +249,7 @@ impl Vocabulary {
         // q-gram bound: an edit destroys at most two bigrams, a
         // transposition three.
         let need = (word.len() + 1).saturating_sub(3 * max).max(1) as u16;
-        let mut counts: HashMap<u32, u16> = HashMap::new();
+        let mut counts: Map<u32, u16> = Map::default();
         for g in &grams {
             if let Some(list) = self.bigrams.get(g) {
                 for &w in list {
@@ -268,8 +309,8 @@ impl Vocabulary {
 pub struct SkillIndex {
     docs: Vec<Option<Doc>>,
     free: Vec<u32>,
-    slots: HashMap<SkillId, u32>,
-    terms: HashMap<String, u32>,
+    slots: Map<SkillId, u32>,
+    terms: Map<String, u32>,
     postings: Vec<Vec<Posting>>,
     vocabulary: Vocabulary,
     field_len_sum: [u64; FIELDS],
@@ -277,42 +318,58 @@ pub struct SkillIndex {
     expansions: Expansions,
 }
 
-/// The text of each field of `def`, as words.
-fn field_words(def: &SkillDefinition) -> [Vec<String>; FIELDS] {
+/// The text of each field of `def`.
+fn field_texts(def: &SkillDefinition) -> [Vec<String>; FIELDS] {
     let mut params = Vec::new();
-    collect_param_words(&def.input_schema, 0, &mut params);
+    collect_param_texts(&def.input_schema, 0, &mut params);
     [
-        words(def.id.as_str()),
-        words(&def.name),
-        def.tags.iter().flat_map(|t| words(t)).collect(),
-        words(&def.description),
-        def.examples.iter().flat_map(|e| words(e)).collect(),
+        vec![def.id.to_string()],
+        vec![def.name.clone()],
+        def.tags.clone(),
+        vec![def.description.clone()],
+        def.examples.clone(),
         params,
     ]
 }
 
-fn collect_param_words(schema: &Value, depth: usize, out: &mut Vec<String>) {
+fn collect_param_texts(schema: &Value, depth: usize, out: &mut Vec<String>) {
     if depth > 3 {
         return;
     }
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (name, prop) in props {
-            out.extend(words(name));
+            out.push(name.clone());
             if let Some(d) = prop.get("description").and_then(Value::as_str) {
-                out.extend(words(d));
+                out.push(d.to_string());
             }
             if let Some(values) = prop.get("enum").and_then(Value::as_array) {
-                for v in values.iter().filter_map(Value::as_str) {
-                    out.extend(words(v));
-                }
+                out.extend(values.iter().filter_map(Value::as_str).map(str::to_string));
             }
-            collect_param_words(prop, depth + 1, out);
+            collect_param_texts(prop, depth + 1, out);
             if let Some(items) = prop.get("items") {
-                collect_param_words(items, depth + 1, out);
+                collect_param_texts(items, depth + 1, out);
             }
         }
     }
 }
+
+/// Adds a term to a slot, keeping the best weight.
+fn put(alts: &mut Vec<(u32, f32)>, term: u32, weight: f32) {
+    match alts.iter_mut().find(|(t, _)| *t == term) {
+        Some(slot) => slot.1 = slot.1.max(weight),
+        None => alts.push((term, weight)),
+    }
+}
+
+/// Words in an id or name that mark a skill as destroying something.
+const DESTRUCTIVE_WORDS: &[&str] = &[
+    "delete", "remove", "erase", "destroy", "purge", "wipe", "drop", "cancel", "trash",
+];
+
+/// How much a destructive skill's score keeps when the query does not ask
+/// to destroy anything: when a request is ambiguous ("a note"), offering
+/// the skill that deletes is the worse mistake.
+const UNASKED_DESTRUCTIVE: f32 = 0.8;
 
 /// The id of the discovery tool itself, which is never indexed.
 pub const DISCOVER_SKILLS_ID: &str = "discover_skills";
@@ -371,39 +428,41 @@ impl SkillIndex {
             return;
         }
         self.remove(&def.id);
-        let fields = field_words(def);
-        let mut tf: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+        let fields = field_texts(def);
+        let mut tf: Map<u32, [u16; FIELDS]> = Map::default();
         let mut field_len = [0u32; FIELDS];
         let mut word_ids: Vec<u32> = Vec::new();
-        let mut seen_words: HashMap<String, ()> = HashMap::new();
-        for (f, list) in fields.iter().enumerate() {
-            let mut add = |w: &str, this: &mut Self| {
-                let term = this.term_id(&stem(w));
-                let counts = tf.entry(term).or_insert([0; FIELDS]);
-                counts[f] = counts[f].saturating_add(1);
-                if seen_words.insert(w.to_string(), ()).is_none() {
-                    word_ids.push(this.vocabulary.add(w));
-                }
-            };
-            for (i, w) in list.iter().enumerate() {
-                // Short pairs also count joined, so "to-do" meets "todo"
-                // and "git hub" meets "github".
-                if let Some(next) = list.get(i + 1) {
-                    let alpha = |s: &str| s.chars().all(char::is_alphabetic);
-                    if (w.chars().count() <= 3 || next.chars().count() <= 3)
-                        && alpha(w)
-                        && alpha(next)
-                    {
-                        add(&format!("{w}{next}"), self);
+        for (f, texts) in fields.iter().enumerate() {
+            for text in texts {
+                for w in words(text).iter().chain(hyphen_joins(text).iter()) {
+                    if is_noise(w) {
+                        continue;
                     }
+                    field_len[f] += 1;
+                    let word = self.word_id(w);
+                    let term = self.vocabulary.words[word as usize].term;
+                    let counts = tf.entry(term).or_insert([0; FIELDS]);
+                    counts[f] = counts[f].saturating_add(1);
+                    word_ids.push(word);
                 }
-                if is_stop_word(w) {
-                    continue;
-                }
-                field_len[f] += 1;
-                add(w, self);
             }
         }
+        word_ids.sort_unstable();
+        word_ids.dedup();
+        for w in &word_ids {
+            self.vocabulary.words[*w as usize].docs += 1;
+        }
+        let mut title_terms = Vec::new();
+        for text in fields[0].iter().chain(fields[1].iter()) {
+            for w in words(text) {
+                if !is_noise(&w) {
+                    let word = self.word_id(&w);
+                    title_terms.push(self.vocabulary.words[word as usize].term);
+                }
+            }
+        }
+        let destructive_terms = self.destructive_terms();
+        let destructive = title_terms.iter().any(|t| destructive_terms.contains(t));
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -424,6 +483,8 @@ impl SkillIndex {
         }
         self.docs[slot as usize] = Some(Doc {
             skill: IndexedSkill::of(def),
+            title_terms,
+            destructive,
             field_len,
             terms,
             words: word_ids,
@@ -452,6 +513,18 @@ impl SkillIndex {
         true
     }
 
+    /// The vocabulary id of a surface word, adding it (and its stem's
+    /// term) when new.
+    fn word_id(&mut self, w: &str) -> u32 {
+        match self.vocabulary.get(w) {
+            Some(id) => id,
+            None => {
+                let term = self.term_id(&stem(w));
+                self.vocabulary.insert(w, term)
+            }
+        }
+    }
+
     fn term_id(&mut self, stem: &str) -> u32 {
         if let Some(&id) = self.terms.get(stem) {
             return id;
@@ -460,6 +533,14 @@ impl SkillIndex {
         self.postings.push(Vec::new());
         self.terms.insert(stem.to_string(), id);
         id
+    }
+
+    /// The terms of words that mark a skill as destructive.
+    fn destructive_terms(&self) -> Vec<u32> {
+        DESTRUCTIVE_WORDS
+            .iter()
+            .filter_map(|w| self.terms.get(&stem(w)).copied())
+            .collect()
     }
 
     /// The term of a stem, if any live skill uses it.
@@ -494,7 +575,7 @@ impl SkillIndex {
                     slot_words.push((joined, true));
                 }
             }
-            if !is_stop_word(w) {
+            if !is_noise(w) {
                 slot_words.push((w.clone(), false));
             }
         }
@@ -509,58 +590,43 @@ impl SkillIndex {
         for (word, joined) in slot_words {
             let base = if joined { self.weights.compound } else { 1.0 };
             let mut alts: Vec<(u32, f32)> = Vec::new();
-            let put = |alts: &mut Vec<(u32, f32)>, term: u32, w: f32| match alts
-                .iter_mut()
-                .find(|(t, _)| *t == term)
-            {
-                Some(slot) => slot.1 = slot.1.max(w),
-                None => alts.push((term, w)),
-            };
             let s = stem(&word);
+            // Stems whose synonyms also count, with the weight they earn.
             let mut primaries: Vec<(String, f32)> = vec![(s.clone(), base)];
-            if let Some(t) = self.live_term(&s) {
+            let chars: Vec<char> = word.chars().collect();
+            let alphabetic = chars.iter().all(|c| c.is_alphabetic());
+            let known = self.live_term(&s);
+            if let Some(t) = known {
                 put(&mut alts, t, base);
-            } else {
-                let chars: Vec<char> = word.chars().collect();
-                let alphabetic = chars.iter().all(|c| c.is_alphabetic());
-                let max = match chars.len() {
-                    0..=3 => 0,
-                    4..=7 => 1,
-                    _ => 2,
-                };
-                if self.expansions.fuzzy && alphabetic && max > 0 {
-                    for (w, d) in self.vocabulary.fuzzy(&chars, max).into_iter().take(4) {
-                        let weight = if d <= 1 {
-                            self.weights.fuzzy1
-                        } else {
-                            self.weights.fuzzy2
-                        };
-                        let st = stem(&self.vocabulary.words[w as usize].text);
-                        if let Some(t) = self.live_term(&st) {
-                            put(&mut alts, t, base * weight);
-                            primaries.push((st, base * weight));
-                        }
+            } else if self.expansions.fuzzy && alphabetic {
+                for (st, weight) in self.corrections(&chars) {
+                    if let Some(t) = self.live_term(&st) {
+                        put(&mut alts, t, base * weight);
+                    }
+                    primaries.push((st, base * weight));
+                }
+            }
+            // An unknown word with no correction may be a fragment ("conv").
+            let try_prefix = known.is_none() && alts.is_empty();
+            if self.expansions.prefix && try_prefix && alphabetic && chars.len() >= 3 {
+                for w in self.vocabulary.completions(&word, 4) {
+                    let st = stem(&self.vocabulary.words[w as usize].text);
+                    if st == s {
+                        continue;
+                    }
+                    if let Some(t) = self.live_term(&st) {
+                        put(&mut alts, t, base * self.weights.prefix);
                     }
                 }
-                if self.expansions.prefix && alphabetic && chars.len() >= 3 {
-                    for w in self.vocabulary.completions(&word, 6) {
-                        let st = stem(&self.vocabulary.words[w as usize].text);
-                        if let Some(t) = self.live_term(&st) {
-                            put(&mut alts, t, base * self.weights.prefix);
-                            primaries.push((st, base * self.weights.prefix));
-                        }
-                    }
-                }
-                if self.expansions.compound
-                    && alts.is_empty()
-                    && alphabetic
-                    && chars.len() >= 6
-                    && let Some((a, b)) = self.split(&chars)
-                {
-                    slots.push(vec![(a, self.weights.compound)]);
-                    slots.push(vec![(b, self.weights.compound)]);
-                    continue;
-                }
+            }
+            if self.expansions.compound
+                && alts.is_empty()
+                && alphabetic
+                && let Some((a, b)) = self.split(&chars)
+            {
+                slots.push(vec![(a, self.weights.compound)]);
+                slots.push(vec![(b, self.weights.compound)]);
+                continue;
             }
             if self.expansions.synonyms {
                 for (p, w) in &primaries {
@@ -576,12 +642,107 @@ impl SkillIndex {
         slots
     }
 
+    /// Spelling corrections for an unknown word, as stems with weights:
+    /// words in the index or the thesaurus within one edit (two for long
+    /// words) that start the same way. Typos rarely hit the first letter,
+    /// and without that rule "sick" would become "pick".
+    fn corrections(&self, word: &[char]) -> Vec<(String, f32)> {
+        let max = match word.len() {
+            0..=3 => return Vec::new(),
+            4..=7 => 1,
+            _ => 2,
+        };
+        let same_start = |c: &[char]| {
+            c.first() == word.first()
+                || (c.len() > 1 && word.len() > 1 && c[0] == word[1] && c[1] == word[0])
+        };
+        let mut found: Vec<(usize, String)> = Vec::new();
+        for (w, d) in self.vocabulary.fuzzy(word, max) {
+            let entry = &self.vocabulary.words[w as usize];
+            if same_start(&entry.chars) {
+                found.push((d, entry.text.clone()));
+            }
+        }
+        for t in thesaurus_words() {
+            if same_start(t)
+                && let Some(d) = bounded_distance(word, t, max)
+            {
+                found.push((d, t.iter().collect()));
+            }
+        }
+        let Some(best) = found.iter().map(|(d, _)| *d).min() else {
+            return Vec::new();
+        };
+        let weight = if best <= 1 {
+            self.weights.fuzzy1
+        } else {
+            self.weights.fuzzy2
+        };
+        let mut out: Vec<(String, f32)> = Vec::new();
+        for (d, text) in found {
+            let st = stem(&text);
+            if d == best && !out.iter().any(|(s, _)| *s == st) {
+                out.push((st, weight));
+            }
+        }
+        out.truncate(4);
+        out
+    }
+
+    /// Nudges the leading candidates by whether their id and name use the
+    /// query's words in the query's order: "csv to json" should prefer
+    /// `csv_to_json` over `json_to_csv`, which BM25 alone cannot tell apart.
+    fn reorder_by_word_order(&self, slots: &[Vec<(u32, f32)>], hits: &mut [Hit<'_>], limit: usize) {
+        if slots.len() < 2 {
+            return;
+        }
+        let slot_of = |term: u32| {
+            slots
+                .iter()
+                .position(|alts| alts.iter().any(|(t, _)| *t == term))
+        };
+        let consider = (limit * 4).min(hits.len());
+        if hits.len() > consider {
+            hits.select_nth_unstable_by(consider - 1, |a, b| b.score.total_cmp(&a.score));
+        }
+        for hit in hits.iter_mut().take(consider) {
+            let Some(&slot) = self.slots.get(&hit.skill.id) else {
+                continue;
+            };
+            let Some(doc) = self.docs[slot as usize].as_ref() else {
+                continue;
+            };
+            // The id comes first in title_terms; judge order on the first
+            // occurrence of each query slot.
+            let mut seen: Vec<usize> = Vec::new();
+            for t in &doc.title_terms {
+                if let Some(s) = slot_of(*t)
+                    && !seen.contains(&s)
+                {
+                    seen.push(s);
+                }
+            }
+            let (mut agree, mut disagree) = (0i32, 0i32);
+            for (i, a) in seen.iter().enumerate() {
+                for b in &seen[i + 1..] {
+                    if a < b {
+                        agree += 1;
+                    } else {
+                        disagree += 1;
+                    }
+                }
+            }
+            let factor = 1.0 + 0.1 * (agree - disagree).clamp(-2, 2) as f32;
+            hit.score *= factor;
+        }
+    }
+
     /// Splits an unknown word into two known ones ("timezone" → "time",
     /// "zone"), preferring the most even split.
     fn split(&self, chars: &[char]) -> Option<(u32, u32)> {
         let n = chars.len();
         let mut best: Option<(usize, u32, u32)> = None;
-        for i in 3..=n.saturating_sub(3) {
+        for i in 4..=n.saturating_sub(4) {
             let a: String = chars[..i].iter().collect();
             let b: String = chars[i..].iter().collect();
             if is_stop_word(&a) || is_stop_word(&b) {
@@ -595,6 +756,20 @@ impl SkillIndex {
             }
         }
         best.map(|(_, a, b)| (a, b))
+    }
+
+    /// How a query was read: each slot's terms and weights, for debugging
+    /// rankings (`hearth skills search --explain`).
+    pub fn explain_query(&self, query: &str) -> Vec<Vec<(String, f32)>> {
+        let names: Map<u32, &str> = self.terms.iter().map(|(k, v)| (*v, k.as_str())).collect();
+        self.expand(query)
+            .into_iter()
+            .map(|alts| {
+                alts.into_iter()
+                    .map(|(t, w)| (names.get(&t).copied().unwrap_or("?").to_string(), w))
+                    .collect()
+            })
+            .collect()
     }
 
     /// Ranks the skills `is_enabled` accepts (and, with `category`, only
@@ -622,6 +797,7 @@ impl SkillIndex {
         // 0 unknown, 1 allowed, 2 filtered out.
         let mut allowed = vec![0u8; n_docs];
         let mut slot_score = vec![0.0f32; n_docs];
+        let mut matched = vec![0u16; n_docs];
         let mut touched: Vec<u32> = Vec::new();
         let w = &self.weights;
         let mut field_params = [(0.0f32, 0.0f32, 1.0f32); FIELDS];
@@ -669,21 +845,35 @@ impl SkillIndex {
             }
             for &d in &touched {
                 total[d as usize] += slot_score[d as usize];
+                matched[d as usize] += 1;
                 slot_score[d as usize] = 0.0;
             }
             touched.clear();
         }
+        let destructive = self.destructive_terms();
+        let asks_to_destroy = slots
+            .iter()
+            .any(|alts| alts.iter().any(|(t, _)| destructive.contains(t)));
         let mut hits: Vec<Hit<'_>> = total
             .iter()
             .enumerate()
             .filter(|(_, s)| **s > 0.0)
             .filter_map(|(d, s)| {
-                self.docs[d].as_ref().map(|doc| Hit {
-                    skill: &doc.skill,
-                    score: *s,
+                let coverage = f32::from(matched[d]) / slots.len() as f32;
+                self.docs[d].as_ref().map(|doc| {
+                    let caution = if doc.destructive && !asks_to_destroy {
+                        UNASKED_DESTRUCTIVE
+                    } else {
+                        1.0
+                    };
+                    Hit {
+                        skill: &doc.skill,
+                        score: *s * coverage.powf(w.coordination) * caution,
+                    }
                 })
             })
             .collect();
+        self.reorder_by_word_order(&slots, &mut hits, limit);
         let order = |a: &Hit<'_>, b: &Hit<'_>| {
             b.score
                 .total_cmp(&a.score)

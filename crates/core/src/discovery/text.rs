@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 /// (`base64`, `mp3`). A few symbols carry meaning in requests and become
 /// words: `%` → `percent`, currency signs → `currency`.
 pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = marks(text);
     let mut current = String::new();
     let chars: Vec<char> = text.chars().collect();
     let flush = |current: &mut String, out: &mut Vec<String>| {
@@ -44,6 +44,17 @@ pub fn words(text: &str) -> Vec<String> {
         match c {
             '%' => out.push("percent".into()),
             '$' | '€' | '£' | '¥' | '₹' => out.push("currency".into()),
+            '+' | '*' | '×' | '÷' | '^' | '=' => {
+                // An operator after a number is arithmetic ("23*19+7").
+                let after_digit = chars[..i]
+                    .iter()
+                    .rev()
+                    .find(|c| !c.is_whitespace())
+                    .is_some_and(|c| c.is_ascii_digit() || *c == ')');
+                if after_digit && !out.iter().any(|w| w == "math") {
+                    out.push("math".into());
+                }
+            }
             _ => {}
         }
     }
@@ -51,143 +62,105 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Words for things a request contains rather than says: a web address
+/// means "url", an email address "email", a dotted IPv4 address "ip" (and
+/// with a prefix length, "cidr").
+fn marks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let has_digit = text.bytes().any(|b| b.is_ascii_digit());
+    let has_at = text.contains('@');
+    let has_web = text.contains("://") || text.contains("www.");
+    if !(has_digit || has_at || has_web) {
+        return out;
+    }
+    let lower = text.to_lowercase();
+    if has_web
+        && (lower.contains("http://") || lower.contains("https://") || lower.contains("www."))
+    {
+        out.push("url".to_string());
+    }
+    let tokens: Vec<&str> = lower
+        .split_whitespace()
+        .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect();
+    // "23 times 19", "7 plus 5": arithmetic spelled out.
+    let number = |t: &str| !t.is_empty() && t.parse::<f64>().is_ok();
+    if has_digit
+        && tokens.windows(3).any(|w| {
+            number(w[0])
+                && matches!(
+                    w[1],
+                    "plus" | "minus" | "times" | "x" | "divided" | "multiplied" | "over"
+                )
+                && (number(w[2]) || w[2] == "by")
+        })
+    {
+        out.push("math".to_string());
+    }
+    for token in tokens {
+        if has_at
+            && let Some((user, host)) = token.split_once('@')
+            && !user.is_empty()
+            && host.contains('.')
+        {
+            out.push("email".to_string());
+        }
+        if has_digit && token.contains('.') {
+            let (addr, prefix) = match token.split_once('/') {
+                Some((a, p)) => (a, Some(p)),
+                None => (token, None),
+            };
+            let mut octets = 0;
+            let dotted = addr.split('.').all(|o| {
+                octets += 1;
+                !o.is_empty() && o.len() <= 3 && o.bytes().all(|b| b.is_ascii_digit())
+            });
+            if dotted && octets == 4 {
+                out.push("ip".to_string());
+                if prefix.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+                    out.push("cidr".to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Two-part hyphenated words joined ("to-do" → "todo", "e-mail" →
+/// "email"), so they meet the same word written solid.
+pub fn hyphen_joins(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for piece in text.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
+        let parts: Vec<&str> = piece.split('-').collect();
+        if parts.len() == 2 && parts.iter().all(|p| !p.is_empty()) {
+            out.push(parts.concat().to_lowercase());
+        }
+    }
+    out
+}
+
+/// Whether a word is noise for ranking: a stop word or a bare number.
+pub fn is_noise(word: &str) -> bool {
+    is_stop_word(word) || word.chars().all(|c| c.is_ascii_digit())
+}
+
 /// Words that say nothing about which skill is wanted.
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
-    "a",
-    "able",
-    "about",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "anything",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "being",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doesn",
-    "doing",
-    "don",
-    "each",
-    "etc",
-    "for",
-    "from",
-    "get",
-    "give",
-    "go",
-    "got",
-    "had",
-    "has",
-    "have",
-    "help",
-    "hey",
-    "hi",
-    "how",
-    "i",
-    "id",
-    "if",
-    "im",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "ive",
-    "just",
-    "kind",
-    "know",
-    "let",
-    "lets",
-    "like",
-    "ll",
-    "make",
-    "may",
-    "me",
-    "might",
-    "mine",
-    "more",
-    "must",
-    "my",
-    "need",
-    "needs",
-    "of",
-    "ok",
-    "okay",
-    "on",
-    "onto",
-    "or",
-    "our",
-    "please",
-    "pls",
-    "plz",
-    "quick",
-    "quickly",
-    "re",
-    "really",
-    "should",
-    "skill",
-    "skills",
-    "so",
-    "some",
-    "somehow",
-    "someone",
-    "something",
-    "sort",
-    "than",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "thing",
-    "things",
-    "this",
-    "those",
-    "to",
-    "tool",
-    "tools",
-    "up",
-    "us",
-    "use",
-    "using",
-    "ve",
-    "very",
-    "wanna",
-    "want",
-    "was",
-    "way",
-    "we",
-    "were",
-    "what",
-    "whats",
-    "when",
-    "where",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
+    "a", "able", "about", "all", "also", "am", "an", "and", "any", "anyone", "anything", "are",
+    "aren", "as", "at", "be", "been", "being", "but", "by", "can", "could", "did", "didn", "do",
+    "does", "doesn", "doing", "don", "each", "else", "etc", "everyone", "everything", "for",
+    "from", "get", "give", "go", "gonna", "got", "gotta", "had", "has", "have", "help", "hey",
+    "hi", "how", "i", "id", "if", "im", "in", "into", "is", "isn", "it", "its", "ive", "just",
+    "kind", "know", "let", "lets", "like", "ll", "look", "make", "many", "may", "me", "might",
+    "mine", "more", "much", "must", "my", "need", "needs", "no", "not", "now", "of", "ok",
+    "okay", "on", "onto", "or", "our", "please", "pls", "plz", "quick", "quickly", "re",
+    "really", "right", "shall", "should", "skill", "skills", "so", "some", "somehow", "someone",
+    "something", "sort", "tell", "than", "thank", "thanks", "that", "the", "their", "them",
+    "then", "there", "these", "they", "thing", "things", "this", "those", "to", "tool", "tools",
+    "up", "us", "use", "using", "ve", "very", "wanna", "want", "wanted", "was", "way", "we",
+    "were", "what", "whats", "when", "where", "whether", "which", "who", "whom", "whose", "why",
+    "will", "with", "would", "yes", "you", "your",
 ];
 
 pub fn is_stop_word(word: &str) -> bool {
@@ -253,8 +226,8 @@ pub fn stem(word: &str) -> String {
     } else if strip(&mut s, "ing", 4) || strip(&mut s, "ed", 4) {
         undouble(&mut s);
     }
-    // Adverbs, agents and actions.
-    let _ = strip(&mut s, "ly", 4) || strip(&mut s, "er", 5);
+    // Agents and actions.
+    strip(&mut s, "er", 5);
     if s.len() >= 8 && (s.ends_with("tion") || s.ends_with("sion")) {
         s.truncate(s.len() - 3);
     }
@@ -269,48 +242,54 @@ pub fn stem(word: &str) -> String {
 /// expanded with the other members of their groups, at a discount, so a
 /// request for a "picture" finds image skills. The groups are general task
 /// vocabulary, not tuned to any catalog.
+#[rustfmt::skip]
 const SYNONYM_GROUPS: &[&[&str]] = &[
-    &[
-        "calculate",
-        "calculator",
-        "compute",
-        "math",
-        "arithmetic",
-        "equation",
-        "formula",
-    ],
+    &["calculate", "calculator", "compute", "math", "arithmetic", "equation", "formula", "calc",
+        "plus", "minus", "multiply", "divide", "sqrt", "squared"],
+    &["unit", "metric", "imperial", "km", "kilometer", "kilometre", "mile", "meter", "metre",
+        "cm", "inch", "foot", "feet", "yard", "kg", "kilogram", "gram", "pound", "lb", "ounce",
+        "oz", "liter", "litre", "gallon", "cup", "celsius", "fahrenheit", "kelvin", "mph"],
     &["percent", "percentage"],
     &["convert", "conversion", "converter", "transform"],
     &["email", "mail", "inbox"],
     &["message", "chat", "dm"],
     &["picture", "image", "photo", "pic", "img", "photograph"],
-    &["resize", "scale", "shrink", "enlarge"],
+    &["resize", "scale", "shrink", "enlarge", "smaller", "bigger", "larger"],
     &["compress", "zip", "archive", "unzip"],
     &["todo", "task", "chore"],
-    &["remind", "reminder", "alarm"],
+    &["remind", "reminder", "alarm", "wake"],
+    &["refund", "reimburse", "chargeback"],
     &["meeting", "appointment", "event"],
     &["calendar", "schedule", "agenda"],
-    &["weather", "forecast"],
-    &["temperature", "temp"],
+    &["weather", "forecast", "rain", "umbrella", "raincoat", "snow", "sunny", "windy", "storm"],
+    &["temperature", "temp", "hot", "cold", "warm", "chilly"],
     &["translate", "translation", "translator"],
-    &["spreadsheet", "sheet", "excel", "xlsx"],
+    &["spreadsheet", "sheet", "excel", "xlsx", "csv"],
+    &["contain", "mention", "include"],
     &["repo", "repository"],
     &["issue", "ticket", "bug"],
     &["delete", "remove", "erase", "trash"],
     &["create", "make", "add", "new"],
-    &["find", "search", "lookup", "locate"],
+    &["find", "search", "lookup", "locate", "google"],
+    &["url", "link", "href"],
     &["summarize", "summarise", "summary", "tldr", "digest"],
     &["shorten", "shortener", "short"],
     &["website", "site", "webpage", "web", "page"],
     &["download", "fetch", "retrieve", "grab"],
     &["note", "memo", "jot"],
     &["remember", "memory", "recall", "memorize"],
-    &["currency", "money", "exchange", "forex"],
+    &["currency", "money", "exchange", "forex", "dollar", "euro", "yen", "pound", "peso", "rupee",
+        "franc"],
+    &["language", "lang", "english", "spanish", "french", "german", "italian", "portuguese",
+        "chinese", "japanese", "korean", "russian", "arabic", "dutch", "hindi"],
     &["price", "cost"],
-    &["stock", "ticker", "shares"],
+    &["stock", "ticker", "shares", "trading", "market", "nasdaq"],
+    &["transit", "train", "bus", "subway", "metro", "tram"],
+    &["nearby", "near", "around"],
+    &["place", "restaurant", "cafe", "coffee", "shop", "store", "pharmacy", "bar", "pub"],
     &["crypto", "bitcoin", "btc", "cryptocurrency"],
     &["timezone", "tz"],
-    &["audio", "sound", "voice", "speech"],
+    &["audio", "sound", "voice", "speech", "recording"],
     &["transcribe", "transcription", "dictation"],
     &["video", "movie", "clip"],
     &["music", "song", "playlist"],
@@ -352,7 +331,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["rss", "feed"],
     &["kubernetes", "k8s"],
     &["docker", "container"],
-    &["pipeline", "ci", "build"],
+    &["pipeline", "ci", "build", "workflow"],
     &["distance", "length"],
     &["weight", "mass"],
     &["pdf", "document"],
@@ -385,6 +364,22 @@ fn synonym_table() -> &'static HashMap<String, Vec<String>> {
             }
         }
         table
+    })
+}
+
+/// Every word in the thesaurus, so a typo can be corrected to a word no
+/// skill uses but whose synonyms some skill does ("apointment" →
+/// "appointment" → "event").
+pub fn thesaurus_words() -> &'static [Vec<char>] {
+    static WORDS: OnceLock<Vec<Vec<char>>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut all: Vec<&str> = SYNONYM_GROUPS
+            .iter()
+            .flat_map(|g| g.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.iter().map(|w| w.chars().collect()).collect()
     })
 }
 
@@ -450,6 +445,20 @@ mod tests {
             ("github-create-pr", &["github", "create", "pr"]),
             ("base64 mp3 $20", &["base64", "mp3", "currency", "20"]),
             ("Übersetze DAS", &["übersetze", "das"]),
+            (
+                "read https://example.com/a",
+                &["url", "read", "https", "example", "com"],
+            ),
+            (
+                "mail bo@example.org",
+                &["email", "mail", "bo", "example", "org"],
+            ),
+            (
+                "hosts in 10.0.0.0/22?",
+                &["ip", "cidr", "hosts", "in", "10", "0", "0", "0", "22"],
+            ),
+            ("23*19+7 =", &["23", "math", "19", "7"]),
+            ("23 times 19", &["math", "23", "times", "19"]),
             ("", &[]),
         ];
         for (input, want) in cases {
@@ -481,7 +490,9 @@ mod tests {
             ("speed", "speed"),
             ("status", "status"),
             ("news", "news"),
-            ("weekly", "week"),
+            ("weekly", "weekly"),
+            ("calendly", "calendly"),
+            ("calender", "calend"),
             ("timer", "timer"),
             ("compression", "compress"),
             ("mp3", "mp3"),
