@@ -12,6 +12,7 @@ pub mod call;
 pub mod discovery;
 pub mod invoke;
 pub mod permission;
+pub mod providers;
 pub mod registry;
 pub mod schema;
 pub mod skill;
