@@ -6,6 +6,7 @@
 //! through the traits defined here.
 
 pub mod activity;
+pub mod agent;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
