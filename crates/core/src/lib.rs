@@ -18,6 +18,7 @@ pub mod registry;
 pub mod schema;
 pub mod skill;
 pub mod sse;
+pub mod tokens;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;

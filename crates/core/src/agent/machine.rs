@@ -252,6 +252,13 @@ impl AgentLoop {
         self.steps
     }
 
+    /// The estimated context of the next request, for the meter.
+    pub fn context_estimate(&self, env: &dyn LoopEnv) -> crate::tokens::ContextEstimate {
+        let extra = env.extra_tools(&self.conversation);
+        let lookup = |id: &SkillId| env.skill(id);
+        crate::tokens::estimate_request(&build_request(&self.conversation, &lookup, &extra))
+    }
+
     pub fn set_provider(&mut self, provider: Box<dyn Protocol>) {
         self.provider = provider;
     }
