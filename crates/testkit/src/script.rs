@@ -226,9 +226,8 @@ fn contains(haystack: &str, needle: &str) -> bool {
 
 impl When {
     pub fn matches(&self, seen: &Seen) -> bool {
-        let opt = |cond: &Option<String>, test: &dyn Fn(&str) -> bool| {
-            cond.as_deref().is_none_or(test)
-        };
+        let opt =
+            |cond: &Option<String>, test: &dyn Fn(&str) -> bool| cond.as_deref().is_none_or(test);
         opt(&self.last_user_contains, &|c| contains(&seen.last_user, c))
             && self
                 .no_tool_results

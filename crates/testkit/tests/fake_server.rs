@@ -743,3 +743,46 @@ fn the_binary_serves_a_script_file_on_a_port_it_reports() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot read the script"));
 }
+
+#[test]
+fn every_bundled_script_loads() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        Script::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        ["approval.json", "errors.json", "percent.json", "slow.json"]
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_flaky_provider_is_retried_by_the_loop_and_then_answers() {
+    let server = FakeModel::start(Script::load(&script_file("errors.json")).unwrap())
+        .await
+        .unwrap();
+    let app = App::new();
+    let p = provider(ProviderKind::Anthropic, &server, "m");
+    let mut lp = AgentLoop::new(
+        Conversation::new("c", 0.0),
+        Box::new(p),
+        LoopConfig::default(),
+        0.0,
+    );
+    let first = lp.send("are you flaky?", &app).unwrap();
+    assert_eq!(drive(&mut lp, &app, first).await, TurnOutcome::Answered);
+    assert_eq!(
+        lp.conversation().messages.last().unwrap().content,
+        "Fine, thank you."
+    );
+    assert_eq!(
+        lp.conversation().messages.len(),
+        2,
+        "the failed attempt left no trace"
+    );
+    server.stop().await;
+}
