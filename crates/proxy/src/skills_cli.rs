@@ -14,6 +14,8 @@ pub enum SkillsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Rank skills for a request, as discover_skills does.
+    Search(crate::skills_search::SearchArgs),
 }
 
 pub fn run(command: SkillsCommand) -> ExitCode {
@@ -35,6 +37,7 @@ pub fn run(command: SkillsCommand) -> ExitCode {
             let _ = std::io::stdout().write_all(out.as_bytes());
             ExitCode::SUCCESS
         }
+        SkillsCommand::Search(args) => crate::skills_search::run(&registry, args),
     }
 }
 
