@@ -133,14 +133,24 @@ fn latency() {
         std::hint::black_box(discovery::discover(&index, q, None, &enabled));
     }
     let mut samples = Vec::new();
+    let mut per_query: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
     for _ in 0..20 {
-        for q in &queries {
+        for (i, q) in queries.iter().enumerate() {
             let t = Instant::now();
             std::hint::black_box(discovery::discover(&index, q, None, &enabled));
-            samples.push(t.elapsed().as_secs_f64() * 1e3);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            per_query[i].push(ms);
+            samples.push(ms);
         }
     }
     samples.sort_by(f64::total_cmp);
+    // Per-query medians, so a scheduler hiccup does not name a query slow.
+    let medians = per_query.into_iter().map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    });
+    let mut slowest: Vec<(f64, &String)> = medians.zip(&queries).collect();
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
     println!(
         "\nLatency at {} skills ({} queries × 20):",
         index.len(),
@@ -153,6 +163,9 @@ fn latency() {
         percentile(&samples, 0.95),
         samples[samples.len() - 1]
     );
+    for (ms, q) in slowest.iter().take(3) {
+        println!("  slowest (median)       {ms:.3} ms  {q:?}");
+    }
     // Updates: an MCP server with 20 tools connecting and disconnecting.
     let extra: Vec<_> = catalog
         .iter()

@@ -189,8 +189,10 @@ struct Vocabulary {
     /// The same words in order, for prefix completion.
     by_text: BTreeMap<String, u32>,
     words: Vec<Word>,
-    /// Character bigrams (with word-boundary marks) → words holding them.
-    bigrams: Map<(char, char), Vec<u32>>,
+    /// (character bigram with word-boundary marks, word length) → the
+    /// words of that length holding it; split by length so a typo search
+    /// only visits words of plausible length.
+    bigrams: Map<(char, char, usize), Vec<u32>>,
 }
 
 const START: char = '\u{2}';
@@ -217,8 +219,11 @@ impl Vocabulary {
     fn insert(&mut self, text: &str, term: u32) -> u32 {
         let id = self.words.len() as u32;
         let chars: Vec<char> = text.chars().collect();
-        for g in bigrams(&chars) {
-            self.bigrams.entry(g).or_default().push(id);
+        for (a, b) in bigrams(&chars) {
+            self.bigrams
+                .entry((a, b, chars.len()))
+                .or_default()
+                .push(id);
         }
         self.words.push(Word {
             text: text.to_string(),
@@ -250,10 +255,13 @@ impl Vocabulary {
         // transposition three.
         let need = (word.len() + 1).saturating_sub(3 * max).max(1) as u16;
         let mut counts: Map<u32, u16> = Map::default();
-        for g in &grams {
-            if let Some(list) = self.bigrams.get(g) {
-                for &w in list {
-                    *counts.entry(w).or_default() += 1;
+        let lengths = word.len().saturating_sub(max).max(1)..=word.len() + max;
+        for len in lengths {
+            for &(a, b) in &grams {
+                if let Some(list) = self.bigrams.get(&(a, b, len)) {
+                    for &w in list {
+                        *counts.entry(w).or_default() += 1;
+                    }
                 }
             }
         }
