@@ -2,6 +2,7 @@
 
 mod serve;
 mod skills_cli;
+mod skills_search;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

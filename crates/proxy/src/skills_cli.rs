@@ -43,6 +43,8 @@ pub enum SkillsCommand {
         #[arg(required = true)]
         skill_paths: Vec<PathBuf>,
     },
+    /// Rank skills for a request, as discover_skills does.
+    Search(crate::skills_search::SearchArgs),
 }
 
 pub fn run(command: SkillsCommand) -> ExitCode {
@@ -51,6 +53,13 @@ pub fn run(command: SkillsCommand) -> ExitCode {
         SkillsCommand::Validate { skill_path } => validate(&skill_path),
         SkillsCommand::ReadProperties { skill_path } => read_properties(&skill_path),
         SkillsCommand::ToPrompt { skill_paths } => to_prompt(&skill_paths),
+        SkillsCommand::Search(args) => match hearth_core::builtin::registry() {
+            Ok(registry) => crate::skills_search::run(&registry, args),
+            Err(e) => {
+                eprintln!("error: the built-in registry is inconsistent: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

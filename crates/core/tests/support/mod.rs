@@ -63,3 +63,5 @@ pub fn check_file(expected_path: &Path, actual: &str) {
         expected_path.display()
     );
 }
+
+pub mod eval;
