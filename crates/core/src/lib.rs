@@ -15,6 +15,7 @@ pub mod registry;
 pub mod schema;
 pub mod skill;
 pub mod sse;
+pub mod web;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;
