@@ -42,6 +42,14 @@ struct Harness {
 }
 
 fn harness_with(adjust: impl FnOnce(&mut NetConfig), resolver: Arc<dyn Resolve>) -> Harness {
+    harness_tls(adjust, resolver, ClientConfig::default_tls())
+}
+
+fn harness_tls(
+    adjust: impl FnOnce(&mut NetConfig),
+    resolver: Arc<dyn Resolve>,
+    tls: Arc<rustls::ClientConfig>,
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mut config = NetConfig::defaults(dir.path().to_path_buf());
     // Tests make many calls; the ones about rate limits set their own.
@@ -54,12 +62,7 @@ fn harness_with(adjust: impl FnOnce(&mut NetConfig), resolver: Arc<dyn Resolve>)
     adjust(&mut config);
     let token = ApiToken::load_or_create(dir.path()).unwrap();
     let guard = AppGuard::for_bound_address(APP_HOST.parse().unwrap(), token.clone());
-    let state = Arc::new(NetState::new(
-        config,
-        guard,
-        resolver,
-        ClientConfig::default_tls(),
-    ));
+    let state = Arc::new(NetState::new(config, guard, resolver, tls));
     Harness {
         app: router(state),
         token: token.as_str().to_string(),
@@ -86,6 +89,8 @@ fn test_resolver() -> StaticResolver {
         )
         .with("ula.test", &["fd12::1".parse().unwrap()])
         .with("blocked.test", &[lo])
+        .with("tls.test", &[lo])
+        .with("other.test", &[lo])
 }
 
 fn allow(addr: SocketAddr) -> PrivateAllow {
@@ -1856,4 +1861,118 @@ async fn the_api_is_served_beside_the_app_with_its_headers() {
         (StatusCode::OK, "no-cache")
     );
     assert_eq!(body, json!("<!doctype html><p>app</p>"));
+}
+
+// ---------------------------------------------------------------------------
+// TLS
+
+/// A test CA and a TLS server config for a leaf certificate naming `names`.
+fn test_pki(names: &[&str]) -> (rustls::RootCertStore, Arc<rustls::ServerConfig>) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "Hearth test CA");
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf =
+        rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+            .unwrap()
+            .signed_by(&leaf_key, &ca)
+            .unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let mut server = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![leaf.der().clone()], key)
+    .unwrap();
+    server.alpn_protocols = vec![b"http/1.1".to_vec()];
+    (roots, Arc::new(server))
+}
+
+/// An HTTPS server answering every request with the SNI name it saw.
+async fn serve_tls(config: Arc<rustls::ServerConfig>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(sock).await else {
+                    return;
+                };
+                let mut buf = vec![0u8; 8192];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = format!("sni={}", tls.get_ref().1.server_name().unwrap_or("(none)"));
+                let res = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.write_all(res.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn https_is_verified_against_the_host_name() {
+    let (roots, server) = test_pki(&["tls.test"]);
+    let tls_up = serve_tls(server).await;
+    let port = tls_up.port();
+    let h = harness_tls(
+        |c| c.allow_private = vec![allow(tls_up)],
+        Arc::new(test_resolver()),
+        ClientConfig::tls_with_roots(roots),
+    );
+    // The right name: verified, and sent as SNI.
+    let (status, v) = fetch(&h, json!({"url": format!("https://tls.test:{port}/")})).await;
+    assert_eq!(
+        (status, v["content"].clone()),
+        (StatusCode::OK, json!("sni=tls.test")),
+        "{v}"
+    );
+    // Another name for the same address: the certificate does not cover it.
+    let (status, v) = fetch(&h, json!({"url": format!("https://other.test:{port}/")})).await;
+    assert_eq!(
+        (status, code_of(&v)),
+        (StatusCode::BAD_GATEWAY, "tls_failed"),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("certificate"),
+        "{v}"
+    );
+    // The web PKI does not know the test CA.
+    let h = harness(|c| c.allow_private = vec![allow(tls_up)]);
+    let (status, v) = fetch(&h, json!({"url": format!("https://tls.test:{port}/")})).await;
+    assert_eq!(
+        (status, code_of(&v)),
+        (StatusCode::BAD_GATEWAY, "tls_failed"),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("UnknownIssuer"),
+        "{v}"
+    );
 }
