@@ -16,8 +16,9 @@
 
 use std::fmt;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput};
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
@@ -490,6 +491,34 @@ impl DomainPolicy {
 // ---------------------------------------------------------------------------
 // Wire types of the proxy's API (see crates/proxy/src/net/mod.rs)
 
+/// The answer of `GET /api/session`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    /// Sent back in the header named by `header` on every other call.
+    pub token: String,
+    /// `x-hearth-token`.
+    pub header: String,
+    /// The proxy's version.
+    pub version: String,
+    pub fetch: SessionFetch,
+    pub search: SessionSearch,
+}
+
+/// The fetch limits the proxy applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionFetch {
+    pub default_max_bytes: u64,
+    pub max_bytes: u64,
+}
+
+/// Whether web search can run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSearch {
+    pub configured: bool,
+    /// `searxng` or `brave` when configured.
+    pub backend: Option<String>,
+}
+
 /// The body of `POST /api/fetch`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -795,7 +824,9 @@ pub enum WebFailure {
 }
 
 impl WebFailure {
-    /// Reads a non-2xx answer of the proxy.
+    /// Reads a non-2xx answer of the proxy. A 404, 405 or 501 that is not
+    /// the proxy's JSON comes from a server without the API (a static file
+    /// server), so the proxy counts as unreachable.
     pub fn from_answer(status: u16, body: &str) -> Self {
         match serde_json::from_str::<ApiErrorBody>(body) {
             Ok(b) => WebFailure::Proxy {
@@ -803,8 +834,18 @@ impl WebFailure {
                 code: ApiErrorCode::parse(&b.error.code),
                 message: b.error.message,
             },
-            Err(_) if status == 404 || status == 405 => WebFailure::ProxyUnreachable,
+            Err(_) if matches!(status, 404 | 405 | 501) => WebFailure::ProxyUnreachable,
             Err(_) => WebFailure::UnexpectedAnswer { status },
+        }
+    }
+
+    /// The code of a proxy error, if it sent a known one.
+    pub fn code(&self) -> Option<ApiErrorCode> {
+        match self {
+            WebFailure::Proxy { code, .. } => *code,
+            WebFailure::Offline
+            | WebFailure::ProxyUnreachable
+            | WebFailure::UnexpectedAnswer { .. } => None,
         }
     }
 
@@ -830,6 +871,73 @@ impl WebFailure {
     pub fn into_skill_error(self, skill: &str) -> SkillError {
         SkillError::new(self.message(skill))
     }
+}
+
+/// Reads any answer of the proxy: the expected JSON on 2xx, a
+/// [`WebFailure`] otherwise. A 2xx that is not the expected JSON (a dev
+/// server answering every path with the app's `index.html`) also means the
+/// proxy is not there.
+pub fn read_answer<T: DeserializeOwned>(status: u16, body: &str) -> Result<T, WebFailure> {
+    if !(200..300).contains(&status) {
+        return Err(WebFailure::from_answer(status, body));
+    }
+    serde_json::from_str(body).map_err(|_| WebFailure::ProxyUnreachable)
+}
+
+/// The body of `POST /api/fetch` for a `web_fetch` call with `arguments`
+/// (already checked against the input schema) and the skill's domain lists.
+pub fn fetch_request(
+    arguments: &Value,
+    domains: &DomainPolicy,
+) -> Result<FetchRequest, SkillError> {
+    let url = arguments
+        .get("url")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| SkillError::new("web_fetch needs a 'url' to read"))?;
+    let max_bytes = match arguments.get("max_bytes") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| SkillError::new("max_bytes must be a positive whole number"))?,
+        ),
+    };
+    Ok(FetchRequest {
+        url: url.to_string(),
+        max_bytes,
+        domains: domains.clone(),
+    })
+}
+
+/// The body of `POST /api/search` for a `web_search` call.
+pub fn search_request(
+    arguments: &Value,
+    domains: &DomainPolicy,
+) -> Result<SearchRequest, SkillError> {
+    let query = arguments
+        .get("query")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+        .ok_or_else(|| SkillError::new("web_search needs a 'query'"))?;
+    let limit = match arguments.get("limit") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| (1..=MAX_SEARCH_LIMIT).contains(n))
+                .ok_or_else(|| {
+                    SkillError::new(format!("limit must be between 1 and {MAX_SEARCH_LIMIT}"))
+                })?,
+        ),
+    };
+    Ok(SearchRequest {
+        query: query.to_string(),
+        limit,
+        domains: domains.clone(),
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -1442,6 +1550,97 @@ mod tests {
                 .contains("hearth serve")
         );
         assert!(WebFailure::Offline.message(WEB_SEARCH).contains("offline"));
+    }
+
+    #[test]
+    fn answers_are_read_or_explained() {
+        let page_json = serde_json::to_string(&page()).unwrap();
+        assert_eq!(read_answer::<FetchResponse>(200, &page_json), Ok(page()));
+        // A dev server answering every path with the app shell.
+        assert_eq!(
+            read_answer::<FetchResponse>(200, "<!doctype html><html>…"),
+            Err(WebFailure::ProxyUnreachable)
+        );
+        // python -m http.server answers POST with 501 and HTML.
+        assert_eq!(
+            read_answer::<FetchResponse>(501, "<html>Unsupported method</html>"),
+            Err(WebFailure::ProxyUnreachable)
+        );
+        let refused =
+            read_answer::<FetchResponse>(403, r#"{"error":{"code":"bad_token","message":"m"}}"#)
+                .unwrap_err();
+        assert_eq!(refused.code(), Some(ApiErrorCode::BadToken));
+        assert!(refused.code().unwrap().needs_new_session());
+        let session = read_answer::<Session>(
+            200,
+            r#"{"token":"t","header":"x-hearth-token","version":"0.1.0",
+                "fetch":{"default_max_bytes":1,"max_bytes":2},
+                "search":{"configured":false,"backend":null}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            session,
+            Session {
+                token: "t".into(),
+                header: "x-hearth-token".into(),
+                version: "0.1.0".into(),
+                fetch: SessionFetch {
+                    default_max_bytes: 1,
+                    max_bytes: 2
+                },
+                search: SessionSearch {
+                    configured: false,
+                    backend: None
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn calls_become_proxy_requests() {
+        let policy = DomainPolicy {
+            allow: vec![],
+            deny: vec![p("evil.com")],
+        };
+        assert_eq!(
+            fetch_request(&json!({"url": " https://e.com/ ", "max_bytes": 5}), &policy),
+            Ok(FetchRequest {
+                url: "https://e.com/".into(),
+                max_bytes: Some(5),
+                domains: policy.clone(),
+            })
+        );
+        assert_eq!(
+            serde_json::to_value(
+                fetch_request(&json!({"url": "https://e.com/"}), &DomainPolicy::default()).unwrap()
+            )
+            .unwrap(),
+            json!({"url": "https://e.com/"})
+        );
+        assert_eq!(
+            fetch_request(&json!({"url": ""}), &policy),
+            Err(SkillError::new("web_fetch needs a 'url' to read"))
+        );
+        assert_eq!(
+            fetch_request(&json!({"url": "https://e.com", "max_bytes": -1}), &policy),
+            Err(SkillError::new("max_bytes must be a positive whole number"))
+        );
+        assert_eq!(
+            search_request(&json!({"query": "rust", "limit": 3}), &policy),
+            Ok(SearchRequest {
+                query: "rust".into(),
+                limit: Some(3),
+                domains: policy.clone(),
+            })
+        );
+        assert_eq!(
+            search_request(&json!({"query": "rust", "limit": 99}), &policy),
+            Err(SkillError::new("limit must be between 1 and 20"))
+        );
+        assert_eq!(
+            search_request(&json!({}), &policy),
+            Err(SkillError::new("web_search needs a 'query'"))
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! `403 preflight_refused`. No response carries `Access-Control-Allow-*`.
 //! All API responses carry `Cache-Control: no-store`.
 //!
-//! ## `GET /api/session` → 200
+//! ## `GET /api/session` → 200 ([`Session`](hearth_core::web::Session))
 //! ```json
 //! {"token": "<43 chars>", "header": "x-hearth-token", "version": "0.1.0",
 //!  "fetch": {"default_max_bytes": 2097152, "max_bytes": 10485760},
@@ -33,6 +33,9 @@
 //! The app fetches this once per page load (`fetch("/api/session")`) and
 //! sends the token on every other call. The token is per install and
 //! stable; on `missing_token` / `bad_token` fetch the session again.
+//! `hearth_core::web::read_answer` reads every answer below, and turns a
+//! missing proxy (a static server's 404/405/501, or a dev server's
+//! `index.html`) into `WebFailure::ProxyUnreachable`.
 //!
 //! ## `POST /api/fetch` (`Content-Type: application/json`)
 //! Request ([`FetchRequest`](hearth_core::web::FetchRequest)):
@@ -125,7 +128,7 @@ use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use hearth_core::web::{
     DEFAULT_SEARCH_LIMIT, FetchRequest, FetchResponse, MAX_QUERY_LEN, MAX_SEARCH_LIMIT,
-    SearchRequest, SearchResponse, WEB_FETCH, WEB_SEARCH,
+    SearchRequest, SearchResponse, Session, SessionFetch, SessionSearch, WEB_FETCH, WEB_SEARCH,
 };
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -314,21 +317,21 @@ async fn log_requests(req: Request, next: Next) -> Response {
     res
 }
 
-async fn session(State(s): State<Arc<NetState>>) -> Json<Value> {
+async fn session(State(s): State<Arc<NetState>>) -> Json<Session> {
     let (backend, _) = s.search_backend();
-    Json(json!({
-        "token": s.guard.token().as_str(),
-        "header": TOKEN_HEADER,
-        "version": env!("CARGO_PKG_VERSION"),
-        "fetch": {
-            "default_max_bytes": s.limits.default_max_bytes,
-            "max_bytes": s.limits.max_bytes,
+    Json(Session {
+        token: s.guard.token().as_str().to_string(),
+        header: TOKEN_HEADER.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        fetch: SessionFetch {
+            default_max_bytes: s.limits.default_max_bytes,
+            max_bytes: s.limits.max_bytes,
         },
-        "search": {
-            "configured": backend.is_some(),
-            "backend": backend.as_ref().map(SearchBackend::name),
+        search: SessionSearch {
+            configured: backend.is_some(),
+            backend: backend.as_ref().map(|b| b.name().to_string()),
         },
-    }))
+    })
 }
 
 fn json_body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
