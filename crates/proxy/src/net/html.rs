@@ -9,6 +9,7 @@
 //! needs. When the page marks its main content (`<main>` or
 //! `role="main"`), only that is converted, unless it is nearly empty.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use hearth_core::web::Link;
@@ -121,13 +122,26 @@ enum Token<'a> {
     /// The body of a raw-text element (script, style, title, textarea…).
     Raw(&'a str),
     Start {
-        name: String,
-        attrs: Vec<(String, String)>,
+        /// Lower case; borrowed from the input when it already was.
+        name: Cow<'a, str>,
+        attrs: Vec<Attr<'a>>,
         self_closing: bool,
     },
     End {
-        name: String,
+        name: Cow<'a, str>,
     },
+}
+
+/// An attribute: lower-case name, decoded value.
+type Attr<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+/// `s` in lower case, without copying when it already is.
+fn lower(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// Elements whose content is not markup.
@@ -151,7 +165,7 @@ struct Tokenizer<'a> {
     src: &'a str,
     pos: usize,
     /// Inside a raw-text element: the name whose end tag ends it.
-    raw_until: Option<String>,
+    raw_until: Option<Cow<'a, str>>,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -169,7 +183,14 @@ impl<'a> Tokenizer<'a> {
 
     /// The position of the next `needle` (ASCII) at or after `from`.
     fn find_at(&self, from: usize, needle: &str) -> Option<usize> {
-        self.src.get(from..)?.find(needle).map(|i| from + i)
+        let hay = self.src.get(from..)?;
+        // One-byte needles take the memchr path; a &str needle would set up
+        // a two-way searcher on every call.
+        let found = match needle.as_bytes() {
+            [b] => hay.find(char::from(*b)),
+            _ => hay.find(needle),
+        };
+        found.map(|i| from + i)
     }
 
     /// The end of a raw-text body: the next `</name` followed by a space,
@@ -192,7 +213,7 @@ impl<'a> Tokenizer<'a> {
         b.len()
     }
 
-    fn read_name(&mut self) -> String {
+    fn read_name(&mut self) -> Cow<'a, str> {
         let b = self.bytes();
         let start = self.pos;
         while self.pos < b.len()
@@ -204,7 +225,7 @@ impl<'a> Tokenizer<'a> {
             self.pos += 1;
         }
         // Stops at ASCII bytes only, so the slice is on char boundaries.
-        self.src[start..self.pos].to_ascii_lowercase()
+        lower(&self.src[start..self.pos])
     }
 
     fn skip_spaces(&mut self) {
@@ -258,9 +279,9 @@ impl<'a> Tokenizer<'a> {
             while !self.src.is_char_boundary(self.pos) {
                 self.pos += 1;
             }
-            let attr_name = self.src[start..self.pos].to_ascii_lowercase();
+            let attr_name = lower(&self.src[start..self.pos]);
             self.skip_spaces();
-            let mut value = String::new();
+            let mut value = Cow::Borrowed("");
             if self.pos < b.len() && b[self.pos] == b'=' {
                 self.pos += 1;
                 self.skip_spaces();
@@ -356,11 +377,11 @@ impl<'a> Iterator for Tokenizer<'a> {
     }
 }
 
-fn attr<'t>(attrs: &'t [(String, String)], name: &str) -> Option<&'t str> {
+fn attr<'t>(attrs: &'t [Attr<'_>], name: &str) -> Option<&'t str> {
     attrs
         .iter()
         .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
+        .map(|(_, v)| v.as_ref())
 }
 
 // ---------------------------------------------------------------------------
@@ -368,19 +389,19 @@ fn attr<'t>(attrs: &'t [(String, String)], name: &str) -> Option<&'t str> {
 
 /// Decodes character references in text: numeric ones, and the named ones
 /// pages commonly use. Unknown names are left as written.
-pub fn decode_entities(s: &str) -> String {
+pub fn decode_entities(s: &str) -> Cow<'_, str> {
     decode(s, true)
 }
 
 /// The same in an attribute value, where legacy references without `;`
 /// are not decoded (`?a=1&copy=2` stays a query string).
-fn decode_attribute(s: &str) -> String {
+fn decode_attribute(s: &str) -> Cow<'_, str> {
     decode(s, false)
 }
 
-fn decode(s: &str, legacy: bool) -> String {
+fn decode(s: &str, legacy: bool) -> Cow<'_, str> {
     if !s.contains('&') {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -396,7 +417,7 @@ fn decode(s: &str, legacy: bool) -> String {
         }
     }
     out.push_str(rest);
-    out
+    Cow::Owned(out)
 }
 
 /// Decodes the reference at the start of `s` into `out`; returns its length
@@ -611,7 +632,7 @@ fn read_head(tokens: &[Token<'_>], url: &Url) -> Head {
     let mut in_svg = 0usize;
     for t in tokens {
         match t {
-            Token::Start { name, attrs, .. } => match name.as_str() {
+            Token::Start { name, attrs, .. } => match name.as_ref() {
                 "svg" => in_svg += 1,
                 "title" if in_svg == 0 && title.is_none() => in_title = true,
                 "base" if base.is_none() => {
@@ -626,7 +647,7 @@ fn read_head(tokens: &[Token<'_>], url: &Url) -> Head {
                 }
                 _ => {}
             },
-            Token::End { name } => match name.as_str() {
+            Token::End { name } => match name.as_ref() {
                 "svg" => in_svg = in_svg.saturating_sub(1),
                 "title" => in_title = false,
                 _ => {}
@@ -702,7 +723,7 @@ fn is_void(name: &str) -> bool {
     )
 }
 
-fn is_hidden(attrs: &[(String, String)]) -> bool {
+fn is_hidden(attrs: &[Attr<'_>]) -> bool {
     if attrs.iter().any(|(n, _)| n == "hidden") {
         return true;
     }
@@ -739,8 +760,8 @@ enum Effect {
     Cell,
 }
 
-struct Open {
-    name: String,
+struct Open<'t> {
+    name: &'t str,
     effect: Effect,
 }
 
@@ -767,11 +788,11 @@ struct TableState {
     cells_in_row: usize,
 }
 
-struct Converter<'u> {
+struct Converter<'u, 't> {
     base: &'u Url,
     only_main: bool,
     main_depth: usize,
-    stack: Vec<Open>,
+    stack: Vec<Open<'t>>,
     skip_depth: usize,
     out: String,
     at_line_start: bool,
@@ -790,7 +811,7 @@ struct Converter<'u> {
     seen_links: HashSet<String>,
 }
 
-impl<'u> Converter<'u> {
+impl<'u, 't> Converter<'u, 't> {
     fn new(base: &'u Url, only_main: bool) -> Self {
         Self {
             base,
@@ -816,7 +837,7 @@ impl<'u> Converter<'u> {
         }
     }
 
-    fn run(mut self, tokens: &[Token<'_>]) -> (String, Vec<Link>) {
+    fn run(mut self, tokens: &'t [Token<'_>]) -> (String, Vec<Link>) {
         for t in tokens {
             match t {
                 Token::Start {
@@ -843,7 +864,7 @@ impl<'u> Converter<'u> {
         self.skip_depth == 0 && (!self.only_main || self.main_depth > 0)
     }
 
-    fn start(&mut self, name: &str, attrs: &[(String, String)], self_closing: bool) {
+    fn start(&mut self, name: &'t str, attrs: &[Attr<'_>], self_closing: bool) {
         if self.skip_depth > 0 {
             if !is_void(name) && !self_closing_foreign(name, self_closing) {
                 self.push(name, Effect::None);
@@ -1029,26 +1050,24 @@ impl<'u> Converter<'u> {
             "td" | "th" => (&["td", "th"], &["tr", "table"]),
             _ => return,
         };
-        let found = self.stack.iter().rposition(|o| {
-            closes.contains(&o.name.as_str()) || boundary.contains(&o.name.as_str())
-        });
+        let found = self
+            .stack
+            .iter()
+            .rposition(|o| closes.contains(&o.name) || boundary.contains(&o.name));
         if let Some(i) = found
-            && closes.contains(&self.stack[i].name.as_str())
+            && closes.contains(&self.stack[i].name)
         {
             self.pop_to(i);
         }
     }
 
-    fn push(&mut self, name: &str, effect: Effect) {
+    fn push(&mut self, name: &'t str, effect: Effect) {
         if self.stack.len() >= MAX_DEPTH {
             // Too deep: stop tracking, and undo what opening did.
             self.close(effect);
             return;
         }
-        self.stack.push(Open {
-            name: name.to_string(),
-            effect,
-        });
+        self.stack.push(Open { name, effect });
     }
 
     fn end(&mut self, name: &str) {
@@ -1129,7 +1148,7 @@ impl<'u> Converter<'u> {
         }
     }
 
-    fn capture(&mut self, name: &str, kind: CaptureKind) {
+    fn capture(&mut self, name: &'t str, kind: CaptureKind) {
         if self.pre.is_some() {
             self.push(name, Effect::None);
             return;
@@ -1280,8 +1299,7 @@ impl<'u> Converter<'u> {
             self.want_space = false;
         }
         if self.at_line_start {
-            let prefix = self.prefix();
-            self.out.push_str(&prefix);
+            self.write_prefix();
             self.at_line_start = false;
         } else if self.want_space && !self.out.ends_with(' ') {
             self.out.push(' ');
@@ -1301,21 +1319,23 @@ impl<'u> Converter<'u> {
         self.want_space = false;
     }
 
-    fn prefix(&mut self) -> String {
-        let mut p = "> ".repeat(self.quote_depth.min(8));
-        let depth = self.lists.len().min(8);
-        match self.marker.take() {
-            Some((marker, true)) => {
-                p.push_str(&"  ".repeat(depth.saturating_sub(1)));
-                p.push_str(&marker);
-            }
-            Some((marker, false)) => {
-                p.push_str(&"  ".repeat(depth));
-                p.push_str(&marker);
-            }
-            None => p.push_str(&"  ".repeat(depth)),
+    /// Writes the start of a line: quote markers, list indentation and
+    /// any pending list or heading marker.
+    fn write_prefix(&mut self) {
+        for _ in 0..self.quote_depth.min(8) {
+            self.out.push_str("> ");
         }
-        p
+        let depth = self.lists.len().min(8);
+        let indent = match &self.marker {
+            Some((_, true)) => depth.saturating_sub(1),
+            Some((_, false)) | None => depth,
+        };
+        for _ in 0..indent {
+            self.out.push_str("  ");
+        }
+        if let Some((marker, _)) = self.marker.take() {
+            self.out.push_str(&marker);
+        }
     }
 
     fn code_block(&mut self, lang: &str, code: &str) {
@@ -1341,8 +1361,9 @@ impl<'u> Converter<'u> {
                 // Keep the line, without trailing prefix spaces.
                 self.want_newlines = 0;
                 if self.at_line_start {
-                    let prefix = self.prefix();
-                    self.out.push_str(prefix.trim_end());
+                    self.write_prefix();
+                    let kept = self.out.trim_end_matches(' ').len();
+                    self.out.truncate(kept);
                     self.at_line_start = false;
                 }
             } else {
