@@ -16,7 +16,9 @@
 //! - carry `Sec-Fetch-Site: same-origin` (browsers send it by themselves);
 //! - carry `Origin: http://<that host>` on POST, PUT and DELETE (browsers
 //!   do), and if `Origin` is sent on GET it must be that too;
-//! - except `GET /api/session`: carry `X-Hearth-Token: <token>`.
+//! - carry `X-Hearth-Token: <token>`, on every route but `GET /api/session`;
+//! - send JSON bodies as `Content-Type: application/json` (anything else is
+//!   `400 invalid_request`, so a cross-site `<form>` post can never parse).
 //!
 //! Anything else is answered `403` with one of the codes `forbidden_peer`,
 //! `forbidden_host`, `forbidden_fetch_site`, `forbidden_origin`,
