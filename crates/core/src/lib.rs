@@ -29,6 +29,7 @@ pub mod sse;
 pub mod tasks;
 pub mod text;
 pub mod tokens;
+pub mod web;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;

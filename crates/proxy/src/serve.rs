@@ -18,6 +18,13 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use tower_http::services::ServeDir;
 
+use crate::net::NetState;
+use crate::net::client::ClientConfig;
+use crate::net::config::NetConfig;
+use crate::net::guard::AppGuard;
+use crate::net::resolve::SystemResolver;
+use crate::net::token::ApiToken;
+
 /// Why the server cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -47,8 +54,15 @@ struct AppState {
     csp: HeaderValue,
 }
 
-/// Builds the router that serves `config.dist`.
+/// Builds the router that serves `config.dist` alone, without the API.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
+    router_with(config, Router::new())
+}
+
+/// Builds the router that serves `config.dist` plus `api` (routes under
+/// `/api/`, each with its own guard), all with the security headers.
+pub fn router_with(config: &ServeConfig, api: Router) -> Result<Router, ServeError> {
     let index = config.dist.join("index.html");
     let html = match std::fs::read_to_string(&index) {
         Ok(html) => html,
@@ -73,6 +87,7 @@ pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
     let files = ServeDir::new(&config.dist).append_index_html_on_directories(true);
     Ok(Router::new()
         .route("/healthz", get(healthz))
+        .merge(api)
         .fallback_service(files)
         .layer(middleware::from_fn_with_state(state, security_headers)))
 }
@@ -111,7 +126,10 @@ async fn security_headers(
     if !h.contains_key(header::CONTENT_SECURITY_POLICY) && !is_sandbox_path(&path) {
         h.insert(header::CONTENT_SECURITY_POLICY, state.csp.clone());
     }
-    if status.is_success() || status == StatusCode::NOT_MODIFIED {
+    if is_api_path(&path) {
+        // Answers of the API hold tokens and fetched pages: never cached.
+        set(h, "cache-control", "no-store");
+    } else if status.is_success() || status == StatusCode::NOT_MODIFIED {
         let cache = if is_hashed_asset(&path) {
             "public, max-age=31536000, immutable"
         } else {
@@ -145,6 +163,10 @@ fn not_found(path: &str) -> Response {
 
 fn set(h: &mut HeaderMap, name: &'static str, value: &'static str) {
     h.insert(name, HeaderValue::from_static(value));
+}
+
+fn is_api_path(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
 }
 
 /// Pages under /sandbox/ set their own, stricter CSP in their markup and
@@ -221,15 +243,34 @@ pub fn default_dist() -> PathBuf {
     Path::new("dist").to_path_buf()
 }
 
-/// Serves until Ctrl-C.
+/// Serves until Ctrl-C: the app, and the network-tier API configured by
+/// `net` (guarded for the address actually bound).
 pub async fn run(
     config: ServeConfig,
+    net: NetConfig,
     host: String,
     port: u16,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let app = router(&config)?;
+    let token = ApiToken::load_or_create(&net.state_dir)?;
     let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await?;
     let addr = listener.local_addr()?;
+    let guard = AppGuard::for_bound_address(addr, token);
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        eprintln!(
+            "note: the network-tier API answers only loopback connections, so it is off on {}",
+            addr.ip()
+        );
+    }
+    for allow in &net.allow_private {
+        tracing::warn!(target: "hearth::net", destination = %allow, "fetching this non-public destination is allowed");
+    }
+    let state = Arc::new(NetState::new(
+        net,
+        guard,
+        Arc::new(SystemResolver),
+        ClientConfig::default_tls(),
+    ));
+    let app = router_with(&config, crate::net::router(state))?;
     let shown_host = if addr.ip().is_loopback() {
         "127.0.0.1".to_string()
     } else {
@@ -237,11 +278,14 @@ pub async fn run(
     };
     println!("Hearth is running at http://{shown_host}:{}/", addr.port());
     println!("Serving {}. Press Ctrl-C to stop.", config.dist.display());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }
 
