@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn filters_combine() {
-        let records = vec![
+        let records = [
             record(
                 "1",
                 "calculator",

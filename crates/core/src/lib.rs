@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod calculator;
 pub mod call;
 pub mod invoke;
+pub mod mcp;
 pub mod permission;
 pub mod registry;
 pub mod schema;
