@@ -11,6 +11,8 @@
 pub mod authorize;
 pub mod client;
 pub mod error;
+#[cfg(test)]
+mod exchanges;
 pub mod headers;
 pub mod jsonrpc;
 pub mod model;
