@@ -174,39 +174,53 @@ impl OAuthFlow {
         if let Some(c) = self.state.borrow().clients.get(&server.issuer) {
             return Ok(c.clone());
         }
-        let pre = self
-            .config
-            .preregistered
-            .iter()
-            .find(|c| c.issuer == server.issuer);
-        let client =
-            match plan_registration(server, pre, self.config.metadata_document_url.as_deref())? {
-                RegistrationPlan::Preregistered(c) => c,
-                RegistrationPlan::MetadataDocument { client_id } => ClientCredentials {
-                    issuer: server.issuer.clone(),
-                    client_id,
-                    client_secret: None,
-                    token_endpoint_auth_method: Some("none".into()),
-                },
-                RegistrationPlan::Dynamic { endpoint } => {
-                    let body = self.config.client.to_json(None, scope);
-                    let request = HttpRequest::new(HttpMethod::Post, endpoint)
-                        .header("Content-Type", "application/json")
-                        .header("Accept", "application/json")
-                        .body(serde_json::to_vec(&body).unwrap_or_default());
-                    let (status, response) = self.fetch(request).await?;
-                    if !(200..300).contains(&status) {
-                        return Err(AuthError::RegistrationFailed(format!(
-                            "HTTP {status}: {}",
-                            String::from_utf8_lossy(&response)
-                                .chars()
-                                .take(200)
-                                .collect::<String>()
-                        )));
-                    }
-                    parse_registration(&response, &server.issuer)?
+        let pre = {
+            let state = self.state.borrow();
+            let bound_elsewhere =
+                |c: &ClientCredentials| state.clients.values().any(|b| b.client_id == c.client_id);
+            self.config
+                .preregistered
+                .iter()
+                .find(|c| c.issuer == server.issuer)
+                .or_else(|| {
+                    self.config
+                        .preregistered
+                        .iter()
+                        .find(|c| c.issuer.is_empty() && !bound_elsewhere(c))
+                })
+                .cloned()
+        };
+        let client = match plan_registration(
+            server,
+            pre.as_ref(),
+            self.config.metadata_document_url.as_deref(),
+        )? {
+            RegistrationPlan::Preregistered(c) => c,
+            RegistrationPlan::MetadataDocument { client_id } => ClientCredentials {
+                issuer: server.issuer.clone(),
+                client_id,
+                client_secret: None,
+                token_endpoint_auth_method: Some("none".into()),
+            },
+            RegistrationPlan::Dynamic { endpoint } => {
+                let body = self.config.client.to_json(None, scope);
+                let request = HttpRequest::new(HttpMethod::Post, endpoint)
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json")
+                    .body(serde_json::to_vec(&body).unwrap_or_default());
+                let (status, response) = self.fetch(request).await?;
+                if !(200..300).contains(&status) {
+                    return Err(AuthError::RegistrationFailed(format!(
+                        "HTTP {status}: {}",
+                        String::from_utf8_lossy(&response)
+                            .chars()
+                            .take(200)
+                            .collect::<String>()
+                    )));
                 }
-            };
+                parse_registration(&response, &server.issuer)?
+            }
+        };
         let issuer = server.issuer.clone();
         let stored = client.clone();
         self.update(move |s| {
@@ -441,12 +455,10 @@ impl AuthProvider for OAuthFlow {
                         return Err(AuthError::RetryLimit(n));
                     }
                 }
-            } else if self.state.borrow().tokens.is_some() && self.refresh().await.unwrap_or(false)
-            {
-                // A 401 with tokens in hand: the access token expired early
-                // or was revoked; a refresh may be enough.
-                return Ok(());
             }
+            // A 401 despite a live token means it was revoked, or the server
+            // now trusts another authorization server: sign in afresh.
+            // (Expiring tokens are refreshed before they are sent.)
             self.sign_in(challenge.as_ref(), step_up).await.map(|_| ())
         }
         .boxed_local()

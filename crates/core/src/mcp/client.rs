@@ -912,17 +912,28 @@ impl McpClient {
                 let text = String::from_utf8_lossy(&body).into_owned();
                 let error = Message::parse_all(&text).ok().and_then(|ms| {
                     ms.into_iter().find_map(|m| match m {
-                        Message::Error { error, .. } => Some(error),
+                        Message::Error { id, error } => Some((id, error)),
                         Message::Request { .. }
                         | Message::Notification { .. }
                         | Message::Result { .. } => None,
                     })
                 });
                 match error {
-                    Some(e) if e.code == UNSUPPORTED_PROTOCOL_VERSION => {
+                    // Many legacy servers answer an unknown session (after a
+                    // restart, say) with 400 and an id-less error instead of
+                    // the 404 the spec asks for; treat that as expiry too.
+                    Some((None, e))
+                        if status == 400
+                            && self.era() == Era::Legacy
+                            && self.session_id().is_some()
+                            && mentions_session(&e.message) =>
+                    {
+                        Ok(Exchange::SessionExpired)
+                    }
+                    Some((_, e)) if e.code == UNSUPPORTED_PROTOCOL_VERSION => {
                         Ok(Exchange::WrongVersion(e))
                     }
-                    Some(e) => Ok(Exchange::Answer(Err(e))),
+                    Some((_, e)) => Ok(Exchange::Answer(Err(e))),
                     None => Err(McpError::Http { status, body: text }),
                 }
             }
@@ -1291,6 +1302,11 @@ impl Subscription {
 
     /// Stops listening; dropping the subscription does the same.
     pub fn close(self) {}
+}
+
+fn mentions_session(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("session") || m.contains("not initialized")
 }
 
 enum ResultType {

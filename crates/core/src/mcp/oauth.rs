@@ -496,8 +496,13 @@ pub fn plan_registration(
     preregistered: Option<&ClientCredentials>,
     metadata_document_url: Option<&str>,
 ) -> Result<RegistrationPlan, AuthError> {
-    if let Some(c) = preregistered.filter(|c| c.issuer == server.issuer) {
-        return Ok(RegistrationPlan::Preregistered(c.clone()));
+    // Credentials entered without an issuer bind to the first server they
+    // are used with (the caller keeps them from a second one).
+    if let Some(c) = preregistered.filter(|c| c.issuer == server.issuer || c.issuer.is_empty()) {
+        return Ok(RegistrationPlan::Preregistered(ClientCredentials {
+            issuer: server.issuer.clone(),
+            ..c.clone()
+        }));
     }
     if let Some(url) =
         metadata_document_url.filter(|_| server.client_id_metadata_document_supported)
@@ -1151,6 +1156,10 @@ mod tests {
             issuer: "https://old-auth.example.com".into(),
             ..pre.clone()
         };
+        let unbound = ClientCredentials {
+            issuer: String::new(),
+            ..pre.clone()
+        };
         let cimd = "https://hearth.example/client.json";
         let table: Vec<(
             AuthorizationServerMetadata,
@@ -1168,6 +1177,11 @@ mod tests {
                 Ok(RegistrationPlan::MetadataDocument {
                     client_id: cimd.into(),
                 }),
+            ),
+            (
+                server_meta(None, true, true),
+                Some(&unbound),
+                Ok(RegistrationPlan::Preregistered(pre.clone())),
             ),
             (
                 server_meta(None, false, true),
