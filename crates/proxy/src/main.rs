@@ -1,5 +1,6 @@
 //! The `hearth` binary: `hearth serve` and the CLI over hearth-core.
 
+mod mcp;
 mod serve;
 mod skills_cli;
 
@@ -42,6 +43,12 @@ enum Command {
         #[command(subcommand)]
         command: skills_cli::SkillsCommand,
     },
+    /// Talk to an MCP server: list its tools, call one, browse resources
+    /// and prompts, or act as the conformance suite's client.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::cli::McpCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -83,5 +90,6 @@ fn main() -> ExitCode {
             }
         }
         Command::Skills { command } => skills_cli::run(command),
+        Command::Mcp { command } => mcp::cli::run(command),
     }
 }

@@ -405,7 +405,7 @@ mod tests {
             dist: empty.path().to_path_buf(),
             extra_connect_src: vec![],
         };
-        let err = router(&cfg).err().expect("must refuse");
+        let err = router(&cfg).expect_err("must refuse");
         assert!(matches!(err, ServeError::MissingDist(_)));
         assert!(err.to_string().contains("cargo xtask build"), "{err}");
 
