@@ -361,6 +361,7 @@ impl McpClient {
     /// Finds out how to talk to the server (or uses what is remembered) and
     /// returns what it says about itself.
     pub async fn connect(&self) -> Result<ServerInfo, McpError> {
+        super::url::HttpUrl::parse(self.endpoint())?;
         let remembered = self.memory();
         let result = match remembered.as_ref().map(|m| m.era) {
             Some(Era::Legacy) => {

@@ -4,9 +4,12 @@
 use super::jsonrpc::RpcError;
 use super::oauth::{AuthError, BearerChallenge};
 use super::transport::TransportError;
+use super::url::UrlError;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum McpError {
+    #[error("the server URL is not usable: {0}")]
+    Endpoint(#[from] UrlError),
     #[error("{0}")]
     Transport(#[from] TransportError),
     /// 401: the server wants an access token (or a fresh one).

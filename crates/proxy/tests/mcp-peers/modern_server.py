@@ -13,6 +13,8 @@ Binds to 127.0.0.1 only.
 
 import base64
 import sys
+
+import anyio
 from typing import Annotated
 
 import uvicorn
@@ -33,7 +35,7 @@ from mcp_types import (
     ToolAnnotations,
 )
 from mcp.server.mcpserver.resources import TextResource
-from pydantic import Field
+from pydantic import BaseModel, Field
 from starlette.middleware.cors import CORSMiddleware
 
 # A 1x1 PNG and a 44-byte silent WAV, base64.
@@ -71,9 +73,13 @@ def echo(message: str) -> str:
     return f"Echo: {message}"
 
 
+class Sum(BaseModel):
+    sum: float
+
+
 @server.tool(description="Adds two numbers and returns the sum as structured content")
-def add(a: float, b: float) -> dict:
-    return {"sum": a + b}
+def add(a: float, b: float) -> Sum:
+    return Sum(sum=a + b)
 
 
 @server.tool(description="Returns one block of every content type")
@@ -102,6 +108,12 @@ async def count(steps: int, ctx: Context) -> str:
     for i in range(1, steps + 1):
         await ctx.report_progress(i, steps, f"step {i}")
     return f"counted to {steps}"
+
+
+@server.tool(description="Waits, so that a client can cancel it")
+async def wait(seconds: float) -> str:
+    await anyio.sleep(seconds)
+    return "waited"
 
 
 @server.tool(description="Greets someone, asking for their name first")
