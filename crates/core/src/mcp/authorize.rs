@@ -15,12 +15,13 @@ use super::client::AuthProvider;
 use super::oauth::{
     AuthError, AuthState, AuthorizationServerMetadata, BearerChallenge, ClientCredentials,
     ClientMetadata, Grant, PendingAuthorization, Pkce, RegistrationPlan, ResourceMetadata,
-    TokenAction, TokenSet, authorization_server_metadata_urls, check_resource, initial_scope,
-    parse_authorization_server_metadata, parse_registration, parse_resource_metadata,
-    parse_token_response, plan_registration, resource_metadata_urls, scope_grows,
-    state_from_random, step_up_scope, token_action, token_request,
+    TokenAction, TokenSet, authorization_server_metadata_urls, check_resource, default_metadata,
+    initial_scope, parse_authorization_server_metadata, parse_registration,
+    parse_resource_metadata, parse_token_response, plan_registration, resource_metadata_urls,
+    scope_grows, state_from_random, step_up_scope, token_action, token_request,
 };
 use super::transport::{HttpMethod, HttpRequest, HttpTransport, TransportError};
+use super::url::HttpUrl;
 use crate::invoke::TimeSource;
 
 /// The person's side of the sign-in: show the authorization server's page
@@ -236,13 +237,32 @@ impl OAuthFlow {
         challenge: Option<&BearerChallenge>,
         step_up: bool,
     ) -> Result<TokenSet, AuthError> {
-        let (resource_meta, resource) = self.discover_resource(challenge).await?;
-        let issuer = resource_meta
-            .authorization_servers
-            .first()
-            .cloned()
-            .ok_or(AuthError::NoAuthorizationServer)?;
-        let server = self.discover_server(&issuer).await?;
+        let (resource_meta, resource, server) = match self.discover_resource(challenge).await {
+            Ok((meta, resource)) => {
+                let issuer = meta
+                    .authorization_servers
+                    .first()
+                    .cloned()
+                    .ok_or(AuthError::NoAuthorizationServer)?;
+                let server = self.discover_server(&issuer).await?;
+                (Some(meta), resource, server)
+            }
+            // A 2025-03-26 server has no resource metadata: its own origin
+            // is the authorization server, with default endpoints when it
+            // publishes no metadata either.
+            Err(AuthError::NoResourceMetadata) => {
+                let url = HttpUrl::parse(&self.config.server_url)?;
+                let origin = url.origin();
+                let server = match self.discover_server(&origin).await {
+                    Ok(s) => s,
+                    Err(AuthError::NoAuthorizationServerMetadata(_)) => default_metadata(&origin),
+                    Err(e) => return Err(e),
+                };
+                (None, url.canonical_resource(), server)
+            }
+            Err(e) => return Err(e),
+        };
+        let issuer = server.issuer.clone();
         if self.state.borrow().token_issuer.as_deref() != Some(issuer.as_str()) {
             // Tokens from another authorization server are never sent.
             self.update(|s| s.tokens = None);
@@ -261,7 +281,7 @@ impl OAuthFlow {
         } else {
             initial_scope(
                 challenge,
-                Some(&resource_meta),
+                resource_meta.as_ref(),
                 &server,
                 self.config.client.want_refresh,
             )

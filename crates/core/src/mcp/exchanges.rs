@@ -999,3 +999,282 @@ fn legacy_close_deletes_the_session() {
     );
     assert_eq!(c.session_id(), None);
 }
+
+mod sign_in {
+    //! The OAuth flow end to end over a scripted transport: a 401, the
+    //! metadata documents, dynamic registration, the authorization step,
+    //! the token exchange, the retried request, and a later refresh.
+
+    use super::*;
+    use crate::invoke::TimeSource;
+    use crate::mcp::authorize::{Authorizer, OAuthConfig, OAuthFlow, Randomness};
+    use crate::mcp::oauth::{AuthState, ClientMetadata, s256};
+    use crate::mcp::url::form_decode;
+    use std::cell::Cell;
+
+    struct Clock(Cell<f64>);
+    impl TimeSource for Clock {
+        fn now_unix_ms(&self) -> f64 {
+            self.0.get()
+        }
+        fn monotonic_ms(&self) -> f64 {
+            self.0.get()
+        }
+    }
+
+    struct Counter(Cell<u8>);
+    impl Randomness for Counter {
+        fn fill(&self, buf: &mut [u8]) {
+            for b in buf {
+                *b = self.0.get();
+                self.0.set(self.0.get().wrapping_add(1));
+            }
+        }
+    }
+
+    /// Approves at once, as a person clicking "Allow" would, and records
+    /// the authorization URL.
+    struct Approve {
+        urls: RefCell<Vec<String>>,
+        iss: &'static str,
+    }
+    impl Authorizer for Approve {
+        fn authorize<'a>(&'a self, url: &'a str) -> LocalBoxFuture<'a, Result<String, AuthError>> {
+            self.urls.borrow_mut().push(url.to_string());
+            let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+            let state = form_decode(query)
+                .into_iter()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v)
+                .unwrap_or_default();
+            let callback = format!(
+                "http://localhost:3000/callback?code=the-code&state={state}&iss={}",
+                self.iss
+            );
+            async move { Ok(callback) }.boxed_local()
+        }
+    }
+
+    fn params(url: &str) -> Vec<(String, String)> {
+        form_decode(url.split_once('?').map(|(_, q)| q).unwrap_or(url))
+    }
+
+    fn get(pairs: &[(String, String)], key: &str) -> Option<String> {
+        pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    const AS: &str = "http://127.0.0.1:2";
+
+    fn as_metadata() -> Answer {
+        json_answer(
+            200,
+            json!({
+                "issuer": AS,
+                "authorization_endpoint": format!("{AS}/authorize"),
+                "token_endpoint": format!("{AS}/token"),
+                "registration_endpoint": format!("{AS}/register"),
+                "code_challenge_methods_supported": ["S256"],
+                "authorization_response_iss_parameter_supported": true,
+                "scopes_supported": ["mcp:read", "offline_access"]
+            }),
+        )
+    }
+
+    fn flow(script: &Rc<Script>, clock: Rc<Clock>, approve: Rc<Approve>) -> Rc<OAuthFlow> {
+        Rc::new(OAuthFlow::new(
+            script.clone(),
+            approve,
+            Rc::new(Counter(Cell::new(0))),
+            clock,
+            OAuthConfig {
+                server_url: URL.into(),
+                client: ClientMetadata {
+                    client_name: "Hearth".into(),
+                    redirect_uris: vec!["http://localhost:3000/callback".into()],
+                    application_type: "native".into(),
+                    want_refresh: true,
+                },
+                metadata_document_url: None,
+                preregistered: vec![],
+            },
+            AuthState::default(),
+        ))
+    }
+
+    #[test]
+    fn a_401_leads_through_sign_in_to_the_retried_request_and_tokens_refresh() {
+        let script = Script::new(vec![
+            with_header(
+                status(401),
+                "WWW-Authenticate",
+                r#"Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp", scope="mcp:read""#,
+            ),
+            json_answer(200, json!({"resource": URL, "authorization_servers": [AS]})),
+            as_metadata(),
+            json_answer(201, json!({"client_id": "registered-id"})),
+            json_answer(
+                200,
+                json!({"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-1"}),
+            ),
+            discover(1),
+            json_answer(
+                200,
+                json!({"access_token": "at-2", "token_type": "Bearer", "expires_in": 3600}),
+            ),
+            tools(2, &[], None),
+        ]);
+        let clock = Rc::new(Clock(Cell::new(1_000_000.0)));
+        let approve = Rc::new(Approve {
+            urls: RefCell::new(vec![]),
+            iss: "http%3A%2F%2F127.0.0.1%3A2",
+        });
+        let oauth = flow(&script, clock.clone(), approve.clone());
+        let c = McpClient::build(
+            script.clone(),
+            ClientConfig::new(URL),
+            Rc::new(Accept(json!({}))),
+            Some(oauth.clone()),
+            None,
+            None,
+        );
+        block_on(c.connect()).unwrap();
+
+        let raw = script.raw.borrow().clone();
+        let lines: Vec<String> = raw
+            .iter()
+            .map(|r| format!("{} {}", r.method.as_str(), r.url))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                format!("POST {URL}"),
+                "GET http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp".to_string(),
+                format!("GET {AS}/.well-known/oauth-authorization-server"),
+                format!("POST {AS}/register"),
+                format!("POST {AS}/token"),
+                format!("POST {URL}"),
+            ]
+        );
+        let registration: Value = serde_json::from_slice(raw[3].body.as_ref().unwrap()).unwrap();
+        assert_eq!(registration["application_type"], "native");
+        assert_eq!(
+            registration["grant_types"],
+            json!(["authorization_code", "refresh_token"])
+        );
+
+        let authorization = params(&approve.urls.borrow()[0]);
+        let token = form_decode(std::str::from_utf8(raw[4].body.as_ref().unwrap()).unwrap());
+        assert_eq!(
+            get(&authorization, "client_id").as_deref(),
+            Some("registered-id")
+        );
+        assert_eq!(
+            get(&authorization, "scope").as_deref(),
+            Some("mcp:read offline_access")
+        );
+        assert_eq!(get(&authorization, "resource").as_deref(), Some(URL));
+        assert_eq!(get(&token, "resource").as_deref(), Some(URL));
+        assert_eq!(get(&token, "code").as_deref(), Some("the-code"));
+        let verifier = get(&token, "code_verifier").unwrap();
+        assert_eq!(get(&authorization, "code_challenge"), Some(s256(&verifier)));
+        assert_eq!(raw[5].header_value("authorization"), Some("Bearer at-1"));
+        assert_eq!(raw[0].header_value("authorization"), None);
+
+        // An hour later the token is refreshed before it is sent.
+        clock.0.set(1_000_000.0 + 3_590_000.0);
+        assert_eq!(list_tool_names(&c), Ok(json!([])));
+        let raw = script.raw.borrow().clone();
+        let refresh = form_decode(std::str::from_utf8(raw[6].body.as_ref().unwrap()).unwrap());
+        assert_eq!(
+            get(&refresh, "grant_type").as_deref(),
+            Some("refresh_token")
+        );
+        assert_eq!(get(&refresh, "refresh_token").as_deref(), Some("rt-1"));
+        assert_eq!(raw[7].header_value("authorization"), Some("Bearer at-2"));
+        let state = oauth.state();
+        assert_eq!(
+            state.tokens.unwrap().refresh_token.as_deref(),
+            Some("rt-1"),
+            "kept when not rotated"
+        );
+        assert_eq!(state.clients[AS].client_id, "registered-id");
+    }
+
+    #[test]
+    fn a_forged_issuer_stops_before_the_code_is_redeemed() {
+        let script = Script::new(vec![
+            with_header(status(401), "WWW-Authenticate", "Bearer"),
+            // No resource_metadata in the challenge: the well-known URL.
+            json_answer(200, json!({"resource": URL, "authorization_servers": [AS]})),
+            as_metadata(),
+            json_answer(201, json!({"client_id": "registered-id"})),
+        ]);
+        let clock = Rc::new(Clock(Cell::new(0.0)));
+        let approve = Rc::new(Approve {
+            urls: RefCell::new(vec![]),
+            iss: "https%3A%2F%2Fevil.example.com",
+        });
+        let c = McpClient::build(
+            script.clone(),
+            ClientConfig::new(URL),
+            Rc::new(Accept(json!({}))),
+            Some(flow(&script, clock, approve)),
+            None,
+            None,
+        );
+        assert_eq!(
+            block_on(c.connect()).unwrap_err(),
+            McpError::Auth(AuthError::IssMismatch {
+                expected: AS.into(),
+                found: "https://evil.example.com".into()
+            })
+        );
+        let urls: Vec<String> = script.raw.borrow().iter().map(|r| r.url.clone()).collect();
+        assert_eq!(
+            urls[1],
+            "http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp"
+        );
+        assert!(
+            !urls.iter().any(|u| u.ends_with("/token")),
+            "no token request: {urls:?}"
+        );
+    }
+
+    #[test]
+    fn metadata_for_another_resource_is_refused() {
+        let script = Script::new(vec![
+            with_header(status(401), "WWW-Authenticate", "Bearer"),
+            json_answer(
+                200,
+                json!({"resource": "https://evil.example.com/mcp", "authorization_servers": [AS]}),
+            ),
+        ]);
+        let approve = Rc::new(Approve {
+            urls: RefCell::new(vec![]),
+            iss: "",
+        });
+        let c = McpClient::build(
+            script.clone(),
+            ClientConfig::new(URL),
+            Rc::new(Accept(json!({}))),
+            Some(flow(
+                &script,
+                Rc::new(Clock(Cell::new(0.0))),
+                approve.clone(),
+            )),
+            None,
+            None,
+        );
+        assert_eq!(
+            block_on(c.connect()).unwrap_err(),
+            McpError::Auth(AuthError::ResourceMismatch {
+                resource: "https://evil.example.com/mcp".into(),
+                server: URL.into()
+            })
+        );
+        assert!(
+            approve.urls.borrow().is_empty(),
+            "the person was never sent to sign in"
+        );
+    }
+}

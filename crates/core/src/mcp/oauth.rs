@@ -370,6 +370,24 @@ pub fn parse_authorization_server_metadata(
     Ok(meta)
 }
 
+/// The endpoints a 2025-03-26 server without any metadata is assumed to
+/// have, under its own origin. That revision required PKCE of every client,
+/// so S256 is assumed too.
+pub fn default_metadata(origin: &str) -> AuthorizationServerMetadata {
+    AuthorizationServerMetadata {
+        issuer: origin.into(),
+        authorization_endpoint: format!("{origin}/authorize"),
+        token_endpoint: format!("{origin}/token"),
+        registration_endpoint: Some(format!("{origin}/register")),
+        scopes_supported: None,
+        grant_types_supported: None,
+        token_endpoint_auth_methods_supported: None,
+        code_challenge_methods_supported: Some(vec!["S256".into()]),
+        client_id_metadata_document_supported: false,
+        authorization_response_iss_parameter_supported: false,
+    }
+}
+
 /// A PKCE verifier and its S256 challenge.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pkce {

@@ -15,17 +15,18 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use futures::FutureExt;
-use futures::future::LocalBoxFuture;
+use futures::future::{Either, LocalBoxFuture, select};
 use hearth_core::mcp::authorize::{OAuthConfig, OAuthFlow};
 use hearth_core::mcp::client::{
     CallOptions, ClientConfig, EventSink, InputHandler, McpClient, ServerEvent,
 };
 use hearth_core::mcp::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use hearth_core::mcp::model::{
-    ClientCapabilities, ElicitAction, ElicitResult, InputRequest, apply_elicitation_defaults,
+    ClientCapabilities, ElicitAction, ElicitResult, InputRequest, SubscriptionFilter,
+    apply_elicitation_defaults,
 };
 use hearth_core::mcp::oauth::{AuthState, ClientCredentials, ClientMetadata};
-use hearth_core::mcp::version::{ServerMemory, era_of};
+use hearth_core::mcp::version::{Era, ServerMemory, era_of};
 use hearth_core::mcp::{McpError, ServerInfo};
 use serde_json::{Map, Value, json};
 
@@ -261,6 +262,29 @@ async fn drive(
                     .call_tool("json_schema_echo", args, CallOptions::default())
                     .await,
             );
+        }
+    } else if info.era == Era::Legacy {
+        // A 2025-11-25 server sends its own requests (elicitation, say) on
+        // the standalone GET stream; keep it open while working, as the
+        // app does, so they are answered.
+        let work = exercise(&client, &info, &listing.tools, ctx).boxed_local();
+        match client.listen(SubscriptionFilter::default()).await {
+            Ok(mut sub) => {
+                let drive = async move {
+                    while let Some(event) = sub.next().await {
+                        eprintln!("stream: {event:?}");
+                    }
+                }
+                .boxed_local();
+                match select(work, drive).await {
+                    Either::Left(((), _)) => {}
+                    Either::Right(((), work)) => work.await,
+                }
+            }
+            Err(e) => {
+                eprintln!("no GET stream: {e}");
+                work.await;
+            }
         }
     } else {
         exercise(&client, &info, &listing.tools, ctx).await;
