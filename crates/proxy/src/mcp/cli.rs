@@ -73,6 +73,15 @@ pub enum McpCommand {
         #[command(flatten)]
         connect: ConnectArgs,
     },
+    /// stdio servers from the local config file, through the same bridge
+    /// `hearth serve` offers the app (run in-process: nothing listens).
+    Stdio {
+        /// The config file; default ~/.config/hearth/mcp-servers.json.
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
+        #[command(subcommand)]
+        command: StdioCommand,
+    },
     /// Act as the client of the MCP conformance suite: the server URL comes
     /// last; the scenario comes from MCP_CONFORMANCE_SCENARIO.
     Conformance {
@@ -81,6 +90,27 @@ pub enum McpCommand {
         #[arg(long)]
         client_metadata_url: Option<String>,
         url: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum StdioCommand {
+    /// Show the configured servers and any problems with the file.
+    List,
+    /// Start a server and list its tools.
+    Tools {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a server and call one of its tools.
+    Call {
+        name: String,
+        tool: String,
+        #[arg(default_value = "{}")]
+        arguments: String,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -175,7 +205,7 @@ fn timeout_of(command: &McpCommand) -> u64 {
         | McpCommand::Read { connect, .. }
         | McpCommand::Prompts { connect, .. }
         | McpCommand::Prompt { connect, .. } => connect.timeout,
-        McpCommand::Conformance { .. } => 120,
+        McpCommand::Conformance { .. } | McpCommand::Stdio { .. } => 120,
     }
 }
 
@@ -228,63 +258,7 @@ async fn execute(command: McpCommand) -> Result<ExitCode, String> {
             json,
         } => {
             let client = connect(&url, &args, false)?;
-            let info = client.connect().await.map_err(explain)?;
-            let listing = client.list_tools().await.map_err(explain)?;
-            let server = ServerId::suggest(&url, &[]);
-            let cat = catalog(&server, Some(&info), &listing);
-            if json {
-                let tools: Vec<Value> = listing
-                    .tools
-                    .iter()
-                    .map(|t| {
-                        json!({
-                            "name": t.name,
-                            "skill_id": skill_id(&server, &t.name),
-                            "model_visible": !cat.app_only.contains(&t.name),
-                            "title": t.display_name(),
-                            "description": t.description,
-                            "input_schema": t.input_schema,
-                        })
-                    })
-                    .collect();
-                let doc = json!({
-                    "server": {
-                        "id": server,
-                        "era": info.era.as_str(),
-                        "protocol_version": info.protocol_version,
-                        "name": info.implementation.as_ref().map(|i| i.name.clone()),
-                        "instructions": info.instructions,
-                    },
-                    "tools": tools,
-                    "rejected": cat.rejected.iter().map(|(n, why)| json!({"name": n, "reason": why})).collect::<Vec<_>>(),
-                });
-                out(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&doc).unwrap_or_default()
-                ));
-            } else {
-                describe_server(&info);
-                let mut table = format!("{:<28} {:<36} DESCRIPTION\n", "TOOL", "SKILL ID");
-                for t in &listing.tools {
-                    let mut description =
-                        t.description.clone().unwrap_or_default().replace('\n', " ");
-                    if description.chars().count() > 70 {
-                        description = description.chars().take(69).collect::<String>() + "…";
-                    }
-                    if cat.app_only.contains(&t.name) {
-                        description = format!("(app only) {description}");
-                    }
-                    table.push_str(&format!(
-                        "{:<28} {:<36} {description}\n",
-                        t.name,
-                        skill_id(&server, &t.name).as_str()
-                    ));
-                }
-                out(&table);
-                for (name, why) in &cat.rejected {
-                    eprintln!("left out {name}: {why}");
-                }
-            }
+            show_tools(&client, ServerId::suggest(&url, &[]), json).await?;
             let _ = client.close().await;
             Ok(ExitCode::SUCCESS)
         }
@@ -296,38 +270,11 @@ async fn execute(command: McpCommand) -> Result<ExitCode, String> {
             json,
             progress,
         } => {
-            let arguments: Value = serde_json::from_str(&arguments)
-                .map_err(|e| format!("the arguments are not JSON: {e}"))?;
-            if !arguments.is_object() {
-                return Err("the arguments must be a JSON object".into());
-            }
+            let arguments = parse_arguments(&arguments)?;
             let client = connect(&url, &args, progress)?;
-            let result = client
-                .call_tool(
-                    &tool,
-                    arguments,
-                    CallOptions {
-                        progress,
-                        cancel: None,
-                    },
-                )
-                .await
-                .map_err(explain)?;
-            let failed = result.is_error == Some(true);
-            if json {
-                out(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&result).unwrap_or_default()
-                ));
-            } else {
-                print_result(&result);
-            }
+            let code = show_call(&client, &tool, arguments, json, progress).await?;
             let _ = client.close().await;
-            Ok(if failed {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(code)
         }
         McpCommand::Resources { url, connect: args } => {
             let client = connect(&url, &args, false)?;
@@ -419,8 +366,176 @@ async fn execute(command: McpCommand) -> Result<ExitCode, String> {
             let _ = client.close().await;
             Ok(ExitCode::SUCCESS)
         }
+        McpCommand::Stdio { config, command } => run_stdio(config, command).await,
         McpCommand::Conformance { .. } => Err("conformance runs separately".into()),
     }
+}
+
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    let arguments: Value =
+        serde_json::from_str(text).map_err(|e| format!("the arguments are not JSON: {e}"))?;
+    if !arguments.is_object() {
+        return Err("the arguments must be a JSON object".into());
+    }
+    Ok(arguments)
+}
+
+async fn show_tools(client: &McpClient, server: ServerId, json: bool) -> Result<(), String> {
+    let info = client.connect().await.map_err(explain)?;
+    let listing = client.list_tools().await.map_err(explain)?;
+    let cat = catalog(&server, Some(&info), &listing);
+    if json {
+        let tools: Vec<Value> = listing
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "skill_id": skill_id(&server, &t.name),
+                    "model_visible": !cat.app_only.contains(&t.name),
+                    "title": t.display_name(),
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                })
+            })
+            .collect();
+        let doc = json!({
+            "server": {
+                "id": server,
+                "era": info.era.as_str(),
+                "protocol_version": info.protocol_version,
+                "name": info.implementation.as_ref().map(|i| i.name.clone()),
+                "instructions": info.instructions,
+            },
+            "tools": tools,
+            "rejected": cat.rejected.iter().map(|(n, why)| json!({"name": n, "reason": why})).collect::<Vec<_>>(),
+        });
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        ));
+    } else {
+        describe_server(&info);
+        let mut table = format!("{:<28} {:<36} DESCRIPTION\n", "TOOL", "SKILL ID");
+        for t in &listing.tools {
+            let mut description = t.description.clone().unwrap_or_default().replace('\n', " ");
+            if description.chars().count() > 70 {
+                description = description.chars().take(69).collect::<String>() + "…";
+            }
+            if cat.app_only.contains(&t.name) {
+                description = format!("(app only) {description}");
+            }
+            table.push_str(&format!(
+                "{:<28} {:<36} {description}\n",
+                t.name,
+                skill_id(&server, &t.name).as_str()
+            ));
+        }
+        out(&table);
+        for (name, why) in &cat.rejected {
+            eprintln!("left out {name}: {why}");
+        }
+    }
+    Ok(())
+}
+
+async fn show_call(
+    client: &McpClient,
+    tool: &str,
+    arguments: Value,
+    json: bool,
+    progress: bool,
+) -> Result<ExitCode, String> {
+    let result = client
+        .call_tool(
+            tool,
+            arguments,
+            CallOptions {
+                progress,
+                cancel: None,
+            },
+        )
+        .await
+        .map_err(explain)?;
+    let failed = result.is_error == Some(true);
+    if json {
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&result).unwrap_or_default()
+        ));
+    } else {
+        print_result(&result);
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn run_stdio(
+    config: Option<std::path::PathBuf>,
+    command: StdioCommand,
+) -> Result<ExitCode, String> {
+    use super::stdio::config::{default_path, load};
+    use super::stdio::http::{Bridge, router};
+    use super::stdio::local::RouterTransport;
+
+    let path = config
+        .or_else(default_path)
+        .ok_or("no config file: pass --config")?;
+    let cfg = load(&path).map_err(|e| e.to_string())?;
+    let name = match &command {
+        StdioCommand::List => {
+            let mut text = String::new();
+            for (name, spec) in &cfg.servers {
+                text.push_str(&format!(
+                    "{name}\t{} {}\t(stops after {} s idle)\n",
+                    spec.command,
+                    spec.args.join(" "),
+                    spec.idle_timeout_secs
+                ));
+            }
+            out(&text);
+            for p in &cfg.problems {
+                eprintln!("skipped {}: {}", p.server, p.message);
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        StdioCommand::Tools { name, .. } | StdioCommand::Call { name, .. } => name.clone(),
+    };
+    let server = ServerId::new(name.clone()).map_err(|e| e.to_string())?;
+    let bridge = Bridge::start(cfg);
+    let app = axum::Router::new().nest("/mcp/stdio", router(bridge.clone()));
+    let client = McpClient::new(
+        Rc::new(RouterTransport::new(app)),
+        ClientConfig::new(format!("http://hearth.local/mcp/stdio/{name}")),
+    );
+    let outcome = match command {
+        StdioCommand::Tools { json, .. } => show_tools(&client, server, json)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        StdioCommand::Call {
+            tool,
+            arguments,
+            json,
+            ..
+        } => match parse_arguments(&arguments) {
+            Ok(args) => show_call(&client, &tool, args, json, false).await,
+            Err(e) => Err(e),
+        },
+        StdioCommand::List => Ok(ExitCode::SUCCESS),
+    };
+    let _ = client.close().await;
+    if outcome.is_err()
+        && let Some(s) = bridge.server(&name)
+    {
+        for line in s.status().stderr_tail {
+            eprintln!("{name} stderr: {line}");
+        }
+    }
+    bridge.stop_all();
+    outcome
 }
 
 fn block_text(block: &ContentBlock) -> String {

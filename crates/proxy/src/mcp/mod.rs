@@ -5,4 +5,5 @@
 pub mod cli;
 pub mod conformance;
 pub mod platform;
+pub mod stdio;
 pub mod transport;
