@@ -185,6 +185,9 @@ pub struct ClientConfig {
     pub client_info: Implementation,
     /// Sent on every request, e.g. an API key header the person entered.
     pub headers: Vec<(String, String)>,
+    /// Extensions the app supports, declared with the capabilities, e.g.
+    /// `io.modelcontextprotocol/ui` with its MIME types for MCP Apps.
+    pub extensions: Map<String, Value>,
 }
 
 impl ClientConfig {
@@ -199,6 +202,7 @@ impl ClientConfig {
                 website_url: None,
             },
             headers: Vec::new(),
+            extensions: Map::new(),
         }
     }
 }
@@ -343,6 +347,17 @@ impl McpClient {
             .unwrap_or_else(|| version::MODERN.into())
     }
 
+    /// What the input handler can answer, plus the app's extensions.
+    fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = self.inner.input.capabilities();
+        if !self.inner.config.extensions.is_empty() {
+            let mut ext = caps.extensions.take().unwrap_or_default();
+            ext.extend(self.inner.config.extensions.clone());
+            caps.extensions = Some(ext);
+        }
+        caps
+    }
+
     fn next_id(&self) -> RequestId {
         let mut s = self.inner.state.borrow_mut();
         let id = s.next_id;
@@ -469,7 +484,7 @@ impl McpClient {
         let id = self.next_id();
         let params = json!({
             "protocolVersion": offered,
-            "capabilities": self.inner.input.capabilities(),
+            "capabilities": self.capabilities(),
             "clientInfo": self.inner.config.client_info,
         });
         let body = jsonrpc::request(&id, "initialize", Some(params.clone()));
@@ -563,7 +578,7 @@ impl McpClient {
         );
         meta.insert(
             "io.modelcontextprotocol/clientCapabilities".into(),
-            serde_json::to_value(self.inner.input.capabilities()).unwrap_or(json!({})),
+            serde_json::to_value(self.capabilities()).unwrap_or(json!({})),
         );
         params.insert("_meta".into(), Value::Object(meta));
         Value::Object(params)

@@ -988,6 +988,31 @@ fn modern_subscriptions_are_acknowledged_then_stream_changes() {
 }
 
 #[test]
+fn app_extensions_are_declared_with_the_capabilities() {
+    let script = Script::new(vec![discover(1)]);
+    let mut config = ClientConfig::new(URL);
+    config.extensions.insert(
+        "io.modelcontextprotocol/ui".into(),
+        json!({"mimeTypes": ["text/html;profile=mcp-app"]}),
+    );
+    let c = McpClient::build(
+        script.clone(),
+        config,
+        Rc::new(Accept(json!({}))),
+        None,
+        None,
+        None,
+    );
+    block_on(c.connect()).unwrap();
+    let body: Value =
+        serde_json::from_slice(script.raw.borrow()[0].body.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
+    );
+}
+
+#[test]
 fn legacy_close_deletes_the_session() {
     let script = Script::new(vec![initialize(1, L, "S"), status(202), status(405)]);
     let c = client(&script, Some(ServerMemory::legacy()));

@@ -152,8 +152,9 @@ pub fn skill_id(server: &ServerId, tool: &str) -> SkillId {
     SkillId::new(id).expect("skill_id builds only 1-64 characters of [A-Za-z0-9_-]")
 }
 
-/// Who an MCP Apps tool is for (`_meta.ui.visibility`).
-pub fn visible_to_model(tool: &Tool) -> bool {
+/// Whether `_meta.ui.visibility` (MCP Apps) lets `who` ("model" or
+/// "app") see a tool. Absent or empty means both.
+fn visible_to(tool: &Tool, who: &str) -> bool {
     let Some(visibility) = tool
         .meta
         .as_ref()
@@ -163,7 +164,17 @@ pub fn visible_to_model(tool: &Tool) -> bool {
     else {
         return true;
     };
-    visibility.is_empty() || visibility.iter().any(|v| v.as_str() == Some("model"))
+    visibility.is_empty() || visibility.iter().any(|v| v.as_str() == Some(who))
+}
+
+/// Whether the model may see and call a tool.
+pub fn visible_to_model(tool: &Tool) -> bool {
+    visible_to(tool, "model")
+}
+
+/// Whether a server's MCP App may call a tool through Hearth.
+pub fn visible_to_app(tool: &Tool) -> bool {
+    visible_to(tool, "app")
 }
 
 /// The `ui://` resource an MCP Apps tool renders, if any.
@@ -602,6 +613,12 @@ mod tests {
         for (t, visible) in table {
             assert_eq!(visible_to_model(&tool(t.clone())), visible, "{t}");
         }
+        assert!(!visible_to_app(&tool(
+            json!({"name": "a", "_meta": {"ui": {"visibility": ["model"]}}})
+        )));
+        assert!(visible_to_app(&tool(
+            json!({"name": "a", "_meta": {"ui": {"visibility": ["app"]}}})
+        )));
         assert_eq!(
             ui_resource(&tool(
                 json!({"name": "a", "_meta": {"ui/resourceUri": "ui://legacy"}})
