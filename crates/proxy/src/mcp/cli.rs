@@ -22,6 +22,7 @@ use super::transport::ReqwestTransport;
 pub enum McpCommand {
     /// List a server's tools and the skill ids Hearth gives them.
     Tools {
+        /// The server's MCP endpoint, e.g. http://127.0.0.1:3901/mcp
         url: String,
         #[command(flatten)]
         connect: ConnectArgs,
@@ -31,7 +32,9 @@ pub enum McpCommand {
     },
     /// Call a tool and print its result.
     Call {
+        /// The server's MCP endpoint
         url: String,
+        /// The tool's name as the server lists it
         tool: String,
         /// The arguments, as a JSON object.
         #[arg(default_value = "{}")]
@@ -73,8 +76,8 @@ pub enum McpCommand {
         #[command(flatten)]
         connect: ConnectArgs,
     },
-    /// stdio servers from the local config file, through the same bridge
-    /// `hearth serve` offers the app (run in-process: nothing listens).
+    /// Check the stdio servers in the local config file, through the same
+    /// bridge `hearth serve` offers the app (in-process: nothing listens).
     Stdio {
         /// The config file; default ~/.config/hearth/mcp-servers.json.
         #[arg(long)]
