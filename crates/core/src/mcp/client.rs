@@ -459,7 +459,7 @@ impl McpClient {
                         requested = version;
                         continue;
                     }
-                    self.remember(Era::Modern, &version, None);
+                    self.remember(Era::Modern, &version);
                     let discovered = match outcome {
                         ProbeOutcome::Result(v) => serde_json::from_value::<DiscoverResult>(v).ok(),
                         ProbeOutcome::Error(_) | ProbeOutcome::Unreadable => None,
@@ -526,7 +526,7 @@ impl McpClient {
             });
         }
         let negotiated = init.protocol_version.clone();
-        self.remember(Era::Legacy, &negotiated, None);
+        self.remember(Era::Legacy, &negotiated);
         self.notify_legacy("notifications/initialized", None)
             .await?;
         Ok(ServerInfo {
@@ -538,7 +538,7 @@ impl McpClient {
         })
     }
 
-    fn remember(&self, era: Era, version: &str, _why: Option<&str>) {
+    fn remember(&self, era: Era, version: &str) {
         self.inner.state.borrow_mut().memory = Some(ServerMemory {
             era,
             protocol_version: version.into(),
@@ -894,7 +894,7 @@ impl McpClient {
         let supported = error.supported_versions();
         match version::judge_probe(400, &ProbeOutcome::Error(error.clone()), &self.version()) {
             Verdict::Modern { version } | Verdict::RetryModern { version } => {
-                self.remember(Era::Modern, &version, Some("renegotiated"));
+                self.remember(Era::Modern, &version);
                 Ok(())
             }
             Verdict::Legacy { version } => {
