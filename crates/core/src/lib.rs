@@ -18,6 +18,7 @@ pub mod discovery;
 pub mod display;
 pub mod invoke;
 pub mod markdown;
+pub mod mcp;
 pub mod memory;
 pub mod notes;
 pub mod permission;

@@ -1,5 +1,6 @@
 //! The `hearth` binary: `hearth serve` and the CLI over hearth-core.
 
+mod mcp;
 mod net;
 mod serve;
 mod skills_cli;
@@ -56,6 +57,12 @@ enum Command {
     Skills {
         #[command(subcommand)]
         command: skills_cli::SkillsCommand,
+    },
+    /// Talk to an MCP server: list its tools, call one, browse resources
+    /// and prompts, or act as the conformance suite's client.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::cli::McpCommand,
     },
 }
 
@@ -121,5 +128,6 @@ fn main() -> ExitCode {
             }
         }
         Command::Skills { command } => skills_cli::run(command),
+        Command::Mcp { command } => mcp::cli::run(command),
     }
 }
