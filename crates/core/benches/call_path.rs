@@ -32,8 +32,18 @@ impl TimeSource for Clock {
 
 struct Nothing;
 impl Executor for Nothing {
-    fn execute<'a>(&'a self, _: &'a SkillDefinition, _: &'a ToolCall) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        async { Ok(SkillOutput::text_and_json("ok", json!({"expression": "1", "result": "1"}))) }.boxed_local()
+    fn execute<'a>(
+        &'a self,
+        _: &'a SkillDefinition,
+        _: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+        async {
+            Ok(SkillOutput::text_and_json(
+                "ok",
+                json!({"expression": "1", "result": "1"}),
+            ))
+        }
+        .boxed_local()
     }
 }
 
@@ -71,9 +81,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let calc = hearth_core::builtin::calculator();
-    let invoker = Invoker::new(move |_| Some(calc.clone()), Rc::new(Nothing), Rc::new(Clock(Instant::now())))
-        .with_hook(Rc::new(PermissionHook::new(Rc::new(Defaults), Rc::new(Nobody))))
-        .with_hook(Rc::new(ActivityHook::new(Rc::new(Log(RefCell::new(Vec::new()))))));
+    let invoker = Invoker::new(
+        move |_| Some(calc.clone()),
+        Rc::new(Nothing),
+        Rc::new(Clock(Instant::now())),
+    )
+    .with_hook(Rc::new(PermissionHook::new(
+        Rc::new(Defaults),
+        Rc::new(Nobody),
+    )))
+    .with_hook(Rc::new(ActivityHook::new(Rc::new(Log(RefCell::new(
+        Vec::new(),
+    ))))));
     let call = ToolCall {
         id: "c".into(),
         skill_id: SkillId::new("calculator").unwrap(),
@@ -91,12 +110,34 @@ fn main() {
             t.elapsed().as_secs_f64() * 1e6
         })
         .collect();
-    println!("call path overhead (native): median {:.2} µs per call over {} calls (goal in the browser: <= 1 ms)", median(samples.clone()), samples.len());
+    println!(
+        "call path overhead (native): median {:.2} µs per call over {} calls (goal in the browser: <= 1 ms)",
+        median(samples.clone()),
+        samples.len()
+    );
 
-    let words = ["garden", "tomato", "invoice", "meeting", "lisbon", "tram", "budget", "recipe", "deadline", "python", "walk", "birthday", "insurance", "museum", "coffee"];
+    let words = [
+        "garden",
+        "tomato",
+        "invoice",
+        "meeting",
+        "lisbon",
+        "tram",
+        "budget",
+        "recipe",
+        "deadline",
+        "python",
+        "walk",
+        "birthday",
+        "insurance",
+        "museum",
+        "coffee",
+    ];
     let notes: Vec<Note> = (0..10_000)
         .map(|i| {
-            let body: Vec<&str> = (0..80).map(|j| words[(i * 7 + j * 13) % words.len()]).collect();
+            let body: Vec<&str> = (0..80)
+                .map(|j| words[(i * 7 + j * 13) % words.len()])
+                .collect();
             Note {
                 id: format!("n{i}"),
                 title: format!("Note {i} about {}", words[i % words.len()]),
@@ -117,5 +158,8 @@ fn main() {
             t.elapsed().as_secs_f64() * 1000.0
         })
         .collect();
-    println!("notes search over 10,000 notes (native): median {:.2} ms (goal in the browser: <= 50 ms)", median(samples));
+    println!(
+        "notes search over 10,000 notes (native): median {:.2} ms (goal in the browser: <= 50 ms)",
+        median(samples)
+    );
 }

@@ -60,6 +60,8 @@ pub fn definitions() -> Vec<SkillDefinition> {
         crate::notes::definition(),
         crate::tasks::definition(),
         crate::memory::definition(),
+        crate::web::web_fetch(),
+        crate::web::web_search(),
     ]
 }
 
