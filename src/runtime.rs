@@ -13,10 +13,12 @@ use hearth_core::activity::{ActivityHook, Usage};
 use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySource};
 use hearth_core::call::UndoAction;
 use hearth_core::collection::{Change, Changed, Collection, Record, Stamp};
+use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
 use hearth_core::invoke::{CallContext, Executor, Hook, Invoker};
 use hearth_core::memory::Memories;
 use hearth_core::notes::Notebook;
 use hearth_core::permission::{ApprovalAnswer, CallFacts, PermissionSettings, Policy};
+use hearth_core::registry::{Registered, RegistryError};
 use hearth_core::tasks::TaskList;
 use hearth_core::{
     CallOrigin, Registry, SkillDefinition, SkillError, SkillId, SkillKind, SkillOutput, ToolCall,
@@ -40,6 +42,8 @@ pub struct Versions {
     pub permissions: RwSignal<u64>,
     pub usage: RwSignal<u64>,
     pub activity: RwSignal<u64>,
+    /// Skills were added to or removed from the registry.
+    pub registry: RwSignal<u64>,
 }
 
 impl Versions {
@@ -51,6 +55,7 @@ impl Versions {
             permissions: RwSignal::new(0),
             usage: RwSignal::new(0),
             activity: RwSignal::new(0),
+            registry: RwSignal::new(0),
         }
     }
 }
@@ -118,6 +123,7 @@ async fn collection_call<T: Record, A>(
 pub struct BrowserExecutor {
     db: Rc<Db>,
     data: Rc<Data>,
+    index: Rc<RefCell<SkillIndex>>,
 }
 
 impl BrowserExecutor {
@@ -125,6 +131,12 @@ impl BrowserExecutor {
         let (db, d, v) = (&self.db, &self.data, self.data.versions);
         match id {
             "calculator" => hearth_core::calculator::run(arguments, local_clock()),
+            DISCOVER_SKILLS_ID => {
+                let permissions = d.permissions.borrow().clone();
+                let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
+                discover_output(&self.index.borrow(), arguments, &enabled)
+                    .map_err(|e| SkillError::new(e.to_string()))
+            }
             "notes" => {
                 use hearth_core::notes::{parse, run};
                 collection_call(db, NOTES, &d.notes, v.notes, parse, run, arguments).await
@@ -298,6 +310,8 @@ impl Hook for UsageHook {
 pub struct Services {
     pub db: Rc<Db>,
     pub registry: Rc<RefCell<Registry>>,
+    /// The discovery index, kept in step with the registry.
+    pub index: Rc<RefCell<SkillIndex>>,
     pub invoker: Invoker,
     pub data: Rc<Data>,
     pub approver: Rc<BrowserApprover>,
@@ -330,6 +344,7 @@ impl Runtime {
             usage: RefCell::new(usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect()),
             versions: Versions::new(),
         });
+        let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
         let approver = Rc::new(BrowserApprover::new());
@@ -340,6 +355,7 @@ impl Runtime {
         let executor = Rc::new(BrowserExecutor {
             db: db.clone(),
             data: data.clone(),
+            index: index.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -357,6 +373,7 @@ impl Runtime {
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
             registry,
+            index,
             invoker,
             data,
             approver,
@@ -385,6 +402,50 @@ impl Runtime {
 
     pub fn registry(&self) -> std::cell::Ref<'_, Registry> {
         self.0.registry.borrow()
+    }
+
+    /// Adds skills to the registry (replacing any with the same id) and to
+    /// the discovery index. Each skill's outcome is returned, so schema
+    /// warnings and refusals can be shown next to it.
+    pub fn register(
+        &self,
+        skills: Vec<SkillDefinition>,
+    ) -> Vec<(SkillId, Result<Registered, RegistryError>)> {
+        let mut out = Vec::with_capacity(skills.len());
+        {
+            let mut registry = self.0.registry.borrow_mut();
+            let mut index = self.0.index.borrow_mut();
+            for def in skills {
+                let id = def.id.clone();
+                let result = registry.register(def);
+                if result.is_ok()
+                    && let Some(def) = registry.get(&id)
+                {
+                    index.upsert(def);
+                }
+                out.push((id, result));
+            }
+        }
+        bump(self.versions().registry);
+        out
+    }
+
+    /// Removes every skill `remove` selects, e.g. one MCP server's tools.
+    pub fn unregister(&self, remove: impl Fn(&SkillDefinition) -> bool) {
+        {
+            let mut registry = self.0.registry.borrow_mut();
+            let mut index = self.0.index.borrow_mut();
+            let gone: Vec<SkillId> = registry
+                .iter()
+                .filter(|s| remove(s))
+                .map(|s| s.id.clone())
+                .collect();
+            for id in &gone {
+                index.remove(id);
+            }
+            registry.retain(|s| !remove(s));
+        }
+        bump(self.versions().registry);
     }
 
     /// Runs one call through the whole call path.
@@ -418,6 +479,7 @@ impl Runtime {
         let executor = BrowserExecutor {
             db: self.db(),
             data: self.0.data.clone(),
+            index: self.0.index.clone(),
         };
         executor.builtin(skill, &arguments).await
     }

@@ -84,8 +84,87 @@ pub const SCHEMA_V2: Schema = Schema {
     ],
 };
 
+pub const CONVERSATIONS: &str = "conversations";
+/// Agent Skills packages (SKILL.md and metadata), keyed by skill name.
+pub const SKILL_PACKAGES: &str = "skill_packages";
+/// The files of those packages, keyed `package/path`.
+pub const SKILL_FILES: &str = "skill_files";
+pub const MCP_SERVERS: &str = "mcp_servers";
+/// Folder and file grants for the file-reading skill.
+pub const GRANTS: &str = "grants";
+/// Files produced by code runs, kept with their conversation.
+pub const ARTIFACTS: &str = "artifacts";
+
+/// Version 3: conversations, Agent Skills packages, MCP servers, file
+/// grants and code artifacts.
+pub const SCHEMA_V3: Schema = Schema {
+    version: 3,
+    stores: &[
+        StoreSpec {
+            name: ACTIVITY,
+            key_path: "id",
+            indexes: &[("started_at", "result.started_at_ms")],
+        },
+        StoreSpec {
+            name: NOTES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: TASKS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: MEMORIES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SETTINGS,
+            key_path: "key",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: USAGE,
+            key_path: "skill_id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: CONVERSATIONS,
+            key_path: "id",
+            indexes: &[("updated", "updated_ms")],
+        },
+        StoreSpec {
+            name: SKILL_PACKAGES,
+            key_path: "name",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SKILL_FILES,
+            key_path: "key",
+            indexes: &[("package", "package")],
+        },
+        StoreSpec {
+            name: MCP_SERVERS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: GRANTS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: ARTIFACTS,
+            key_path: "id",
+            indexes: &[("conversation", "conversation_id")],
+        },
+    ],
+};
+
 /// Every schema the app has shipped, oldest first; the last is current.
-pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2];
+pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 pub fn current_schema() -> Schema {
     SCHEMAS[SCHEMAS.len() - 1]

@@ -40,7 +40,7 @@ fn change(
 #[component]
 pub fn SkillsView() -> impl IntoView {
     let rt = use_runtime();
-    let skills: Vec<SkillDefinition> = rt.registry().iter().cloned().collect();
+    let registry_version = rt.versions().registry;
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     view! {
         <section class="page skills" aria-labelledby="skills-title">
@@ -51,13 +51,17 @@ pub fn SkillsView() -> impl IntoView {
             <Show when=move || error.get().is_some()>
                 <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
-            {Tier::ALL
-                .into_iter()
-                .map(|tier| {
-                    let in_tier: Vec<SkillDefinition> = skills.iter().filter(|s| s.tier == tier).cloned().collect();
-                    view! { <TierGroup tier=tier skills=in_tier error=error/> }
-                })
-                .collect_view()}
+            {move || {
+                registry_version.track();
+                let skills: Vec<SkillDefinition> = rt.registry().iter().cloned().collect();
+                Tier::ALL
+                    .into_iter()
+                    .map(|tier| {
+                        let in_tier: Vec<SkillDefinition> = skills.iter().filter(|s| s.tier == tier).cloned().collect();
+                        view! { <TierGroup tier=tier skills=in_tier error=error/> }
+                    })
+                    .collect_view()
+            }}
         </section>
     }
 }

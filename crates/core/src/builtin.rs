@@ -56,6 +56,7 @@ pub fn calculator() -> SkillDefinition {
 /// Every built-in skill, in the order the Skills panel lists them.
 pub fn definitions() -> Vec<SkillDefinition> {
     vec![
+        crate::discovery::discover_skills_definition(),
         calculator(),
         crate::notes::definition(),
         crate::tasks::definition(),
