@@ -12,7 +12,7 @@ use futures::future::LocalBoxFuture;
 use hearth_core::activity::{ActivityHook, Usage};
 use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySource};
 use hearth_core::call::UndoAction;
-use hearth_core::collection::{Change, Changed, Collection, Record, Stamp};
+use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
 use hearth_core::invoke::{CallContext, Executor, Hook, Invoker};
 use hearth_core::memory::Memories;
@@ -90,13 +90,13 @@ fn storage_failure(e: StorageError) -> SkillError {
 /// Runs one action of a collection-backed skill: compute the change from
 /// the current data, store it in one transaction, and only then apply it
 /// in memory. A failed write leaves both copies as they were.
-async fn collection_call<T: Record, A>(
+async fn collection_call<T: Record, C: Store<T>, A>(
     db: &Db,
     store: &str,
-    collection: &RefCell<Collection<T>>,
+    collection: &RefCell<C>,
     version: RwSignal<u64>,
     parse: fn(&Value) -> Result<A, SkillError>,
-    run: fn(&Collection<T>, A, &Stamp) -> Changed<T>,
+    run: fn(&C, A, &Stamp) -> Changed<T>,
     arguments: &Value,
 ) -> Result<SkillOutput, SkillError> {
     let action = parse(arguments)?;
@@ -113,7 +113,7 @@ async fn collection_call<T: Record, A>(
         db.apply(store, &puts, &deletes)
             .await
             .map_err(storage_failure)?;
-        collection.borrow_mut().apply(&changes);
+        collection.borrow_mut().apply_changes(&changes);
         bump(version);
     }
     Ok(output)
@@ -321,9 +321,9 @@ pub struct Services {
 #[derive(Clone)]
 pub struct Runtime(SendWrapper<Rc<Services>>);
 
-async fn load<T: Record>(db: &Db, store: &str) -> Result<Collection<T>, String> {
+async fn load<T: Record>(db: &Db, store: &str) -> Result<Vec<T>, String> {
     let (items, _) = db.all::<T>(store).await.map_err(|e| e.to_string())?;
-    Ok(Collection::new(items))
+    Ok(items)
 }
 
 impl Runtime {
@@ -337,9 +337,9 @@ impl Runtime {
             .unwrap_or_default();
         let (usage, _) = db.all::<Usage>(USAGE).await.map_err(|e| e.to_string())?;
         let data = Rc::new(Data {
-            notes: RefCell::new(load(&db, NOTES).await?),
-            tasks: RefCell::new(load(&db, TASKS).await?),
-            memories: RefCell::new(load(&db, MEMORIES).await?),
+            notes: RefCell::new(Notebook::new(load(&db, NOTES).await?)),
+            tasks: RefCell::new(Collection::new(load(&db, TASKS).await?)),
+            memories: RefCell::new(Collection::new(load(&db, MEMORIES).await?)),
             permissions: RefCell::new(permissions),
             usage: RefCell::new(usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect()),
             versions: Versions::new(),
@@ -498,7 +498,7 @@ impl Runtime {
     pub async fn clear_all(&self) -> Result<(), String> {
         self.0.db.clear_all().await.map_err(|e| e.to_string())?;
         let d = &self.0.data;
-        *d.notes.borrow_mut() = Collection::default();
+        *d.notes.borrow_mut() = Notebook::default();
         *d.tasks.borrow_mut() = Collection::default();
         *d.memories.borrow_mut() = Collection::default();
         *d.permissions.borrow_mut() = PermissionSettings::default();

@@ -116,50 +116,105 @@ fn main() {
         samples.len()
     );
 
-    let words = [
-        "garden",
-        "tomato",
-        "invoice",
-        "meeting",
+    let book = Notebook::new(realistic_notes(10_000));
+    let queries = [
+        "garden budget",
         "lisbon",
-        "tram",
-        "budget",
+        "tram museum",
+        "meeting notes",
         "recipe",
-        "deadline",
-        "python",
-        "walk",
-        "birthday",
-        "insurance",
-        "museum",
-        "coffee",
+        "kalbo",
     ];
-    let notes: Vec<Note> = (0..10_000)
+    let samples: Vec<f64> = (0..60)
         .map(|i| {
-            let body: Vec<&str> = (0..80)
-                .map(|j| words[(i * 7 + j * 13) % words.len()])
-                .collect();
-            Note {
-                id: format!("n{i}"),
-                title: format!("Note {i} about {}", words[i % words.len()]),
-                body: body.join(" "),
-                tags: vec![words[(i * 3) % words.len()].to_string()],
-                created_ms: i as f64,
-                updated_ms: i as f64,
-            }
-        })
-        .collect();
-    let book = Notebook::new(notes);
-    let samples: Vec<f64> = (0..30)
-        .map(|i| {
-            let q = ["garden budget", "lisbon", "tram museum coffee"][i % 3];
+            let q = queries[i % queries.len()];
             let t = Instant::now();
-            let hits = search(&book, q, 10);
-            std::hint::black_box(hits);
+            std::hint::black_box(search(&book, q, 10));
             t.elapsed().as_secs_f64() * 1000.0
         })
         .collect();
     println!(
-        "notes search over 10,000 notes (native): median {:.2} ms (goal in the browser: <= 50 ms)",
+        "notes search over 10,000 realistic notes (native): median {:.2} ms (goal in the browser: <= 50 ms)",
         median(samples)
     );
+
+    // Worst case: every note holds every query word.
+    let words = [
+        "garden", "tomato", "invoice", "meeting", "lisbon", "tram", "budget", "recipe",
+    ];
+    let same: Vec<Note> = (0..10_000)
+        .map(|i| Note {
+            id: format!("n{i}"),
+            title: format!("Note {i} about {}", words[i % words.len()]),
+            body: (0..80)
+                .map(|j| words[(i * 7 + j * 13) % words.len()])
+                .collect::<Vec<_>>()
+                .join(" "),
+            tags: vec![words[(i * 3) % words.len()].to_string()],
+            created_ms: i as f64,
+            updated_ms: i as f64,
+        })
+        .collect();
+    let worst = Notebook::new(same);
+    let samples: Vec<f64> = (0..20)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(search(&worst, "garden budget", 10));
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    println!(
+        "notes search, worst case (every one of 10,000 notes matches): median {:.2} ms",
+        median(samples)
+    );
+}
+
+/// Notes whose words follow a Zipf-like spread over a 4,000-word
+/// vocabulary, with a few common words everyone uses.
+fn realistic_notes(n: usize) -> Vec<Note> {
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let syllables = [
+        "ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "un", "bri", "te", "qua", "zo", "pel",
+        "gan", "ri",
+    ];
+    let mut vocab: Vec<String> = [
+        "garden", "budget", "lisbon", "tram", "museum", "meeting", "notes", "recipe", "the", "and",
+        "for", "with",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    while vocab.len() < 4_000 {
+        let len = 2 + (next() % 3) as usize;
+        let w: String = (0..len)
+            .map(|_| syllables[(next() % syllables.len() as u64) as usize])
+            .collect();
+        vocab.push(w);
+    }
+    let pick = |r: u64| {
+        // Zipf-ish: small ranks far more often.
+        let u = (r % 1_000_000) as f64 / 1_000_000.0;
+        ((vocab.len() as f64).powf(u) as usize).min(vocab.len() - 1)
+    };
+    (0..n)
+        .map(|i| {
+            let len = 60 + (next() % 140) as usize;
+            let body: Vec<&str> = (0..len).map(|_| vocab[pick(next())].as_str()).collect();
+            let title: Vec<&str> = (0..3).map(|_| vocab[pick(next())].as_str()).collect();
+            Note {
+                id: format!("n{i}"),
+                title: title.join(" "),
+                body: body.join(" "),
+                tags: vec![vocab[pick(next())].clone()],
+                created_ms: i as f64,
+                updated_ms: i as f64,
+            }
+        })
+        .collect()
 }

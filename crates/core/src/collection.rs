@@ -32,6 +32,17 @@ pub enum Change<T> {
     Delete(String),
 }
 
+/// Something that holds records and takes changes once they are stored.
+pub trait Store<T: Record> {
+    fn apply_changes(&mut self, changes: &[Change<T>]);
+}
+
+impl<T: Record> Store<T> for Collection<T> {
+    fn apply_changes(&mut self, changes: &[Change<T>]) {
+        self.apply(changes);
+    }
+}
+
 /// Records in insertion order, with O(1) lookup by id.
 #[derive(Clone, Debug)]
 pub struct Collection<T> {

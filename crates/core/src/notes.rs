@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
-use crate::collection::{Change, Changed, Collection, Record, Stamp};
+use crate::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
-use crate::text;
+use crate::text::{self, TextIndex};
 
 pub const MAX_TITLE: usize = 500;
 pub const MAX_BODY: usize = 200_000;
@@ -33,7 +33,61 @@ impl Record for Note {
     }
 }
 
-pub type Notebook = Collection<Note>;
+/// The notes, with a search index kept in step with every change.
+#[derive(Clone, Debug, Default)]
+pub struct Notebook {
+    notes: Collection<Note>,
+    /// Fields: title, tags, body.
+    index: TextIndex<3>,
+}
+
+impl Notebook {
+    pub fn new(notes: impl IntoIterator<Item = Note>) -> Self {
+        let mut book = Self::default();
+        for n in notes {
+            book.index_note(&n);
+            book.notes.put(n);
+        }
+        book
+    }
+
+    fn index_note(&mut self, n: &Note) {
+        self.index
+            .upsert(&n.id, [&n.title, &n.tags.join(" "), &n.body]);
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Note> {
+        self.notes.get(id)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Note> {
+        self.notes.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.notes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.notes.is_empty()
+    }
+
+    pub fn apply(&mut self, changes: &[Change<Note>]) {
+        for c in changes {
+            match c {
+                Change::Put(n) => self.index_note(n),
+                Change::Delete(id) => self.index.remove(id),
+            }
+        }
+        self.notes.apply(changes);
+    }
+}
+
+impl Store<Note> for Notebook {
+    fn apply_changes(&mut self, changes: &[Change<Note>]) {
+        self.apply(changes);
+    }
+}
 
 /// What the skill can be asked to do.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -361,28 +415,38 @@ pub fn search(book: &Notebook, query: &str, limit: usize) -> Vec<NoteHit> {
     if q.is_empty() {
         return Vec::new();
     }
-    let mut hits: Vec<NoteHit> = book
-        .iter()
-        .filter_map(|n| {
-            let title = text::hits(&q, &text::words(&n.title));
-            let tags = text::hits(&q, &text::words(&n.tags.join(" ")));
-            let body = text::hits(&q, &text::words(&n.body));
-            let mut score = 0.0;
-            for i in 0..q.len() {
-                let found = title[i] + tags[i] + body[i];
-                if found == 0 {
-                    return None;
-                }
-                score += 3.0 * f64::from(title[i].min(3))
-                    + 2.0 * f64::from(tags[i].min(3))
-                    + f64::from(body[i]).ln_1p();
-            }
+    let mut scored: Vec<(f64, u32)> = book
+        .index
+        .matches(&q)
+        .into_iter()
+        .map(|(slot, per_word)| {
+            let score: f64 = per_word
+                .iter()
+                .map(|[title, tags, body]| {
+                    3.0 * f64::from((*title).min(3))
+                        + 2.0 * f64::from((*tags).min(3))
+                        + f64::from(*body).ln_1p()
+                })
+                .sum();
+            ((score * 1000.0).round() / 1000.0, slot)
+        })
+        .collect();
+    // Only the shown results are looked up, ordered and given snippets.
+    let keep = limit.min(scored.len());
+    if keep < scored.len() {
+        scored.select_nth_unstable_by(keep, |a, b| b.0.total_cmp(&a.0));
+        scored.truncate(keep + 1);
+    }
+    let mut hits: Vec<NoteHit> = scored
+        .into_iter()
+        .filter_map(|(score, slot)| {
+            let n = book.get(book.index.id(slot)?)?;
             Some(NoteHit {
                 id: n.id.clone(),
                 title: n.title.clone(),
                 tags: n.tags.clone(),
-                score: (score * 1000.0).round() / 1000.0,
-                snippet: text::snippet(&n.body, &q, 120),
+                score,
+                snippet: String::new(),
             })
         })
         .collect();
@@ -392,6 +456,11 @@ pub fn search(book: &Notebook, query: &str, limit: usize) -> Vec<NoteHit> {
             .then_with(|| a.title.cmp(&b.title))
     });
     hits.truncate(limit);
+    for h in &mut hits {
+        if let Some(n) = book.get(&h.id) {
+            h.snippet = text::snippet(&n.body, &q, 120);
+        }
+    }
     hits
 }
 

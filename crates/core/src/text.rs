@@ -1,5 +1,8 @@
 //! Word-level text matching shared by notes search and memory recall:
-//! lowercase, split on anything not alphanumeric, fold a plural `s`.
+//! lowercase, split on anything not alphanumeric, fold a plural `s`; and an
+//! inverted index so searching thousands of notes stays fast.
+
+use std::collections::{BTreeMap, HashMap};
 
 /// The words of `text`, normalised.
 pub fn words(text: &str) -> Vec<String> {
@@ -77,6 +80,121 @@ pub fn snippet(text: &str, query: &[String], max_chars: usize) -> String {
     out
 }
 
+/// An inverted index over documents with `F` weighted fields, kept up to
+/// date one document at a time. Lookups find every indexed word equal to a
+/// query word or, for query words of three letters or more, starting with
+/// it — so "gro" finds "groceries" — without scanning the documents.
+#[derive(Clone, Debug, Default)]
+pub struct TextIndex<const F: usize> {
+    /// word → (document slot → occurrences per field)
+    postings: BTreeMap<String, HashMap<u32, [u32; F]>>,
+    /// document id → slot, and slot → (id, its words) for removal
+    slots: HashMap<String, u32>,
+    docs: Vec<Option<(String, Vec<String>)>>,
+    free: Vec<u32>,
+}
+
+impl<const F: usize> TextIndex<F> {
+    /// Indexes `doc` with its fields' text, replacing an earlier version.
+    pub fn upsert(&mut self, doc: &str, fields: [&str; F]) {
+        self.remove(doc);
+        let mut counts: HashMap<String, [u32; F]> = HashMap::new();
+        for (f, text) in fields.iter().enumerate() {
+            for w in words(text) {
+                counts.entry(w).or_insert([0; F])[f] += 1;
+            }
+        }
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.docs.push(None);
+                (self.docs.len() - 1) as u32
+            }
+        };
+        let mut list = Vec::with_capacity(counts.len());
+        for (w, c) in counts {
+            self.postings.entry(w.clone()).or_default().insert(slot, c);
+            list.push(w);
+        }
+        self.slots.insert(doc.to_string(), slot);
+        self.docs[slot as usize] = Some((doc.to_string(), list));
+    }
+
+    pub fn remove(&mut self, doc: &str) {
+        let Some(slot) = self.slots.remove(doc) else {
+            return;
+        };
+        if let Some((_, list)) = self.docs[slot as usize].take() {
+            for w in list {
+                if let Some(p) = self.postings.get_mut(&w) {
+                    p.remove(&slot);
+                    if p.is_empty() {
+                        self.postings.remove(&w);
+                    }
+                }
+            }
+        }
+        self.free.push(slot);
+    }
+
+    /// The id of the document in `slot`.
+    pub fn id(&self, slot: u32) -> Option<&str> {
+        self.docs
+            .get(slot as usize)?
+            .as_ref()
+            .map(|(id, _)| id.as_str())
+    }
+
+    /// For every document matching all `query` words (by slot; see
+    /// [`TextIndex::id`]), its occurrences per query word per field.
+    pub fn matches(&self, query: &[String]) -> HashMap<u32, Vec<[u32; F]>> {
+        let mut acc: Option<HashMap<u32, Vec<[u32; F]>>> = None;
+        for (qi, q) in query.iter().enumerate() {
+            let mut found: HashMap<u32, [u32; F]> = HashMap::new();
+            let prefix = q.chars().count() >= 3;
+            for (word, docs) in self.postings.range(q.clone()..) {
+                if word != q && !(prefix && word.starts_with(q.as_str())) {
+                    break;
+                }
+                for (slot, counts) in docs {
+                    // Only documents still in the running need counting.
+                    if acc.as_ref().is_some_and(|a| !a.contains_key(slot)) {
+                        continue;
+                    }
+                    let e = found.entry(*slot).or_insert([0; F]);
+                    for f in 0..F {
+                        e[f] += counts[f];
+                    }
+                }
+            }
+            acc = Some(match acc {
+                None => found
+                    .into_iter()
+                    .map(|(slot, c)| {
+                        let mut v = vec![[0; F]; query.len()];
+                        v[qi] = c;
+                        (slot, v)
+                    })
+                    .collect(),
+                Some(mut a) => {
+                    a.retain(|slot, v| match found.get(slot) {
+                        Some(c) => {
+                            v[qi] = *c;
+                            true
+                        }
+                        None => false,
+                    });
+                    a
+                }
+            });
+            if acc.as_ref().is_some_and(HashMap::is_empty) {
+                break;
+            }
+        }
+        acc.unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +215,43 @@ mod tests {
         let field = words("groceries for the week, groceries again");
         assert_eq!(hits(&words("gro week xyz"), &field), [2, 1, 0]);
         assert_eq!(hits(&words("gr"), &field), [0]);
+    }
+
+    #[test]
+    fn the_index_finds_whole_and_prefix_words_in_every_field() {
+        let mut ix: TextIndex<2> = TextIndex::default();
+        ix.upsert("a", ["Groceries list", "milk eggs"]);
+        ix.upsert("b", ["Garden", "groceries for the garden"]);
+        let by_id = |ix: &TextIndex<2>, q: &str| -> BTreeMap<String, Vec<[u32; 2]>> {
+            ix.matches(&words(q))
+                .into_iter()
+                .map(|(s, v)| (ix.id(s).unwrap().to_string(), v))
+                .collect()
+        };
+        let m = by_id(&ix, "gro");
+        assert_eq!(m.get("a"), Some(&vec![[1, 0]]));
+        assert_eq!(m.get("b"), Some(&vec![[0, 1]]));
+        let m = by_id(&ix, "garden groceries");
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(m["b"], vec![[1, 1], [0, 1]]);
+        assert!(
+            ix.matches(&words("gr")).is_empty(),
+            "two letters only match whole words"
+        );
+        let found = |ix: &TextIndex<2>, q: &str| -> Vec<String> {
+            ix.matches(&words(q))
+                .keys()
+                .map(|s| ix.id(*s).unwrap().to_string())
+                .collect()
+        };
+        ix.upsert("a", ["Hardware", "nails"]);
+        assert_eq!(found(&ix, "groceries"), ["b"]);
+        ix.remove("b");
+        assert!(found(&ix, "groceries").is_empty());
+        assert_eq!(ix.postings.len(), 2, "no empty postings are left behind");
+        ix.upsert("c", ["Groceries again", ""]);
+        assert_eq!(found(&ix, "groceries"), ["c"]);
+        assert_eq!(ix.docs.len(), 2, "freed slots are reused");
     }
 
     #[test]
