@@ -178,6 +178,12 @@ pub enum StorageError {
         "browser storage is full; nothing was changed. Free space by deleting old activity or data in Settings"
     )]
     Quota,
+    /// The browser aborted the transaction when committing it; with
+    /// nothing else wrong, that is storage running out.
+    #[error(
+        "the browser refused to store the change, most likely because storage is full; nothing was changed. Free space by deleting old activity or data in Settings"
+    )]
+    Aborted,
     #[error("the browser database refused the change: {0}")]
     Write(String),
     #[error("cannot read from the browser database: {0}")]
@@ -205,6 +211,14 @@ fn write_error(e: rexie::Error) -> StorageError {
         StorageError::Quota
     } else {
         StorageError::Write(text)
+    }
+}
+
+/// A write transaction's end: committed, or the reason it was not.
+fn committed(done: Result<rexie::TransactionResult, rexie::Error>) -> Result<(), StorageError> {
+    match done.map_err(write_error)? {
+        rexie::TransactionResult::Committed => Ok(()),
+        rexie::TransactionResult::Aborted => Err(StorageError::Aborted),
     }
 }
 
@@ -280,7 +294,7 @@ impl Db {
         for id in deletes {
             s.delete(JsValue::from_str(id)).await.map_err(write_error)?;
         }
-        tx.done().await.map_err(write_error)?;
+        committed(tx.done().await)?;
         Ok(())
     }
 
@@ -382,7 +396,7 @@ impl Db {
         s.delete(JsValue::from_str(key))
             .await
             .map_err(write_error)?;
-        tx.done().await.map_err(write_error)?;
+        committed(tx.done().await)?;
         Ok(())
     }
 
@@ -397,7 +411,7 @@ impl Db {
             .clear()
             .await
             .map_err(write_error)?;
-        tx.done().await.map_err(write_error)?;
+        committed(tx.done().await)?;
         Ok(())
     }
 
@@ -415,7 +429,7 @@ impl Db {
                 .await
                 .map_err(write_error)?;
         }
-        tx.done().await.map_err(write_error)?;
+        committed(tx.done().await)?;
         Ok(())
     }
 }

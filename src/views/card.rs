@@ -63,23 +63,29 @@ fn output_text(record: &ActivityRecord) -> String {
 const COLLAPSE_LINES: usize = 12;
 const COLLAPSE_CHARS: usize = 1_200;
 
+/// Text in a `<pre>`, collapsed to a preview when long. It is always
+/// stored whole; this only changes what is shown at first.
 #[component]
-pub fn Output(text: String) -> impl IntoView {
+pub fn Output(text: String, #[prop(default = "card-output")] class: &'static str) -> impl IntoView {
     let lines = text.lines().count();
-    if lines > COLLAPSE_LINES || text.chars().count() > COLLAPSE_CHARS {
-        let preview: String = text.lines().take(4).collect::<Vec<_>>().join("\n");
+    let chars = text.chars().count();
+    if lines > COLLAPSE_LINES || chars > COLLAPSE_CHARS {
+        let mut preview: String = text.lines().take(4).collect::<Vec<_>>().join("\n");
+        if preview.chars().count() > 300 {
+            preview = preview.chars().take(300).collect::<String>() + "…";
+        }
         view! {
             <details class="collapsed-output">
                 <summary>
-                    <pre class="card-output preview">{preview}</pre>
-                    <span class="muted">{format!("Show all ({lines} lines, {} characters)", text.chars().count())}</span>
+                    <pre class=format!("{class} preview")>{preview}</pre>
+                    <span class="muted">{format!("Show all ({lines} lines, {chars} characters)")}</span>
                 </summary>
-                <pre class="card-output">{text}</pre>
+                <pre class=class>{text}</pre>
             </details>
         }
         .into_any()
     } else {
-        view! { <pre class="card-output">{text}</pre> }.into_any()
+        view! { <pre class=class>{text}</pre> }.into_any()
     }
 }
 
@@ -113,7 +119,7 @@ pub fn ResultCard(
             </header>
             <dl class="card-body">
                 <dt>"Input"</dt>
-                <dd><pre class="card-input">{input}</pre></dd>
+                <dd><Output text=input class="card-input"/></dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
                 <dd><Output text=output/></dd>
             </dl>

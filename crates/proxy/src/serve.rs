@@ -51,7 +51,42 @@ pub struct ServeConfig {
 }
 
 struct AppState {
-    csp: HeaderValue,
+    index: PathBuf,
+    extra_connect_src: Vec<String>,
+    /// The shell's CSP and the index.html modification time it was built
+    /// from: a rebuild while serving changes the bootstrap script's hash.
+    csp: std::sync::RwLock<(Option<std::time::SystemTime>, HeaderValue)>,
+}
+
+impl AppState {
+    fn csp_for(html: &str, extra: &[String]) -> HeaderValue {
+        HeaderValue::from_str(&app_csp(&inline_script_hashes(html), extra))
+            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"))
+    }
+
+    /// The current CSP, rebuilt if index.html changed since it was made.
+    fn csp(&self) -> HeaderValue {
+        let modified = std::fs::metadata(&self.index)
+            .and_then(|m| m.modified())
+            .ok();
+        if let Ok(cached) = self.csp.read()
+            && cached.0 == modified
+        {
+            return cached.1.clone();
+        }
+        let Ok(html) = std::fs::read_to_string(&self.index) else {
+            return self
+                .csp
+                .read()
+                .map(|c| c.1.clone())
+                .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
+        };
+        let fresh = Self::csp_for(&html, &self.extra_connect_src);
+        if let Ok(mut cached) = self.csp.write() {
+            *cached = (modified, fresh.clone());
+        }
+        fresh
+    }
 }
 
 /// Builds the router that serves `config.dist` alone, without the API.
@@ -79,10 +114,14 @@ pub fn router_with(config: &ServeConfig, api: Router) -> Result<Router, ServeErr
     if html.trim().is_empty() {
         return Err(ServeError::MissingDist(config.dist.clone()));
     }
-    let csp = app_csp(&inline_script_hashes(&html), &config.extra_connect_src);
+    let modified = std::fs::metadata(&index).and_then(|m| m.modified()).ok();
     let state = Arc::new(AppState {
-        csp: HeaderValue::from_str(&csp)
-            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'")),
+        csp: std::sync::RwLock::new((
+            modified,
+            AppState::csp_for(&html, &config.extra_connect_src),
+        )),
+        index,
+        extra_connect_src: config.extra_connect_src.clone(),
     });
     let files = ServeDir::new(&config.dist).append_index_html_on_directories(true);
     Ok(Router::new()
@@ -124,7 +163,7 @@ async fn security_headers(
         set(h, "x-frame-options", "DENY");
     }
     if !h.contains_key(header::CONTENT_SECURITY_POLICY) && !is_sandbox_path(&path) {
-        h.insert(header::CONTENT_SECURITY_POLICY, state.csp.clone());
+        h.insert(header::CONTENT_SECURITY_POLICY, state.csp());
     }
     if is_api_path(&path) {
         // Answers of the API hold tokens and fetched pages: never cached.
@@ -443,6 +482,29 @@ mod tests {
         let body = res.into_body().collect().await.unwrap().to_bytes();
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["status"], "ok");
+    }
+
+    #[tokio::test]
+    async fn a_rebuild_while_serving_refreshes_the_csp_hash() {
+        let dir = dist();
+        let app = app(&dir);
+        let before = header(&get(&app, "/").await, "content-security-policy").to_string();
+        // Make sure the file system records a different modification time.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let rebuilt = INDEX.replace("init();", "init(); /* new build */");
+        std::fs::write(dir.path().join("index.html"), &rebuilt).unwrap();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("index.html"))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        let after = header(&get(&app, "/").await, "content-security-policy").to_string();
+        assert_ne!(before, after);
+        assert!(
+            after.contains(&inline_script_hashes(&rebuilt)[0]),
+            "{after}"
+        );
     }
 
     #[test]
