@@ -9,12 +9,12 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::{ActivityHook, Usage};
+use hearth_core::activity::{ActivityHook, ActivityRecord, ActivityStore, Usage};
 use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySource};
 use hearth_core::call::UndoAction;
 use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
-use hearth_core::invoke::{CallContext, Executor, Hook, Invoker};
+use hearth_core::invoke::{Executor, Invoker};
 use hearth_core::memory::Memories;
 use hearth_core::notes::Notebook;
 use hearth_core::permission::{ApprovalAnswer, CallFacts, PermissionSettings, Policy};
@@ -29,7 +29,7 @@ use send_wrapper::SendWrapper;
 use serde_json::Value;
 
 use crate::platform::{BrowserTime, local_clock, new_id};
-use crate::storage::{Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
+use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 
 const PERMISSIONS_KEY: &str = "permissions";
 
@@ -274,34 +274,45 @@ impl Approver for BrowserApprover {
     }
 }
 
-/// Counts each finished call toward its skill's usage.
-struct UsageHook {
+/// The execution log: each call's record goes to IndexedDB in one
+/// transaction with its skill's updated usage count.
+struct ActivityLog {
     db: Rc<Db>,
     data: Rc<Data>,
 }
 
-impl Hook for UsageHook {
-    fn after<'a>(
-        &'a self,
-        _cx: &'a CallContext,
-        result: &'a mut ToolResult,
-    ) -> LocalBoxFuture<'a, ()> {
+impl ActivityStore for ActivityLog {
+    fn append<'a>(&'a self, record: &'a ActivityRecord) -> LocalBoxFuture<'a, Result<(), String>> {
         async move {
-            let updated = {
-                let mut usage = self.data.usage.borrow_mut();
-                let entry = usage
-                    .entry(result.skill_id.to_string())
-                    .or_insert_with(|| Usage {
-                        skill_id: result.skill_id.to_string(),
-                        ..Usage::default()
-                    });
-                entry.record(result);
-                entry.clone()
-            };
-            // Usage is a convenience; failing to store it must not fail the call.
-            let _ = self.db.put(USAGE, &updated).await;
-            bump(self.data.versions.usage);
+            let mut usage = self
+                .data
+                .usage
+                .borrow()
+                .get(record.skill_id.as_str())
+                .cloned()
+                .unwrap_or_else(|| Usage {
+                    skill_id: record.skill_id.to_string(),
+                    ..Usage::default()
+                });
+            usage.record(&record.result);
+            let entries = [
+                (ACTIVITY, Db::value(record).map_err(|e| e.to_string())?),
+                (USAGE, Db::value(&usage).map_err(|e| e.to_string())?),
+            ];
+            let stored = self
+                .db
+                .put_across(&entries)
+                .await
+                .map_err(|e| e.to_string());
+            if stored.is_ok() {
+                self.data
+                    .usage
+                    .borrow_mut()
+                    .insert(usage.skill_id.clone(), usage);
+                bump(self.data.versions.usage);
+            }
             bump(self.data.versions.activity);
+            stored
         }
         .boxed_local()
     }
@@ -365,11 +376,10 @@ impl Runtime {
         // after-hooks run in reverse, so the log sees the final result.
         let invoker = Invoker::new(lookup, executor, Rc::new(BrowserTime))
             .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
-            .with_hook(Rc::new(UsageHook {
+            .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
                 db: db.clone(),
                 data: data.clone(),
-            }))
-            .with_hook(Rc::new(ActivityHook::new(db.clone())));
+            }))));
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
             registry,

@@ -439,3 +439,28 @@ impl ActivityStore for Db {
         async move { self.put(ACTIVITY, record).await.map_err(|e| e.to_string()) }.boxed_local()
     }
 }
+
+impl Db {
+    /// Puts one record into each of several stores in one transaction.
+    pub async fn put_across(&self, entries: &[(&str, JsValue)]) -> Result<(), StorageError> {
+        let stores: Vec<&str> = entries.iter().map(|(s, _)| *s).collect();
+        let tx = self
+            .rexie
+            .transaction(&stores, TransactionMode::ReadWrite)
+            .map_err(write_error)?;
+        for (store, value) in entries {
+            tx.store(store)
+                .map_err(write_error)?
+                .put(value, None)
+                .await
+                .map_err(write_error)?;
+        }
+        committed(tx.done().await)?;
+        Ok(())
+    }
+
+    /// A record as IndexedDB stores it.
+    pub fn value<T: Serialize>(record: &T) -> Result<JsValue, StorageError> {
+        to_js(record)
+    }
+}

@@ -83,6 +83,46 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             }
         },
     )?;
+    step("native benches (hearth-core)", || {
+        for bench in [
+            "call_path",
+            "discovery",
+            "tokens",
+            "agent_skills",
+            "mcp_registry",
+        ] {
+            util::run(
+                Command::new("cargo")
+                    .args(["bench", "-p", "hearth-core", "--bench", bench])
+                    .current_dir(&root),
+            )?;
+        }
+        Ok(())
+    })?;
+    step("browser benches (wasm, headless Chromium)", || {
+        let mut cmd = Command::new("cargo");
+        cmd.args([
+            "test",
+            "-p",
+            "hearth",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+            "--features",
+            "bench",
+            "--test",
+            "browser_bench",
+            "--",
+            "--nocapture",
+        ])
+        .current_dir(&root);
+        let (ok, _) = run_tee(crate::test::wasm_test_env(&mut cmd))?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Failure::new("the browser benchmarks failed"))
+        }
+    })?;
     Ok(())
 }
 

@@ -33,27 +33,32 @@ impl Record for Note {
     }
 }
 
-/// The notes, with a search index kept in step with every change.
+/// The notes, with a search index built on the first search and kept in
+/// step with every change after that (so opening the app never waits for
+/// it).
 #[derive(Clone, Debug, Default)]
 pub struct Notebook {
     notes: Collection<Note>,
     /// Fields: title, tags, body.
-    index: TextIndex<3>,
+    index: std::cell::OnceCell<TextIndex<3>>,
 }
 
 impl Notebook {
     pub fn new(notes: impl IntoIterator<Item = Note>) -> Self {
-        let mut book = Self::default();
-        for n in notes {
-            book.index_note(&n);
-            book.notes.put(n);
+        Self {
+            notes: Collection::new(notes),
+            index: std::cell::OnceCell::new(),
         }
-        book
     }
 
-    fn index_note(&mut self, n: &Note) {
-        self.index
-            .upsert(&n.id, [&n.title, &n.tags.join(" "), &n.body]);
+    fn index(&self) -> &TextIndex<3> {
+        self.index.get_or_init(|| {
+            let mut ix = TextIndex::default();
+            for n in self.notes.iter() {
+                index_note(&mut ix, n);
+            }
+            ix
+        })
     }
 
     pub fn get(&self, id: &str) -> Option<&Note> {
@@ -73,14 +78,20 @@ impl Notebook {
     }
 
     pub fn apply(&mut self, changes: &[Change<Note>]) {
-        for c in changes {
-            match c {
-                Change::Put(n) => self.index_note(n),
-                Change::Delete(id) => self.index.remove(id),
+        if let Some(ix) = self.index.get_mut() {
+            for c in changes {
+                match c {
+                    Change::Put(n) => index_note(ix, n),
+                    Change::Delete(id) => ix.remove(id),
+                }
             }
         }
         self.notes.apply(changes);
     }
+}
+
+fn index_note(ix: &mut TextIndex<3>, n: &Note) {
+    ix.upsert(&n.id, [&n.title, &n.tags.join(" "), &n.body]);
 }
 
 impl Store<Note> for Notebook {
@@ -415,8 +426,8 @@ pub fn search(book: &Notebook, query: &str, limit: usize) -> Vec<NoteHit> {
     if q.is_empty() {
         return Vec::new();
     }
-    let mut scored: Vec<(f64, u32)> = book
-        .index
+    let index = book.index();
+    let mut scored: Vec<(f64, u32)> = index
         .matches(&q)
         .into_iter()
         .map(|(slot, per_word)| {
@@ -440,7 +451,7 @@ pub fn search(book: &Notebook, query: &str, limit: usize) -> Vec<NoteHit> {
     let mut hits: Vec<NoteHit> = scored
         .into_iter()
         .filter_map(|(score, slot)| {
-            let n = book.get(book.index.id(slot)?)?;
+            let n = book.get(index.id(slot)?)?;
             Some(NoteHit {
                 id: n.id.clone(),
                 title: n.title.clone(),
@@ -462,6 +473,57 @@ pub fn search(book: &Notebook, query: &str, limit: usize) -> Vec<NoteHit> {
         }
     }
     hits
+}
+
+/// `n` made-up notes for benchmarks, the same on every run: words follow a
+/// Zipf-like spread over a 4,000-word vocabulary, plus a few common words
+/// ("garden", "budget", "lisbon", "tram", "museum", "meeting", "recipe").
+pub fn sample_notes(n: usize) -> Vec<Note> {
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let syllables = [
+        "ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "un", "bri", "te", "qua", "zo", "pel",
+        "gan", "ri",
+    ];
+    let mut vocab: Vec<String> = [
+        "garden", "budget", "lisbon", "tram", "museum", "meeting", "notes", "recipe", "the", "and",
+        "for", "with",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    while vocab.len() < 4_000 {
+        let len = 2 + (next() % 3) as usize;
+        vocab.push(
+            (0..len)
+                .map(|_| syllables[(next() % syllables.len() as u64) as usize])
+                .collect(),
+        );
+    }
+    let pick = |r: u64| {
+        let u = (r % 1_000_000) as f64 / 1_000_000.0;
+        ((vocab.len() as f64).powf(u) as usize).min(vocab.len() - 1)
+    };
+    (0..n)
+        .map(|i| {
+            let len = 60 + (next() % 140) as usize;
+            let body: Vec<&str> = (0..len).map(|_| vocab[pick(next())].as_str()).collect();
+            let title: Vec<&str> = (0..3).map(|_| vocab[pick(next())].as_str()).collect();
+            Note {
+                id: format!("n{i}"),
+                title: title.join(" "),
+                body: body.join(" "),
+                tags: vec![vocab[pick(next())].clone()],
+                created_ms: i as f64,
+                updated_ms: i as f64,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

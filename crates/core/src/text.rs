@@ -2,7 +2,37 @@
 //! lowercase, split on anything not alphanumeric, fold a plural `s`; and an
 //! inverted index so searching thousands of notes stays fast.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast, non-cryptographic hasher for the index's own keys (words and
+/// slot numbers it made itself), in the style of rustc's FxHash.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(n)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// The words of `text`, normalised.
 pub fn words(text: &str) -> Vec<String> {
@@ -87,9 +117,11 @@ pub fn snippet(text: &str, query: &[String], max_chars: usize) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct TextIndex<const F: usize> {
     /// word → (document slot → occurrences per field)
-    postings: BTreeMap<String, HashMap<u32, [u32; F]>>,
+    postings: FxMap<String, FxMap<u32, [u32; F]>>,
+    /// The same words in order, for prefix lookups.
+    vocabulary: BTreeSet<String>,
     /// document id → slot, and slot → (id, its words) for removal
-    slots: HashMap<String, u32>,
+    slots: FxMap<String, u32>,
     docs: Vec<Option<(String, Vec<String>)>>,
     free: Vec<u32>,
 }
@@ -98,7 +130,7 @@ impl<const F: usize> TextIndex<F> {
     /// Indexes `doc` with its fields' text, replacing an earlier version.
     pub fn upsert(&mut self, doc: &str, fields: [&str; F]) {
         self.remove(doc);
-        let mut counts: HashMap<String, [u32; F]> = HashMap::new();
+        let mut counts: FxMap<String, [u32; F]> = FxMap::default();
         for (f, text) in fields.iter().enumerate() {
             for w in words(text) {
                 counts.entry(w).or_insert([0; F])[f] += 1;
@@ -113,7 +145,17 @@ impl<const F: usize> TextIndex<F> {
         };
         let mut list = Vec::with_capacity(counts.len());
         for (w, c) in counts {
-            self.postings.entry(w.clone()).or_default().insert(slot, c);
+            match self.postings.get_mut(&w) {
+                Some(p) => {
+                    p.insert(slot, c);
+                }
+                None => {
+                    self.vocabulary.insert(w.clone());
+                    let mut p = FxMap::default();
+                    p.insert(slot, c);
+                    self.postings.insert(w.clone(), p);
+                }
+            }
             list.push(w);
         }
         self.slots.insert(doc.to_string(), slot);
@@ -130,6 +172,7 @@ impl<const F: usize> TextIndex<F> {
                     p.remove(&slot);
                     if p.is_empty() {
                         self.postings.remove(&w);
+                        self.vocabulary.remove(&w);
                     }
                 }
             }
@@ -150,12 +193,15 @@ impl<const F: usize> TextIndex<F> {
     pub fn matches(&self, query: &[String]) -> HashMap<u32, Vec<[u32; F]>> {
         let mut acc: Option<HashMap<u32, Vec<[u32; F]>>> = None;
         for (qi, q) in query.iter().enumerate() {
-            let mut found: HashMap<u32, [u32; F]> = HashMap::new();
+            let mut found: FxMap<u32, [u32; F]> = FxMap::default();
             let prefix = q.chars().count() >= 3;
-            for (word, docs) in self.postings.range(q.clone()..) {
+            for word in self.vocabulary.range(q.clone()..) {
                 if word != q && !(prefix && word.starts_with(q.as_str())) {
                     break;
                 }
+                let Some(docs) = self.postings.get(word) else {
+                    continue;
+                };
                 for (slot, counts) in docs {
                     // Only documents still in the running need counting.
                     if acc.as_ref().is_some_and(|a| !a.contains_key(slot)) {
@@ -222,12 +268,13 @@ mod tests {
         let mut ix: TextIndex<2> = TextIndex::default();
         ix.upsert("a", ["Groceries list", "milk eggs"]);
         ix.upsert("b", ["Garden", "groceries for the garden"]);
-        let by_id = |ix: &TextIndex<2>, q: &str| -> BTreeMap<String, Vec<[u32; 2]>> {
-            ix.matches(&words(q))
-                .into_iter()
-                .map(|(s, v)| (ix.id(s).unwrap().to_string(), v))
-                .collect()
-        };
+        let by_id =
+            |ix: &TextIndex<2>, q: &str| -> std::collections::BTreeMap<String, Vec<[u32; 2]>> {
+                ix.matches(&words(q))
+                    .into_iter()
+                    .map(|(s, v)| (ix.id(s).unwrap().to_string(), v))
+                    .collect()
+            };
         let m = by_id(&ix, "gro");
         assert_eq!(m.get("a"), Some(&vec![[1, 0]]));
         assert_eq!(m.get("b"), Some(&vec![[0, 1]]));
@@ -249,6 +296,7 @@ mod tests {
         ix.remove("b");
         assert!(found(&ix, "groceries").is_empty());
         assert_eq!(ix.postings.len(), 2, "no empty postings are left behind");
+        assert_eq!(ix.vocabulary.len(), 2);
         ix.upsert("c", ["Groceries again", ""]);
         assert_eq!(found(&ix, "groceries"), ["c"]);
         assert_eq!(ix.docs.len(), 2, "freed slots are reused");
