@@ -70,7 +70,7 @@ pub fn definition() -> SkillDefinition {
     )
     .with_icon("memory")
     .with_description(
-        "Remember facts and preferences about the user across conversations, recall the ones relevant to a question, and forget them on request.",
+        "Remember facts and preferences about the user across conversations (things to keep in mind), recall the ones relevant to a question, and forget them on request.",
     )
     .with_tags(["memory", "remember", "recall", "preferences", "facts", "personal"])
     .with_examples([

@@ -150,12 +150,15 @@ pub fn definition() -> SkillDefinition {
     .with_description(
         "Keep notes with Markdown bodies and tags: create, read, update, delete, list and search them.",
     )
-    .with_tags(["notes", "write", "remember", "markdown", "journal", "search"])
+    .with_tags([
+        "notes", "write down", "jot", "ideas", "remember", "markdown", "journal", "search",
+    ])
     .with_examples([
         "Save a note called Groceries: milk, eggs, bread",
         "Find my notes about the trip to Lisbon",
         "Add 'call the plumber' to my todo note",
         "List my notes tagged work",
+        "Jot down an idea for the garden",
     ])
     .with_input_schema(json!({
         "type": "object",

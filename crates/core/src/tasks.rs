@@ -186,9 +186,11 @@ pub fn definition() -> SkillDefinition {
     )
     .with_icon("tasks")
     .with_description(
-        "A to-do list: add tasks with due dates and priorities, complete or reopen them, and list what is open, due or overdue.",
+        "A to-do list: add tasks with due dates and priorities, check them off when done or reopen them, and list what is open, due or overdue.",
     )
-    .with_tags(["tasks", "todo", "reminders", "due dates", "checklist", "planning"])
+    .with_tags([
+        "tasks", "todo", "reminders", "due dates", "checklist", "planning", "done", "complete",
+    ])
     .with_examples([
         "Add a task to renew my passport by March 1",
         "What's overdue?",

@@ -96,7 +96,15 @@ pub fn web_search() -> SkillDefinition {
              (SearXNG or Brave Search) and get titles, links and snippets.",
     )
     .with_tags([
-        "web", "search", "internet", "lookup", "find", "news", "query",
+        "web",
+        "search",
+        "internet",
+        "lookup",
+        "find",
+        "news",
+        "query",
+        "google",
+        "search engine",
     ])
     .with_examples([
         "Search the web for Leptos 0.8 release notes",

@@ -141,3 +141,21 @@ fn the_fixture_catalog_is_realistic_and_valid() {
         }
     }
 }
+
+/// The quality bar: an expected skill in the top three for at least
+/// 95% of the labelled requests, on the development set and on the holdout
+/// written after tuning. The misses are listed when it fails.
+#[test]
+fn recall_at_three_meets_the_goal() {
+    let index = index();
+    for (name, queries) in [
+        ("development", eval::queries()),
+        ("holdout", eval::holdout_queries()),
+    ] {
+        let (recall, misses) = eval::recall_at(&index, &queries, 3);
+        assert!(
+            recall >= 0.95,
+            "{name} recall@3 is {recall:.3}; misses: {misses:#?}"
+        );
+    }
+}

@@ -257,6 +257,8 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["resize", "scale", "shrink", "enlarge", "smaller", "bigger", "larger"],
     &["compress", "zip", "archive", "unzip"],
     &["todo", "task", "chore"],
+    &["done", "complete", "finish", "tick", "cross"],
+    &["prefer", "preference", "preferred"],
     &["remind", "reminder", "alarm", "wake"],
     &["refund", "reimburse", "chargeback"],
     &["meeting", "appointment", "event"],
