@@ -5,10 +5,10 @@
 // its proxy.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 import { e2ePorts, hearthDist } from '../support/env.mjs';
+import { close, listen } from '../support/servers.mjs';
 
 const ports = e2ePorts();
 const staticPort = ports.app + 1002;
@@ -26,15 +26,6 @@ const articleHtml = `<!doctype html>
        <a href="/next">next chapter</a>. <a href="javascript:alert(1)">Not a link</a>.</p>
   </main>
 </body></html>`;
-
-/// Starts a server on 127.0.0.1:port; resolves to it once listening.
-function listen(port, handler) {
-  const server = http.createServer(handler);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve(server));
-  });
-}
 
 const seen = { pages: [], searx: [] };
 let servers = [];
@@ -75,7 +66,7 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  await Promise.all(servers.map(close));
 });
 
 async function enableSkill(page, name) {
@@ -93,17 +84,32 @@ async function runAndApprove(page, line, skillName) {
   return dialog;
 }
 
-test('web_fetch: enable it, approve the call, and read the page as a card', async ({ page }) => {
+test('web_fetch: off by default, asks first, and reads the page as a card', async ({ page }) => {
   const errors = await openApp(page, 'skills');
-  await enableSkill(page, 'Web fetch');
   const before = seen.pages.length;
+
+  // Off by default: a call is refused without asking and nothing is fetched.
+  await expect(page.getByRole('switch', { name: 'Enable Web fetch' })).not.toBeChecked();
+  await expect(page.getByRole('switch', { name: 'Enable Web search' })).not.toBeChecked();
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await runCommand(page, `/web_fetch ${ARTICLE}`);
+  const off = page.locator('.result-card[data-skill="web_fetch"][data-status="denied"]');
+  await expect(off.locator('.card-output')).toHaveText('Web fetch is disabled; enable it in the Skills panel');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+
+  // Enabled, it asks first; denying the call fetches nothing either.
+  await enableSkill(page, 'Web fetch');
+  const denyDialog = await runAndApprove(page, `/web_fetch ${ARTICLE}`, 'Web fetch');
+  await denyDialog.getByRole('button', { name: 'Deny' }).click();
+  await expect(off).toHaveCount(2);
+  expect(seen.pages.length).toBe(before);
 
   const dialog = await runAndApprove(page, `/web_fetch ${ARTICLE}`, 'Web fetch');
   await expect(dialog.getByLabel('Full arguments')).toContainText(ARTICLE);
   await expect(dialog).toContainText('Network');
   await dialog.getByRole('button', { name: 'Allow once' }).click();
 
-  const card = page.locator('.result-card[data-skill="web_fetch"]');
+  const card = page.locator('.result-card[data-skill="web_fetch"]:not([data-status="denied"])');
   await expect(card).toHaveAttribute('data-status', 'completed');
   const title = card.locator('a.web-title');
   await expect(title).toHaveText('The hearth: a history of the home fire');
@@ -258,6 +264,15 @@ test('offline: the shell shows it, the Skills panel notes it, and the skill says
   );
   await saveScreenshot(page, 'offline-card');
 
+  // Everything that does not need the network keeps working.
+  await runCommand(page, '/calc 15% of 847');
+  await expect(page.locator('.result-card[data-skill="calculator"] .card-output')).toHaveText('127.05');
+  await runCommand(page, '/notes {"action":"create","title":"Written offline"}');
+  await expect(page.locator('.result-card[data-skill="notes"]')).toHaveAttribute('data-status', 'completed');
+  await page.getByRole('link', { name: 'Notes', exact: true }).click();
+  await expect(page.getByText('Written offline').first()).toBeVisible();
+  await expect(indicator).toBeVisible();
+
   await context.setOffline(false);
   await expect(indicator).toBeHidden();
 });
@@ -302,6 +317,6 @@ test('opened from a plain static server, the web skills say the proxy is missing
     await page.getByRole('link', { name: 'Settings' }).click();
     await expect(page.getByTestId('search-backend-status')).toContainText("needs Hearth's local proxy");
   } finally {
-    await new Promise((r) => plain.close(r));
+    await close(plain);
   }
 });
