@@ -1136,8 +1136,53 @@ pub fn search_cards(found: &SearchResponse) -> Vec<WebCard> {
         .collect()
 }
 
+/// One line of Markdown as plain prose: `[text](url)` and `![alt](url)`
+/// become their text; bold and code markers go.
+fn inline_plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let link = after.find("](").and_then(|close| {
+            let target = &after[close + 2..];
+            target
+                .find(')')
+                .map(|end| (&after[..close], close + 2 + end + 1))
+        });
+        match link {
+            Some((text, used)) if !text.contains('[') => {
+                let before = &rest[..open];
+                out.push_str(before.strip_suffix('!').unwrap_or(before));
+                out.push_str(text);
+                rest = &after[used..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace("**", "").replace("__", "").replace('`', "")
+}
+
+/// A word without the `*` of emphasis around it (`*text*,` → `text,`);
+/// a `*` inside a word (`2*3`) stays.
+fn without_emphasis(word: &str) -> String {
+    let chars: Vec<char> = word.chars().collect();
+    chars
+        .iter()
+        .enumerate()
+        .filter(|&(i, &c)| {
+            c != '*' || !(i == 0 || chars[i + 1..].iter().all(|c| c.is_ascii_punctuation()))
+        })
+        .map(|(_, &c)| c)
+        .collect()
+}
+
 /// The first `max` characters of `text` as one line of plain prose:
-/// Markdown markers dropped, whitespace collapsed, `…` when cut.
+/// Markdown markers dropped (links become their text), whitespace
+/// collapsed, `…` when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
     let mut out = String::new();
     let mut count = 0;
@@ -1150,7 +1195,11 @@ pub fn excerpt(text: &str, max: usize) -> String {
         if line.is_empty() || line.chars().all(|c| matches!(c, '-' | '|' | ':' | ' ')) {
             continue;
         }
-        for word in line.split_whitespace() {
+        let line = inline_plain(line);
+        for word in line.split_whitespace().map(without_emphasis) {
+            if word.is_empty() {
+                continue;
+            }
             let needed = word.chars().count() + usize::from(!out.is_empty());
             if count + needed > max {
                 cut = true;
@@ -1159,7 +1208,7 @@ pub fn excerpt(text: &str, max: usize) -> String {
             if !out.is_empty() {
                 out.push(' ');
             }
-            out.push_str(word);
+            out.push_str(&word);
             count += needed;
         }
         if cut {
@@ -1594,11 +1643,34 @@ mod tests {
                 title: "Example".into(),
                 url: "https://example.com/b".into(),
                 host: "example.com".into(),
-                excerpt: "Example Some *text* here. [a link](https://example.com/x)".into(),
+                excerpt: "Example Some text here. a link".into(),
                 links: page().links,
             }
         );
         assert_eq!(excerpt("one two three", 7), "one two…");
+        // (Markdown, the excerpt a person reads)
+        let cases = [
+            (
+                "Read [About this site](https://example.org/about) or the [next](/n).",
+                "Read About this site or the next.",
+            ),
+            (
+                "![a logo](logo.png) **Bold**, *soft*; `code`",
+                "a logo Bold, soft; code",
+            ),
+            (
+                "2*3 = 6 and a [bracket] alone",
+                "2*3 = 6 and a [bracket] alone",
+            ),
+            (
+                "[unclosed](https://x.com and more",
+                "[unclosed](https://x.com and more",
+            ),
+            ("* a list item\n> a quote", "a list item a quote"),
+        ];
+        for (markdown, expected) in cases {
+            assert_eq!(excerpt(markdown, 100), expected, "{markdown}");
+        }
         assert_eq!(
             excerpt("| a | b |\n|---|---|\n| 1 | 2 |", 100),
             "a | b | 1 | 2 |"
