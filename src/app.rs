@@ -6,6 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
 use crate::icons::Icon;
+use crate::online::provide_online;
 use crate::runtime::Runtime;
 use crate::views::activity::ActivityView;
 use crate::views::approval::ApprovalDialog;
@@ -15,6 +16,7 @@ use crate::views::notes::NotesView;
 use crate::views::settings::SettingsView;
 use crate::views::skills::SkillsView;
 use crate::views::tasks::TasksView;
+use crate::views::web::OfflineIndicator;
 
 /// The places in the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +95,7 @@ fn current_hash() -> String {
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
     provide_context(runtime);
+    provide_online();
     let place = RwSignal::new(Place::from_hash(&current_hash()));
 
     // Follow back/forward and hand-edited hashes.
@@ -129,6 +132,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                         })
                         .collect_view()}
                 </ul>
+                <OfflineIndicator/>
             </nav>
             <main class="content">
                 {move || match place.get() {

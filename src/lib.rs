@@ -3,10 +3,12 @@
 
 pub mod app;
 pub mod icons;
+pub mod online;
 pub mod platform;
 pub mod runtime;
 pub mod storage;
 pub mod views;
+pub mod web;
 
 use leptos::prelude::*;
 

@@ -30,6 +30,7 @@ use serde_json::Value;
 
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
+use crate::web::WebSkills;
 
 const PERMISSIONS_KEY: &str = "permissions";
 
@@ -124,6 +125,7 @@ pub struct BrowserExecutor {
     db: Rc<Db>,
     data: Rc<Data>,
     index: Rc<RefCell<SkillIndex>>,
+    web: Rc<WebSkills>,
 }
 
 impl BrowserExecutor {
@@ -149,6 +151,7 @@ impl BrowserExecutor {
                 use hearth_core::memory::{parse, run};
                 collection_call(db, MEMORIES, &d.memories, v.memories, parse, run, arguments).await
             }
+            web if crate::web::is_web_skill(web) => self.web.run(web, arguments).await,
             other => Err(SkillError::new(format!(
                 "the built-in skill '{other}' has no implementation in this build"
             ))),
@@ -326,6 +329,8 @@ pub struct Services {
     pub invoker: Invoker,
     pub data: Rc<Data>,
     pub approver: Rc<BrowserApprover>,
+    /// web_fetch and web_search: the proxy client and the domain lists.
+    pub web: Rc<WebSkills>,
 }
 
 /// The handle components get from context.
@@ -358,6 +363,7 @@ impl Runtime {
         let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
+        let web = Rc::new(WebSkills::load(db.clone()).await?);
         let approver = Rc::new(BrowserApprover::new());
         let lookup = {
             let registry = registry.clone();
@@ -367,6 +373,7 @@ impl Runtime {
             db: db.clone(),
             data: data.clone(),
             index: index.clone(),
+            web: web.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -387,6 +394,7 @@ impl Runtime {
             invoker,
             data,
             approver,
+            web,
         }))))
     }
 
@@ -408,6 +416,10 @@ impl Runtime {
 
     pub fn approver(&self) -> &BrowserApprover {
         &self.0.approver
+    }
+
+    pub fn web(&self) -> Rc<WebSkills> {
+        self.0.web.clone()
     }
 
     pub fn registry(&self) -> std::cell::Ref<'_, Registry> {
@@ -490,6 +502,7 @@ impl Runtime {
             db: self.db(),
             data: self.0.data.clone(),
             index: self.0.index.clone(),
+            web: self.0.web.clone(),
         };
         executor.builtin(skill, &arguments).await
     }
@@ -513,6 +526,7 @@ impl Runtime {
         *d.memories.borrow_mut() = Collection::default();
         *d.permissions.borrow_mut() = PermissionSettings::default();
         d.usage.borrow_mut().clear();
+        self.0.web.forget_lists();
         let v = d.versions;
         for s in [
             v.notes,

@@ -103,6 +103,9 @@ pub fn ResultCard(
     let status_class = format!("status status-{}", status.as_str());
     let input = input_text(&record.arguments);
     let output = output_text(&record);
+    // Web skills read as pages and result lists (views/web.rs).
+    let body = crate::views::web::web_result(&record, &output)
+        .unwrap_or_else(|| view! { <Output text=output/> }.into_any());
     let duration = hearth_core::display::duration(record.result.duration_ms);
     let time = format_time(record.result.started_at_ms);
     view! {
@@ -121,7 +124,7 @@ pub fn ResultCard(
                 <dt>"Input"</dt>
                 <dd><Output text=input class="card-input"/></dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
-                <dd><Output text=output/></dd>
+                <dd>{body}</dd>
             </dl>
             {undo.map(|(action, cb)| {
                 let label = action.label.clone();

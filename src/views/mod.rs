@@ -13,3 +13,4 @@ pub mod settings;
 pub mod skills;
 pub mod tasks;
 pub mod toast;
+pub mod web;

@@ -6,6 +6,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
+use crate::views::web::SearchBackendPanel;
 
 /// Storage used and available, as the browser reports it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,6 +76,7 @@ pub fn SettingsView() -> impl IntoView {
                 </dl>
             </section>
             <PermissionPanel/>
+            <SearchBackendPanel/>
             <section class="panel">
                 <h2>"Storage"</h2>
                 <p class="muted">"Everything Hearth knows lives in this browser, on this device."</p>

@@ -9,6 +9,7 @@ use leptos::task::spawn_local;
 
 use crate::icons::Icon;
 use crate::runtime::{Runtime, use_runtime};
+use crate::views::web::{DomainListsEditor, OfflineNote};
 
 fn relative_time(ms: f64) -> String {
     let ago = (js_sys::Date::now() - ms).max(0.0) / 1000.0;
@@ -119,6 +120,7 @@ fn TierGroup(
                 })}
             </div>
             <p class="tier-explanation">{tier.explanation()}</p>
+            {(tier == Tier::Network).then(|| view! { <OfflineNote/> })}
             {if empty {
                 view! { <p class="empty muted">"No skills in this tier yet."</p> }.into_any()
             } else {
@@ -219,6 +221,7 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
                 <ul class="tags">
                     {skill.tags.iter().map(|t| view! { <li class="tag">{t.clone()}</li> }).collect_view()}
                 </ul>
+                {crate::web::is_web_skill(&id).then(|| view! { <DomainListsEditor skill=skill.clone()/> })}
                 <details class="skill-more">
                     <summary>"Examples and schemas"</summary>
                     <ul class="examples-list">

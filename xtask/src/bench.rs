@@ -1,6 +1,8 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
-//! bundle's size (raw and gzip) and the time to first render in headless
-//! Chromium (median of 5 cold loads).
+//! bundle's size (raw and gzip), the time to first render in headless
+//! Chromium (median of 5 cold loads), the core and browser benches, and
+//! the network tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy --bench net`,
+//! built with the `native` profile like the `hearth` people run).
 
 use std::io::Write;
 use std::process::Command;
@@ -64,15 +66,11 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     step(
         "time to first render (headless Chromium, median of 5)",
         || {
-            util::run(
-                Command::new("cargo")
-                    .args(["build", "--release", "-p", "hearth-proxy"])
-                    .current_dir(&root),
-            )?;
+            let hearth = crate::build_native_hearth()?;
             let (ok, _) = run_tee(
                 Command::new("node")
                     .arg("e2e/bench/first-render.mjs")
-                    .env("HEARTH_BIN", root.join("target/release/hearth"))
+                    .env("HEARTH_BIN", hearth)
                     .env("HEARTH_DIST", root.join("dist"))
                     .current_dir(&root),
             )?;
@@ -123,6 +121,29 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             Err(Failure::new("the browser benchmarks failed"))
         }
     })?;
+    step(
+        "network tier: proxy overhead and sustained load (native profile)",
+        || {
+            let (ok, _) = run_tee(
+                Command::new("cargo")
+                    .args([
+                        "bench",
+                        "--profile",
+                        "native",
+                        "-p",
+                        "hearth-proxy",
+                        "--bench",
+                        "net",
+                    ])
+                    .current_dir(&root),
+            )?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the network-tier benchmark failed"))
+            }
+        },
+    )?;
     Ok(())
 }
 

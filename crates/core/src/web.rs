@@ -496,6 +496,53 @@ impl DomainPolicy {
     }
 }
 
+/// A skill's domain lists as the person typed them in the Skills panel:
+/// one pattern per line, `#` comments allowed. Stored as typed (so comments
+/// survive) under [`DomainLists::settings_key`], and read into a
+/// [`DomainPolicy`] before every call.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DomainLists {
+    #[serde(default)]
+    pub allow: String,
+    #[serde(default)]
+    pub deny: String,
+}
+
+/// The bad lines of each list; empty lists mean no errors.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DomainListErrors {
+    pub allow: Vec<PatternLineError>,
+    pub deny: Vec<PatternLineError>,
+}
+
+impl DomainListErrors {
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+impl DomainLists {
+    /// The key of `skill`'s lists in the app's settings store.
+    pub fn settings_key(skill: &str) -> String {
+        format!("web.domains.{skill}")
+    }
+
+    /// Both lists read into a policy; every bad line of either list is
+    /// reported.
+    pub fn policy(&self) -> Result<DomainPolicy, DomainListErrors> {
+        match (
+            DomainPolicy::parse_lines(&self.allow),
+            DomainPolicy::parse_lines(&self.deny),
+        ) {
+            (Ok(allow), Ok(deny)) => Ok(DomainPolicy { allow, deny }),
+            (allow, deny) => Err(DomainListErrors {
+                allow: allow.err().unwrap_or_default(),
+                deny: deny.err().unwrap_or_default(),
+            }),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Wire types of the proxy's API (see crates/proxy/src/net/mod.rs)
 
@@ -525,6 +572,84 @@ pub struct SessionSearch {
     pub configured: bool,
     /// `searxng` or `brave` when configured.
     pub backend: Option<String>,
+}
+
+/// The search backend chosen in the app's Settings: the body of
+/// `PUT /api/search/backend`. Deliberately narrower than the config file:
+/// no environment variable names, no Brave endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "backend", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SearchBackendSetting {
+    Searxng { url: String },
+    Brave { api_key: String },
+}
+
+/// Where the search backend in use was set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendSource {
+    /// In the app's Settings (kept by the proxy in its config directory).
+    Settings,
+    /// In `config.toml`'s `[search]`.
+    ConfigFile,
+}
+
+/// The answer of `GET | PUT | DELETE /api/search/backend`. Never holds a
+/// key, only whether one is set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchBackendState {
+    pub configured: bool,
+    pub source: Option<BackendSource>,
+    /// `searxng` or `brave` when configured.
+    pub backend: Option<String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub api_key_set: bool,
+    /// Why the config file's backend could not be used, when it could not.
+    #[serde(default)]
+    pub problem: Option<String>,
+}
+
+impl SearchBackendState {
+    /// One line for the Settings panel.
+    pub fn summary(&self) -> String {
+        let name = match self.backend.as_deref() {
+            Some("searxng") => "SearXNG",
+            Some("brave") => "Brave Search",
+            Some(other) => other,
+            None => "",
+        };
+        let source = match self.source {
+            Some(BackendSource::Settings) => " (chosen here)",
+            Some(BackendSource::ConfigFile) => " (from the config file)",
+            None => "",
+        };
+        match (
+            self.configured,
+            self.backend.as_deref(),
+            self.url.as_deref(),
+        ) {
+            (false, _, _) => match &self.problem {
+                Some(p) => {
+                    format!("No search backend is set up; the config file's could not be used: {p}")
+                }
+                None => "No search backend is set up.".to_string(),
+            },
+            (true, Some("brave"), _) => format!("Using Brave Search with an API key{source}."),
+            (true, _, Some(url)) => format!("Using {name} at {url}{source}."),
+            (true, _, None) => format!("Using {name}{source}."),
+        }
+    }
+}
+
+/// How the proxy's message for a missing search backend begins; the card
+/// of a failed `web_search` offers the way to Settings when it sees it.
+pub const NO_SEARCH_BACKEND_LEAD: &str = "No web search backend is set up";
+
+/// Whether a failed web skill's message is the proxy's "no search backend"
+/// message.
+pub fn is_no_backend_message(message: &str) -> bool {
+    message.starts_with(NO_SEARCH_BACKEND_LEAD)
 }
 
 /// The body of `POST /api/fetch`.
@@ -965,6 +1090,22 @@ pub struct WebCard {
     pub links: Vec<Link>,
 }
 
+/// Whether `url` may be shown as a link a person can follow: absolute
+/// http or https only, so a `javascript:` or `data:` URL from a page or a
+/// search backend never becomes clickable.
+pub fn is_followable(url: &str) -> bool {
+    let head = url.chars().take(8).collect::<String>().to_ascii_lowercase();
+    // Both prefixes are ASCII, so the slices below fall on char boundaries.
+    let rest = if head.starts_with("https://") {
+        &url[8..]
+    } else if head.starts_with("http://") {
+        &url[7..]
+    } else {
+        return false;
+    };
+    !rest.is_empty() && !url.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
 /// Characters of the excerpt on a card.
 pub const CARD_EXCERPT_CHARS: usize = 280;
 
@@ -1003,8 +1144,53 @@ pub fn search_cards(found: &SearchResponse) -> Vec<WebCard> {
         .collect()
 }
 
+/// One line of Markdown as plain prose: `[text](url)` and `![alt](url)`
+/// become their text; bold and code markers go.
+fn inline_plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let link = after.find("](").and_then(|close| {
+            let target = &after[close + 2..];
+            target
+                .find(')')
+                .map(|end| (&after[..close], close + 2 + end + 1))
+        });
+        match link {
+            Some((text, used)) if !text.contains('[') => {
+                let before = &rest[..open];
+                out.push_str(before.strip_suffix('!').unwrap_or(before));
+                out.push_str(text);
+                rest = &after[used..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace("**", "").replace("__", "").replace('`', "")
+}
+
+/// A word without the `*` of emphasis around it (`*text*,` → `text,`);
+/// a `*` inside a word (`2*3`) stays.
+fn without_emphasis(word: &str) -> String {
+    let chars: Vec<char> = word.chars().collect();
+    chars
+        .iter()
+        .enumerate()
+        .filter(|&(i, &c)| {
+            c != '*' || !(i == 0 || chars[i + 1..].iter().all(|c| c.is_ascii_punctuation()))
+        })
+        .map(|(_, &c)| c)
+        .collect()
+}
+
 /// The first `max` characters of `text` as one line of plain prose:
-/// Markdown markers dropped, whitespace collapsed, `…` when cut.
+/// Markdown markers dropped (links become their text), whitespace
+/// collapsed, `…` when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
     let mut out = String::new();
     let mut count = 0;
@@ -1017,7 +1203,11 @@ pub fn excerpt(text: &str, max: usize) -> String {
         if line.is_empty() || line.chars().all(|c| matches!(c, '-' | '|' | ':' | ' ')) {
             continue;
         }
-        for word in line.split_whitespace() {
+        let line = inline_plain(line);
+        for word in line.split_whitespace().map(without_emphasis) {
+            if word.is_empty() {
+                continue;
+            }
             let needed = word.chars().count() + usize::from(!out.is_empty());
             if count + needed > max {
                 cut = true;
@@ -1026,7 +1216,7 @@ pub fn excerpt(text: &str, max: usize) -> String {
             if !out.is_empty() {
                 out.push(' ');
             }
-            out.push_str(word);
+            out.push_str(&word);
             count += needed;
         }
         if cut {
@@ -1461,11 +1651,34 @@ mod tests {
                 title: "Example".into(),
                 url: "https://example.com/b".into(),
                 host: "example.com".into(),
-                excerpt: "Example Some *text* here. [a link](https://example.com/x)".into(),
+                excerpt: "Example Some text here. a link".into(),
                 links: page().links,
             }
         );
         assert_eq!(excerpt("one two three", 7), "one two…");
+        // (Markdown, the excerpt a person reads)
+        let cases = [
+            (
+                "Read [About this site](https://example.org/about) or the [next](/n).",
+                "Read About this site or the next.",
+            ),
+            (
+                "![a logo](logo.png) **Bold**, *soft*; `code`",
+                "a logo Bold, soft; code",
+            ),
+            (
+                "2*3 = 6 and a [bracket] alone",
+                "2*3 = 6 and a [bracket] alone",
+            ),
+            (
+                "[unclosed](https://x.com and more",
+                "[unclosed](https://x.com and more",
+            ),
+            ("* a list item\n> a quote", "a list item a quote"),
+        ];
+        for (markdown, expected) in cases {
+            assert_eq!(excerpt(markdown, 100), expected, "{markdown}");
+        }
         assert_eq!(
             excerpt("| a | b |\n|---|---|\n| 1 | 2 |", 100),
             "a | b | 1 | 2 |"
@@ -1665,5 +1878,165 @@ mod tests {
             needs,
             vec![ApiErrorCode::MissingToken, ApiErrorCode::BadToken]
         );
+    }
+
+    #[test]
+    fn domain_lists_read_both_lists_and_report_each_bad_line() {
+        let lists = DomainLists {
+            allow: "# docs only\ndocs.rs\n*.rust-lang.org".into(),
+            deny: "ads.docs.rs".into(),
+        };
+        assert_eq!(
+            lists.policy(),
+            Ok(DomainPolicy {
+                allow: vec![p("docs.rs"), p("*.rust-lang.org")],
+                deny: vec![p("ads.docs.rs")],
+            })
+        );
+        assert_eq!(DomainLists::default().policy(), Ok(DomainPolicy::default()));
+        let bad = DomainLists {
+            allow: "ok.com\nhttps://x.com".into(),
+            deny: "*\nfine.org\nbad..org".into(),
+        };
+        assert_eq!(
+            bad.policy(),
+            Err(DomainListErrors {
+                allow: vec![PatternLineError {
+                    line: 2,
+                    error: DomainPatternError::LooksLikeUrl("https://x.com".into())
+                }],
+                deny: vec![
+                    PatternLineError {
+                        line: 1,
+                        error: DomainPatternError::BadWildcard("*".into())
+                    },
+                    PatternLineError {
+                        line: 3,
+                        error: DomainPatternError::BadLabel("bad..org".into())
+                    },
+                ],
+            })
+        );
+        assert_eq!(
+            DomainLists::settings_key(WEB_FETCH),
+            "web.domains.web_fetch"
+        );
+        // Stored as typed, comments included.
+        assert_eq!(
+            serde_json::to_value(&lists).unwrap(),
+            json!({"allow": "# docs only\ndocs.rs\n*.rust-lang.org", "deny": "ads.docs.rs"})
+        );
+        assert_eq!(
+            serde_json::from_value::<DomainLists>(json!({"deny": "x.com"})).unwrap(),
+            DomainLists {
+                allow: String::new(),
+                deny: "x.com".into()
+            }
+        );
+    }
+
+    #[test]
+    fn backend_settings_and_state_on_the_wire() {
+        assert_eq!(
+            serde_json::to_value(SearchBackendSetting::Searxng {
+                url: "http://127.0.0.1:8888".into()
+            })
+            .unwrap(),
+            json!({"backend": "searxng", "url": "http://127.0.0.1:8888"})
+        );
+        assert_eq!(
+            serde_json::to_value(SearchBackendSetting::Brave {
+                api_key: "k".into()
+            })
+            .unwrap(),
+            json!({"backend": "brave", "api_key": "k"})
+        );
+        let state: SearchBackendState = serde_json::from_value(json!({
+            "backend": "searxng", "url": "http://127.0.0.1:8888/", "configured": true,
+            "source": "settings", "api_key_set": false, "problem": null
+        }))
+        .unwrap();
+        assert_eq!(
+            state,
+            SearchBackendState {
+                configured: true,
+                source: Some(BackendSource::Settings),
+                backend: Some("searxng".into()),
+                url: Some("http://127.0.0.1:8888/".into()),
+                api_key_set: false,
+                problem: None,
+            }
+        );
+        let none = SearchBackendState {
+            configured: false,
+            source: None,
+            backend: None,
+            url: None,
+            api_key_set: false,
+            problem: None,
+        };
+        // (state, summary)
+        let cases = [
+            (
+                state.clone(),
+                "Using SearXNG at http://127.0.0.1:8888/ (chosen here).",
+            ),
+            (
+                SearchBackendState {
+                    backend: Some("brave".into()),
+                    url: Some(BRAVE_URL.into()),
+                    api_key_set: true,
+                    source: Some(BackendSource::ConfigFile),
+                    ..state.clone()
+                },
+                "Using Brave Search with an API key (from the config file).",
+            ),
+            (none.clone(), "No search backend is set up."),
+            (
+                SearchBackendState {
+                    problem: Some("BRAVE_API_KEY is not set".into()),
+                    ..none
+                },
+                "No search backend is set up; the config file's could not be used: BRAVE_API_KEY is not set",
+            ),
+        ];
+        for (state, summary) in cases {
+            assert_eq!(state.summary(), summary);
+        }
+    }
+
+    const BRAVE_URL: &str = "https://api.search.brave.com/res/v1/web/search";
+
+    #[test]
+    fn only_web_urls_become_links() {
+        // (url, followable)
+        let cases = [
+            ("https://example.com/a?b#c", true),
+            ("HTTP://EXAMPLE.COM", true),
+            ("http://[::1]:8080/", true),
+            ("https://bücher.example/", true),
+            ("javascript:alert(1)", false),
+            ("JavaScript:alert(1)", false),
+            ("data:text/html,<script>alert(1)</script>", false),
+            ("//example.com/", false),
+            ("/relative", false),
+            ("https://", false),
+            ("http://", false),
+            (" https://example.com", false),
+            ("https://exa mple.com", false),
+            ("https://example.com/\n", false),
+            ("", false),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(is_followable(url), expected, "{url:?}");
+        }
+    }
+
+    #[test]
+    fn the_no_backend_message_is_recognised() {
+        assert!(is_no_backend_message(
+            "No web search backend is set up. Choose one in Hearth's Settings (Web search), or add …"
+        ));
+        assert!(!is_no_backend_message("SearXNG answered HTTP 403"));
     }
 }

@@ -5,12 +5,14 @@
 //! 2. Sustained load: requests per second and p50/p99 latency with N
 //!    concurrent clients for a fixed time.
 //!
-//! It runs the real `hearth serve` (built with the bench profile) and an
-//! upstream page server in this process, all on 127.0.0.1. Figures depend
+//! It runs the real `hearth serve` (built with this bench's profile) and
+//! an upstream page server in this process, all on 127.0.0.1. Figures depend
 //! on the build profile: the workspace's release profile is tuned for the
-//! wasm bundle's size (`opt-level = "z"`), and this bench inherits it.
-//! Run: `cargo bench -p hearth-proxy --bench net` (env `NET_BENCH_N`,
-//! `NET_BENCH_SECS` override the request count and load duration).
+//! wasm bundle's size (`opt-level = "z"`), so `cargo xtask bench` runs this
+//! with the `native` profile the `hearth` binary is built with.
+//! Run: `cargo bench --profile native -p hearth-proxy --bench net` (env
+//! `NET_BENCH_N`, `NET_BENCH_SECS` override the request count and load
+//! duration).
 
 use std::io::BufRead;
 use std::net::SocketAddr;

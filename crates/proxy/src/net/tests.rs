@@ -1820,6 +1820,55 @@ async fn the_app_can_choose_the_backend_and_never_reads_the_key_back() {
     assert!(!file.exists());
 }
 
+/// The app reads these answers with core's types and sends core's setting,
+/// so the two halves of the contract cannot drift apart.
+#[tokio::test]
+async fn the_app_side_types_read_and_write_the_backend_routes() {
+    use hearth_core::web::{
+        BackendSource, SearchBackendSetting, SearchBackendState, is_no_backend_message,
+    };
+    let h = harness(|_| {});
+    let mut put = Call::new(&h, Method::PUT, "/api/search/backend");
+    put.body = Some(
+        serde_json::to_value(SearchBackendSetting::Searxng {
+            url: "http://127.0.0.1:8888/search".into(),
+        })
+        .unwrap(),
+    );
+    let (status, _, v) = put.send(&h).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        serde_json::from_value::<SearchBackendState>(v).unwrap(),
+        SearchBackendState {
+            configured: true,
+            source: Some(BackendSource::Settings),
+            backend: Some("searxng".into()),
+            url: Some("http://127.0.0.1:8888/".into()),
+            api_key_set: false,
+            problem: None,
+        }
+    );
+    let (_, _, v) = Call::new(&h, Method::DELETE, "/api/search/backend")
+        .send(&h)
+        .await;
+    assert_eq!(
+        serde_json::from_value::<SearchBackendState>(v).unwrap(),
+        SearchBackendState {
+            configured: false,
+            source: None,
+            backend: None,
+            url: None,
+            api_key_set: false,
+            problem: None,
+        }
+    );
+    let (_, _, v) = Call::post(&h, "/api/search", json!({"query": "x"}))
+        .send(&h)
+        .await;
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(is_no_backend_message(message), "{message}");
+}
+
 // ---------------------------------------------------------------------------
 // Served with the app
 
