@@ -124,6 +124,8 @@ pub struct BrowserExecutor {
     db: Rc<Db>,
     data: Rc<Data>,
     index: Rc<RefCell<SkillIndex>>,
+    // MCP (issue 8): the connected servers' tools run in `crate::mcp`.
+    mcp: Rc<crate::mcp::skills::McpSkills>,
 }
 
 impl BrowserExecutor {
@@ -168,9 +170,7 @@ impl Executor for BrowserExecutor {
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
                     "skill package '{package}' cannot run yet"
                 ))),
-                SkillKind::Mcp { server, .. } => Err(SkillError::new(format!(
-                    "MCP server '{server}' is not connected"
-                ))),
+                SkillKind::Mcp { .. } => self.mcp.execute(skill, call).await,
             }
         }
         .boxed_local()
@@ -309,6 +309,8 @@ impl Hook for UsageHook {
 
 pub struct Services {
     pub db: Rc<Db>,
+    /// MCP servers' clients and their tools' runs (issue 8).
+    pub mcp: Rc<crate::mcp::skills::McpSkills>,
     pub registry: Rc<RefCell<Registry>>,
     /// The discovery index, kept in step with the registry.
     pub index: Rc<RefCell<SkillIndex>>,
@@ -352,10 +354,12 @@ impl Runtime {
             let registry = registry.clone();
             move |id: &SkillId| registry.borrow().get(id).cloned()
         };
+        let mcp = Rc::new(crate::mcp::skills::McpSkills::new());
         let executor = Rc::new(BrowserExecutor {
             db: db.clone(),
             data: data.clone(),
             index: index.clone(),
+            mcp: mcp.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -372,6 +376,7 @@ impl Runtime {
             .with_hook(Rc::new(ActivityHook::new(db.clone())));
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
+            mcp,
             registry,
             index,
             invoker,
@@ -480,6 +485,7 @@ impl Runtime {
             db: self.db(),
             data: self.0.data.clone(),
             index: self.0.index.clone(),
+            mcp: self.0.mcp.clone(),
         };
         executor.builtin(skill, &arguments).await
     }
