@@ -12,6 +12,7 @@ use crate::views::approval::ApprovalDialog;
 use crate::views::chat::ChatView;
 use crate::views::memory::MemoryView;
 use crate::views::notes::NotesView;
+use crate::views::servers::ServersView;
 use crate::views::settings::SettingsView;
 use crate::views::skills::SkillsView;
 use crate::views::tasks::TasksView;
@@ -24,17 +25,19 @@ pub enum Place {
     Tasks,
     Memory,
     Skills,
+    Servers,
     Activity,
     Settings,
 }
 
 impl Place {
-    pub const ALL: [Place; 7] = [
+    pub const ALL: [Place; 8] = [
         Place::Chat,
         Place::Notes,
         Place::Tasks,
         Place::Memory,
         Place::Skills,
+        Place::Servers,
         Place::Activity,
         Place::Settings,
     ];
@@ -46,6 +49,7 @@ impl Place {
             Place::Tasks => "tasks",
             Place::Memory => "memory",
             Place::Skills => "skills",
+            Place::Servers => "servers",
             Place::Activity => "activity",
             Place::Settings => "settings",
         }
@@ -58,6 +62,7 @@ impl Place {
             Place::Tasks => "Tasks",
             Place::Memory => "Memory",
             Place::Skills => "Skills",
+            Place::Servers => "Servers",
             Place::Activity => "Activity",
             Place::Settings => "Settings",
         }
@@ -70,6 +75,7 @@ impl Place {
             Place::Tasks => "tasks",
             Place::Memory => "memory",
             Place::Skills => "skills",
+            Place::Servers => "server",
             Place::Activity => "activity",
             Place::Settings => "settings",
         }
@@ -92,7 +98,9 @@ fn current_hash() -> String {
 
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
-    provide_context(runtime);
+    provide_context(runtime.clone());
+    // MCP servers connect in the background from the start (issue 8).
+    provide_context(crate::mcp::Mcp::start(runtime));
     let place = RwSignal::new(Place::from_hash(&current_hash()));
 
     // Follow back/forward and hand-edited hashes.
@@ -137,6 +145,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                     Place::Tasks => view! { <TasksView/> }.into_any(),
                     Place::Memory => view! { <MemoryView/> }.into_any(),
                     Place::Skills => view! { <SkillsView/> }.into_any(),
+                    Place::Servers => view! { <ServersView/> }.into_any(),
                     Place::Activity => view! { <ActivityView/> }.into_any(),
                     Place::Settings => view! { <SettingsView/> }.into_any(),
                 }}
