@@ -1,19 +1,23 @@
 """MCP servers for Hearth's Playwright journeys, on PyPI `mcp` 2.x (the
 2026-07-28 era) and its MCP Apps extension. Binds 127.0.0.1 only.
 
-Usage: python mcp_test_server.py PORT [--no-cors] [--oauth]
+Usage: python mcp_test_server.py PORT [--no-cors] [--oauth] [--tools N]
 
 - `greet` renders the MCP App `ui://hearth-test/greeting.html`, which runs
   the Apps handshake, shows the tool's input and result, calls the app-only
   tool `app_counter`, tries the model-only tool `model_secret` (the host must
-  refuse), tries the network and the host page (the sandbox must refuse),
-  and reports its size.
+  refuse), posts a tools/call straight to Hearth's window around the
+  sandbox proxy (Hearth must ignore it), tries the network, the host page
+  and navigating the top window (the sandbox must refuse), and reports its
+  size.
 - `echo` repeats its message.
 - `--no-cors`: no CORS headers, so a browser tab cannot read it (Hearth's
   relay can).
 - `--oauth`: every MCP request needs a bearer token from this server's own
   OAuth 2.1 authorization server (dynamic registration, PKCE S256, refresh),
   where a person approves on `/consent`.
+- `--tools N`: N more tools (`inventory_0` …), for the 1,000-tool figures
+  of `e2e/bench/mcp.mjs`.
 """
 
 import json
@@ -41,6 +45,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 PORT = int(sys.argv[1])
 CORS = "--no-cors" not in sys.argv
 OAUTH = "--oauth" in sys.argv
+EXTRA_TOOLS = int(sys.argv[sys.argv.index("--tools") + 1]) if "--tools" in sys.argv else 0
 BASE = f"http://127.0.0.1:{PORT}"
 UI = "ui://hearth-test/greeting.html"
 
@@ -60,6 +65,7 @@ APP_HTML = """<!doctype html>
 <p id="refused"></p>
 <p id="network"></p>
 <p id="isolation"></p>
+<p id="navigation"></p>
 <script>
   let next = 1;
   const waiting = {};
@@ -94,6 +100,11 @@ APP_HTML = """<!doctype html>
         $("counter").textContent = "Counter: " + r.content[0].text;
         $("counter").className = r.isError ? "bad" : "ok";
       } catch (e) { $("counter").textContent = "Counter failed: " + e.message; }
+      // Around the sandbox proxy, straight to Hearth's window: must be ignored
+      // (it would ask for app_counter again).
+      try {
+        window.top.postMessage({ jsonrpc: "2.0", id: 9999, method: "tools/call", params: { name: "app_counter", arguments: {} } }, "*");
+      } catch (e) { /* nothing to reach */ }
       try {
         await request("tools/call", { name: "model_secret", arguments: {} });
         $("refused").textContent = "model_secret: allowed";
@@ -117,6 +128,10 @@ APP_HTML = """<!doctype html>
       void parent.document.title;
       $("isolation").textContent = "host page: readable";
     } catch (e) { $("isolation").textContent = "host page: out of reach"; }
+    try {
+      window.top.location.href = "BASE/health";
+      $("navigation").textContent = "top navigation: allowed";
+    } catch (e) { $("navigation").textContent = "top navigation: blocked"; }
     size();
   })();
 </script>
@@ -249,6 +264,23 @@ def echo(message: str) -> str:
     return f"Echo: {message}"
 
 
+
+
+AREAS = ["invoices", "shipments", "tickets", "contracts", "sensors", "payroll", "recipes", "flights"]
+ACTIONS = ["list", "count", "archive", "summarise", "export"]
+
+
+def inventory_tool(i):
+    area, action = AREAS[i % len(AREAS)], ACTIONS[(i // len(AREAS)) % len(ACTIONS)]
+
+    def run(query: str) -> str:
+        return f"{action} {area} #{i}: {query}"
+
+    server.add_tool(run, name=f"inventory_{i}", description=f"{action.title()} {area} in region {i // 40} matching a query")
+
+
+for i in range(EXTRA_TOOLS):
+    inventory_tool(i)
 
 
 @server.custom_route("/health", methods=["GET"])

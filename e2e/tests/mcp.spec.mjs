@@ -149,6 +149,7 @@ test('an MCP App renders in its sandbox and calls only its app tools', async ({ 
     // The sandbox: no network, no way into Hearth's page.
     await expect(view.locator('#network')).toHaveText('network: blocked');
     await expect(view.locator('#isolation')).toHaveText('host page: out of reach');
+    await expect(view.locator('#navigation')).toHaveText('top navigation: blocked');
     // Its app-only tool asks like any MCP tool, then runs.
     const ask = page.getByRole('dialog', { name: 'app_counter' });
     await expect(ask).toBeVisible();
@@ -158,6 +159,10 @@ test('an MCP App renders in its sandbox and calls only its app tools', async ({ 
     // without asking the person.
     await expect(view.locator('#refused')).toHaveText('model_secret refused: the tool model_secret is not available to this app');
     await expect(page.getByRole('dialog')).toHaveCount(0);
+    // The app's message sent around the sandbox proxy, straight to Hearth's
+    // window, was ignored: no second ask, the counter ran once.
+    await expect(view.locator('#counter')).toHaveText('Counter: count 1');
+    expect(page.url()).toContain('#/chat');
     // It told Hearth its size.
     await expect.poll(async () => parseFloat(await outer.evaluate((f) => f.style.height))).toBeGreaterThan(150);
     await page.locator('.mcp-app').scrollIntoViewIfNeeded();
@@ -248,6 +253,7 @@ test('OAuth: the sign-in runs in a popup and the tokens are kept', async ({ page
     const card = await addServer(page, guarded.url, 'guarded');
     const banner = page.locator('.sign-in[data-server="guarded"]');
     await expect(banner).toContainText('asks you to sign in', { timeout: 30_000 });
+    await expect(card.locator('.server-status')).toHaveText('Waiting for sign-in');
     await saveScreenshot(page, 'servers-sign-in');
     const [popup] = await Promise.all([
       page.waitForEvent('popup'),

@@ -310,6 +310,17 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                 .is_some_and(|s| matches!(s.entry.source, ServerSource::Remote { .. }))
         })
     });
+    // A connection that waits for the person's sign-in says so.
+    let signing = {
+        let pending = mcp.sign_ins().pending;
+        let id = id.clone();
+        Memo::new(move |_| pending.with(|l| l.iter().any(|p| p.server == id)))
+    };
+    let status_label = move || match status.get() {
+        Some(Status::Connecting) if signing.get() => "Waiting for sign-in",
+        Some(s) => s.label(),
+        None => "Off",
+    };
     let permissions = rt.versions().permissions;
     let skill_state = {
         let rt = rt.clone();
@@ -390,7 +401,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                     })}
                 </div>
                 <span class=move || format!("status server-status status-{}", status.get().map(|s| s.as_str()).unwrap_or("off"))>
-                    {move || status.get().map(|s| s.label()).unwrap_or("Off")}
+                    {status_label}
                 </span>
                 <label class="switch">
                     <input
