@@ -63,6 +63,14 @@ class Peer {
   stop() {
     if (this.child.exitCode === null) process.kill(this.child.pid, 'SIGTERM');
   }
+
+  /// Stops the process and waits until it has exited (its port is free).
+  async stopAndWait() {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    process.kill(this.child.pid, 'SIGTERM');
+    await exited;
+  }
 }
 
 async function start(command, args, { env = {}, cwd = peersDir, what, urlPath = '/mcp', port }) {
@@ -80,9 +88,10 @@ async function start(command, args, { env = {}, cwd = peersDir, what, urlPath = 
   return new Peer(child, port, `http://127.0.0.1:${port}${urlPath}`);
 }
 
-/// server-everything over Streamable HTTP (sessions, SSE, CORS *).
-export async function startEverything() {
-  const port = await freePort();
+/// server-everything over Streamable HTTP (sessions, SSE, CORS *), on
+/// `port` or a free one.
+export async function startEverything(port) {
+  port = port || await freePort();
   const script = path.join(peersDir, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
   return start(node, [script, 'streamableHttp'], { env: { PORT: String(port) }, what: 'server-everything', port });
 }

@@ -118,6 +118,34 @@ test('server-everything: add it, look at it, switch echo on, find it, approve a 
   }
 });
 
+test('a server restart does not break the session: Hearth starts a new one', async ({ page }) => {
+  let everything = await startEverything();
+  try {
+    const errors = await openApp(page, 'servers');
+    const card = await addServer(page, everything.url, 'everything');
+    await expect(card).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+    await switchOn(page, 'everything__echo');
+    await nav(page, 'Chat').click();
+    await runCommand(page, '/everything__echo {"message":"before"}');
+    await page.getByRole('dialog', { name: 'Echo Tool' }).getByRole('button', { name: 'Always allow this skill' }).click();
+    const results = page.locator('.result-card[data-skill="everything__echo"]');
+    await expect(results.last().locator('.card-output')).toHaveText('Echo: before');
+
+    // The same server comes back on the same port without our session: its
+    // 404 makes Hearth initialise again, and the call goes through.
+    const port = everything.port;
+    await everything.stopAndWait();
+    everything = await startEverything(port);
+    await runCommand(page, '/everything__echo {"message":"after"}');
+    await expect(results).toHaveCount(2);
+    await expect(results.last()).toHaveAttribute('data-status', 'completed');
+    await expect(results.last().locator('.card-output')).toHaveText('Echo: after');
+    expect(errors).toEqual([]);
+  } finally {
+    everything.stop();
+  }
+});
+
 test('an MCP App renders in its sandbox and calls only its app tools', async ({ page }) => {
   const apps = await startAppsServer();
   try {
