@@ -268,6 +268,7 @@ test('stdio servers come from hearth serve and are switched on in the panel', as
     await expect(listed.getByRole('button', { name: 'Use py' })).toBeDisabled();
     await page.getByRole('button', { name: 'Check again' }).click();
     await expect(listed).toContainText('running');
+    await saveScreenshot(page, 'servers-stdio');
     expect(errors).toEqual([]);
   } finally {
     hearth.stop();
