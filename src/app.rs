@@ -13,6 +13,7 @@ use crate::views::approval::ApprovalDialog;
 use crate::views::chat::ChatView;
 use crate::views::memory::MemoryView;
 use crate::views::notes::NotesView;
+use crate::views::servers::ServersView;
 use crate::views::settings::SettingsView;
 use crate::views::skills::SkillsView;
 use crate::views::tasks::TasksView;
@@ -26,17 +27,19 @@ pub enum Place {
     Tasks,
     Memory,
     Skills,
+    Servers,
     Activity,
     Settings,
 }
 
 impl Place {
-    pub const ALL: [Place; 7] = [
+    pub const ALL: [Place; 8] = [
         Place::Chat,
         Place::Notes,
         Place::Tasks,
         Place::Memory,
         Place::Skills,
+        Place::Servers,
         Place::Activity,
         Place::Settings,
     ];
@@ -48,6 +51,7 @@ impl Place {
             Place::Tasks => "tasks",
             Place::Memory => "memory",
             Place::Skills => "skills",
+            Place::Servers => "servers",
             Place::Activity => "activity",
             Place::Settings => "settings",
         }
@@ -60,6 +64,7 @@ impl Place {
             Place::Tasks => "Tasks",
             Place::Memory => "Memory",
             Place::Skills => "Skills",
+            Place::Servers => "Servers",
             Place::Activity => "Activity",
             Place::Settings => "Settings",
         }
@@ -72,6 +77,7 @@ impl Place {
             Place::Tasks => "tasks",
             Place::Memory => "memory",
             Place::Skills => "skills",
+            Place::Servers => "server",
             Place::Activity => "activity",
             Place::Settings => "settings",
         }
@@ -94,8 +100,10 @@ fn current_hash() -> String {
 
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
-    provide_context(runtime);
+    provide_context(runtime.clone());
     provide_online();
+    // MCP servers connect in the background from the start (issue 8).
+    provide_context(crate::mcp::Mcp::start(runtime));
     let place = RwSignal::new(Place::from_hash(&current_hash()));
 
     // Follow back/forward and hand-edited hashes.
@@ -141,6 +149,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                     Place::Tasks => view! { <TasksView/> }.into_any(),
                     Place::Memory => view! { <MemoryView/> }.into_any(),
                     Place::Skills => view! { <SkillsView/> }.into_any(),
+                    Place::Servers => view! { <ServersView/> }.into_any(),
                     Place::Activity => view! { <ActivityView/> }.into_any(),
                     Place::Settings => view! { <SettingsView/> }.into_any(),
                 }}

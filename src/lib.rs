@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod icons;
+pub mod mcp;
 pub mod online;
 pub mod platform;
 pub mod runtime;

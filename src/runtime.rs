@@ -126,6 +126,8 @@ pub struct BrowserExecutor {
     data: Rc<Data>,
     index: Rc<RefCell<SkillIndex>>,
     web: Rc<WebSkills>,
+    // MCP (issue 8): the connected servers' tools run in `crate::mcp`.
+    mcp: Rc<crate::mcp::skills::McpSkills>,
 }
 
 impl BrowserExecutor {
@@ -171,9 +173,7 @@ impl Executor for BrowserExecutor {
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
                     "skill package '{package}' cannot run yet"
                 ))),
-                SkillKind::Mcp { server, .. } => Err(SkillError::new(format!(
-                    "MCP server '{server}' is not connected"
-                ))),
+                SkillKind::Mcp { .. } => self.mcp.execute(skill, call).await,
             }
         }
         .boxed_local()
@@ -323,6 +323,8 @@ impl ActivityStore for ActivityLog {
 
 pub struct Services {
     pub db: Rc<Db>,
+    /// MCP servers' clients and their tools' runs (issue 8).
+    pub mcp: Rc<crate::mcp::skills::McpSkills>,
     pub registry: Rc<RefCell<Registry>>,
     /// The discovery index, kept in step with the registry.
     pub index: Rc<RefCell<SkillIndex>>,
@@ -369,11 +371,13 @@ impl Runtime {
             let registry = registry.clone();
             move |id: &SkillId| registry.borrow().get(id).cloned()
         };
+        let mcp = Rc::new(crate::mcp::skills::McpSkills::new());
         let executor = Rc::new(BrowserExecutor {
             db: db.clone(),
             data: data.clone(),
             index: index.clone(),
             web: web.clone(),
+            mcp: mcp.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -389,6 +393,7 @@ impl Runtime {
             }))));
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
+            mcp,
             registry,
             index,
             invoker,
@@ -503,6 +508,7 @@ impl Runtime {
             data: self.0.data.clone(),
             index: self.0.index.clone(),
             web: self.0.web.clone(),
+            mcp: self.0.mcp.clone(),
         };
         executor.builtin(skill, &arguments).await
     }

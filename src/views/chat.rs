@@ -8,6 +8,10 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::icons::Icon;
+// MCP (issue 8): apps under results, prompts as commands, attachments.
+use crate::mcp::apps::McpAppSlot;
+use crate::mcp::composer::{AttachmentChips, ResourcePicker, prompt_suggestions};
+use crate::mcp::use_mcp;
 use crate::runtime::use_runtime;
 use crate::storage::ACTIVITY;
 use crate::views::card::ResultCard;
@@ -84,7 +88,11 @@ pub fn ChatView() -> impl IntoView {
                     key=|r| r.id.clone()
                     children=move |r| {
                         let icon = icon_for(r.skill_id.as_str());
-                        view! { <ResultCard record=r icon=icon on_undo=on_undo/> }
+                        let app = r.clone();
+                        view! {
+                            <ResultCard record=r icon=icon on_undo=on_undo/>
+                            <McpAppSlot record=app/>
+                        }
                     }
                 />
             </div>
@@ -132,8 +140,35 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     let busy = RwSignal::new(false);
     let selected = RwSignal::new(0usize);
-    let skills = StoredValue::new(rt.registry().iter().cloned().collect::<Vec<_>>());
-    let matches = Memo::new(move |_| skills.with_value(|s| suggestions(s, &text.get())));
+    let mcp = use_mcp();
+    // Skills come and go as MCP servers connect; prompts of servers are
+    // commands too.
+    let skills = {
+        let rt = rt.clone();
+        Memo::new(move |_| {
+            rt.versions().registry.track();
+            rt.registry().iter().cloned().collect::<Vec<_>>()
+        })
+    };
+    let prompt_commands = {
+        let mcp = mcp.clone();
+        Memo::new(move |_| mcp.prompt_commands())
+    };
+    let matches = Memo::new(move |_| {
+        let line = text.get();
+        let mut all = skills.with(|s| suggestions(s, &line));
+        all.extend(
+            prompt_commands
+                .with(|c| prompt_suggestions(c, &line))
+                .into_iter()
+                .map(|(command, label)| (command, label, "chat".to_string())),
+        );
+        all
+    });
+    let attachments = RwSignal::new(Vec::new());
+    let picking = RwSignal::new(false);
+    let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let progress = mcp.progress();
 
     let submit = {
         let rt = rt.clone();
@@ -143,6 +178,35 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                 return;
             }
             let parsed = match command::parse(&line) {
+                Ok(Some(p)) if p.name.contains(':') => {
+                    // A server's prompt: its text replaces the command.
+                    let found = prompt_commands
+                        .with_untracked(|c| c.iter().find(|c| c.command == p.name).cloned());
+                    let Some(cmd) = found else {
+                        error.set(Some(format!(
+                            "no connected server offers the prompt /{}; type / to see what is offered",
+                            p.name
+                        )));
+                        return;
+                    };
+                    error.set(None);
+                    busy.set(true);
+                    let mcp = mcp.clone();
+                    spawn_local(async move {
+                        match mcp.run_prompt(&cmd, &p.input).await {
+                            Ok(prompt) => {
+                                text.set(prompt);
+                                notice.set(Some(format!(
+                                    "The prompt {} of {} is in the composer; edit it and send it to the assistant.",
+                                    cmd.title, cmd.server
+                                )));
+                            }
+                            Err(e) => error.set(Some(e)),
+                        }
+                        busy.set(false);
+                    });
+                    return;
+                }
                 Ok(Some(p)) => p,
                 Ok(None) => {
                     error.set(Some(
@@ -169,10 +233,13 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                 }
             };
             error.set(None);
+            notice.set(None);
             busy.set(true);
+            progress.set(None);
             let rt = rt.clone();
             spawn_local(async move {
                 let (call, result) = rt.invoke(skill.id.clone(), args, CallOrigin::User).await;
+                progress.set(None);
                 on_result(ActivityRecord::new(&call, Some(&skill), &result));
                 text.set(String::new());
                 busy.set(false);
@@ -256,7 +323,15 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                     }}
                 </ul>
             </Show>
+            <AttachmentChips attachments=attachments/>
             <div class="composer-row">
+                <button
+                    type="button"
+                    class="icon-button attach-button"
+                    aria-label="Attach a resource"
+                    title="Attach a resource from an MCP server"
+                    on:click=move |_| picking.set(true)
+                ><Icon name="paperclip"/></button>
                 <textarea
                     class="composer-input"
                     rows="1"
@@ -274,6 +349,18 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
             </div>
             <Show when=move || error.get().is_some()>
                 <p class="inline-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || notice.get().is_some()>
+                <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || busy.get() && progress.get().is_some()>
+                <p class="muted progress-line" role="status">{move || progress.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || picking.get()>
+                <ResourcePicker
+                    on_pick=Callback::new(move |a| attachments.update(|l| l.push(a)))
+                    on_close=Callback::new(move |_| picking.set(false))
+                />
             </Show>
             <p class="hint">
                 <kbd>"Enter"</kbd>" runs · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Tab"</kbd>" completes"

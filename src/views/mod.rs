@@ -9,6 +9,7 @@ pub mod confirm;
 pub mod memory;
 pub mod modal;
 pub mod notes;
+pub mod servers;
 pub mod settings;
 pub mod skills;
 pub mod tasks;

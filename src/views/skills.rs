@@ -217,6 +217,16 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
                         move || always().then(|| view! { <span class="grant">"Always allowed"</span> })
                     }
                 </div>
+                // MCP (issue 8): say which server a tool comes from.
+                {match &skill.kind {
+                    hearth_core::SkillKind::Mcp { server, tool } => Some(view! {
+                        <p class="skill-source muted">
+                            "Tool "<code>{tool.clone()}</code>" of the MCP server "
+                            <a href="#/servers" data-server=server.clone()>{server.clone()}</a>
+                        </p>
+                    }),
+                    hearth_core::SkillKind::Builtin | hearth_core::SkillKind::AgentSkill { .. } => None,
+                }}
                 <p class="skill-description">{skill.description.clone()}</p>
                 <ul class="tags">
                     {skill.tags.iter().map(|t| view! { <li class="tag">{t.clone()}</li> }).collect_view()}

@@ -1,8 +1,10 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
 //! bundle's size (raw and gzip), the time to first render in headless
-//! Chromium (median of 5 cold loads), the core and browser benches, and
-//! the network tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy --bench net`,
-//! built with the `native` profile like the `hearth` people run).
+//! Chromium (median of 5 cold loads), the core and browser benches, the
+//! network tier's proxy overhead and sustained load (`cargo bench -p
+//! hearth-proxy --bench net`, built with the `native` profile like the
+//! `hearth` people run), and MCP in the browser (connect, tools/call round
+//! trips direct and through the stdio bridge, 1,000 tools).
 
 use std::io::Write;
 use std::process::Command;
@@ -144,6 +146,21 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             }
         },
     )?;
+    // MCP (issue 8): connect, round trips and 1,000 tools in the browser.
+    step("MCP in the browser (real servers on 127.0.0.1)", || {
+        let (ok, _) = run_tee(
+            Command::new("node")
+                .arg("e2e/bench/mcp.mjs")
+                .env("HEARTH_BIN", root.join("target/release/hearth"))
+                .env("HEARTH_DIST", root.join("dist"))
+                .current_dir(&root),
+        )?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Failure::new("the MCP benchmark failed"))
+        }
+    })?;
     Ok(())
 }
 

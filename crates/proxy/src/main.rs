@@ -52,6 +52,11 @@ enum Command {
         /// Repeatable. Loopback and private addresses are refused otherwise.
         #[arg(long = "allow-private-fetch", value_name = "IP:PORT")]
         allow_private_fetch: Vec<String>,
+        /// The file listing stdio MCP servers the app may use through this
+        /// server (default: mcp-servers.json in the config directory). Only
+        /// this file names them; the browser cannot add one.
+        #[arg(long = "mcp-servers", value_name = "FILE", env = "HEARTH_MCP_SERVERS")]
+        mcp_servers: Option<PathBuf>,
     },
     /// Inspect the skill registry; validate and render Agent Skills folders.
     Skills {
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
             config_dir,
             config: config_file,
             allow_private_fetch,
+            mcp_servers,
         } => {
             tracing_subscriber::fmt()
                 .with_env_filter(
@@ -95,6 +101,7 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::FAILURE;
             };
+            let stdio_config = mcp_servers.unwrap_or_else(|| config_dir.join("mcp-servers.json"));
             let mut net_config =
                 match net::config::NetConfig::load(&config_dir, config_file.as_deref(), &|name| {
                     std::env::var(name).ok()
@@ -119,7 +126,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match rt.block_on(serve::run(config, net_config, host, port)) {
+            match rt.block_on(serve::run(config, net_config, host, port, stdio_config)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

@@ -205,7 +205,8 @@ fn set(h: &mut HeaderMap, name: &'static str, value: &'static str) {
 }
 
 fn is_api_path(path: &str) -> bool {
-    path == "/api" || path.starts_with("/api/")
+    // The MCP bridge and relay carry live sessions and tool results.
+    path == "/api" || path.starts_with("/api/") || path.starts_with("/mcp/")
 }
 
 /// Pages under /sandbox/ set their own, stricter CSP in their markup and
@@ -282,13 +283,16 @@ pub fn default_dist() -> PathBuf {
     Path::new("dist").to_path_buf()
 }
 
-/// Serves until Ctrl-C: the app, and the network-tier API configured by
-/// `net` (guarded for the address actually bound).
+/// Serves until Ctrl-C: the app, the network-tier API configured by `net`
+/// (guarded for the address actually bound), and the MCP routes: the stdio
+/// servers listed in `stdio_config` and the CORS relay, behind the same
+/// guard.
 pub async fn run(
     config: ServeConfig,
     net: NetConfig,
     host: String,
     port: u16,
+    stdio_config: PathBuf,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let token = ApiToken::load_or_create(&net.state_dir)?;
     let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await?;
@@ -303,13 +307,28 @@ pub async fn run(
     for allow in &net.allow_private {
         tracing::warn!(target: "hearth::net", destination = %allow, "fetching this non-public destination is allowed");
     }
+    // The MCP relay connects under the same rules as web_fetch.
+    let relay_client = ClientConfig {
+        connect_timeout: net.connect_timeout,
+        allow_private: net.allow_private.clone(),
+        resolver: Arc::new(SystemResolver),
+        tls: ClientConfig::default_tls(),
+        user_agent: axum::http::HeaderValue::from_static(concat!(
+            "Hearth/",
+            env!("CARGO_PKG_VERSION"),
+            " (MCP relay)"
+        )),
+    };
     let state = Arc::new(NetState::new(
         net,
         guard,
         Arc::new(SystemResolver),
         ClientConfig::default_tls(),
     ));
-    let app = router_with(&config, crate::net::router(state))?;
+    let mcp = crate::mcp::api::McpState::start(&stdio_config, relay_client);
+    let api = crate::net::router(state.clone())
+        .merge(crate::mcp::api::router(mcp.clone(), state.guard()));
+    let app = router_with(&config, api)?;
     let shown_host = if addr.ip().is_loopback() {
         "127.0.0.1".to_string()
     } else {
@@ -325,6 +344,7 @@ pub async fn run(
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;
+    mcp.stop();
     Ok(())
 }
 

@@ -8,15 +8,19 @@
 //! ([`oauth`] pure, [`authorize`] driven), and the bridge into the skill
 //! registry ([`skills`]).
 
+pub mod apps;
 pub mod authorize;
 pub mod client;
+pub mod composer;
 pub mod error;
 #[cfg(test)]
 mod exchanges;
 pub mod headers;
+pub mod hosted;
 pub mod jsonrpc;
 pub mod model;
 pub mod oauth;
+pub mod servers;
 pub mod skills;
 pub mod stream;
 pub mod transport;

@@ -61,6 +61,13 @@ impl Bridge {
         self.servers.get(name)
     }
 
+    /// Every configured server, by name.
+    pub fn servers(&self) -> Vec<&Arc<StdioServer>> {
+        let mut all: Vec<&Arc<StdioServer>> = self.servers.values().collect();
+        all.sort_by(|a, b| a.name().cmp(b.name()));
+        all
+    }
+
     /// Stops every process (hearth is shutting down).
     pub fn stop_all(&self) {
         for s in self.servers.values() {

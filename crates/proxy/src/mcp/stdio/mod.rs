@@ -5,9 +5,7 @@
 //! The seam with the network tier: [`http::router`] carries no access
 //! control. `hearth serve` mounts it under `/mcp/stdio` inside the same
 //! guard as `/api/…` (loopback peer, exact Host, same-origin, the
-//! per-install token), e.g.
-//! `net::guard::protect(stdio::http::router(bridge), guard, Access::Token)`.
-//! Until that guard is on this branch, nothing mounts the router.
+//! per-install token): see `mcp::api`.
 
 pub mod config;
 pub mod http;

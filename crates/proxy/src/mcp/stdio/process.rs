@@ -154,6 +154,15 @@ impl StdioServer {
         })
     }
 
+    pub fn name(&self) -> &ServerId {
+        &self.name
+    }
+
+    /// How it is started, as the config file says.
+    pub fn spec(&self) -> &ServerSpec {
+        &self.spec
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves consistent-enough data
         // (maps of channels); keep serving rather than poisoning forever.

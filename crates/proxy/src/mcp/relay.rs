@@ -1,0 +1,369 @@
+//! The CORS relay: a browser tab cannot read an MCP server that sends no
+//! CORS headers, so, when the person opts in for that server, the app
+//! talks to `/mcp/relay/{id}` on its own origin and `hearth serve`
+//! forwards each request to the one URL registered for `{id}`.
+//!
+//! It is no open proxy:
+//! - the target is registered per server by the app (behind the guard's
+//!   token) and the request's own path and query are never looked at;
+//! - every request goes through the network tier's [`GuardedClient`], so
+//!   the SSRF rules hold: public addresses only, plus the config file's
+//!   `allow_private` entries, plus — only for a server the person marked
+//!   as local — the loopback address of that server's own port;
+//! - redirects are not followed (a browser would leave the relay there);
+//! - cookies, the app's token, `Origin` and the browser's `Sec-*` headers
+//!   stay behind; the server's `Set-Cookie` and CORS headers are dropped.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::RwLock;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hearth_core::mcp::hosted::{
+    RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER, RelayDescription, RelayRegistration,
+};
+use hearth_core::mcp::skills::ServerId;
+use hearth_core::web::ApiErrorCode;
+use url::{Host, Url};
+
+use crate::net::client::{
+    ClientConfig, FetchError, GuardedClient, PrivateAllow, parse_url, redact,
+};
+use crate::net::error::error_response;
+
+/// Why the relay did not forward. Each variant names its status and code.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    /// 404 `not_found`: nothing is registered for this server.
+    #[error(
+        "no relay is set up for the MCP server {0}; reconnect it from the Servers panel, which sets it up again"
+    )]
+    NotSetUp(String),
+    /// 400 `invalid_request`: the server name is not a valid one.
+    #[error("{0:?} is not a server name: {1}")]
+    BadId(String, String),
+    /// 400 `invalid_request`: a server marked local must be on this machine.
+    #[error(
+        "a server marked as local must be at 127.0.0.1, [::1] or localhost, not {0}; for other machines leave \"local\" off"
+    )]
+    NotLocal(String),
+    /// The status and code of the [`FetchError`] variant.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// 502 `bad_redirect`: the server answered with a redirect.
+    #[error(
+        "the MCP server redirected to {0}; the relay does not follow redirects, so change the server's URL to where it points"
+    )]
+    Redirected(String),
+}
+
+impl RelayError {
+    fn status_and_code(&self) -> (StatusCode, ApiErrorCode) {
+        match self {
+            RelayError::NotSetUp(_) => (StatusCode::NOT_FOUND, ApiErrorCode::NotFound),
+            RelayError::BadId(..) | RelayError::NotLocal(_) => {
+                (StatusCode::BAD_REQUEST, ApiErrorCode::InvalidRequest)
+            }
+            RelayError::Fetch(e) => (e.status(), e.code()),
+            RelayError::Redirected(_) => (StatusCode::BAD_GATEWAY, ApiErrorCode::BadRedirect),
+        }
+    }
+}
+
+impl IntoResponse for RelayError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        error_response(status, code, self.to_string())
+    }
+}
+
+struct Target {
+    url: Url,
+    local: bool,
+    client: GuardedClient,
+}
+
+/// The registered relays, by server.
+pub struct Relays {
+    base: ClientConfig,
+    targets: RwLock<HashMap<String, Target>>,
+}
+
+/// Request headers that never leave through the relay: hop-by-hop ones,
+/// what identifies the browser or the app, and what the relay sets itself.
+const DROPPED_REQUEST: &[&str] = &[
+    "host",
+    "origin",
+    "referer",
+    "cookie",
+    "connection",
+    "keep-alive",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+    "accept-encoding",
+    "accept-language",
+    "user-agent",
+    "priority",
+    "dnt",
+    crate::net::guard::TOKEN_HEADER,
+];
+
+/// Response headers that never come back: hop-by-hop ones, cookies, CORS
+/// (the relay is same-origin), and policies the app's server sets itself.
+const DROPPED_RESPONSE: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "trailer",
+    "upgrade",
+    "content-length",
+    "set-cookie",
+    "set-cookie2",
+    "content-security-policy",
+    "content-security-policy-report-only",
+    "strict-transport-security",
+    "alt-svc",
+    "x-frame-options",
+    "cross-origin-opener-policy",
+    "cross-origin-embedder-policy",
+    "cross-origin-resource-policy",
+];
+
+fn dropped_request(name: &HeaderName) -> bool {
+    let n = name.as_str();
+    DROPPED_REQUEST.contains(&n) || n.starts_with("sec-")
+}
+
+fn dropped_response(name: &HeaderName) -> bool {
+    let n = name.as_str();
+    DROPPED_RESPONSE.contains(&n) || n.starts_with("access-control-")
+}
+
+/// The loopback addresses a local server's URL may reach, or why not.
+fn loopback_allowances(url: &Url) -> Result<Vec<PrivateAllow>, RelayError> {
+    let port = url.port_or_known_default();
+    let ips: Vec<IpAddr> = match url.host() {
+        Some(Host::Ipv4(v4)) if v4.is_loopback() => vec![IpAddr::V4(v4)],
+        Some(Host::Ipv6(v6)) if v6.is_loopback() => vec![IpAddr::V6(v6)],
+        Some(Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") => vec![
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ],
+        _ => return Err(RelayError::NotLocal(redact(url))),
+    };
+    Ok(ips
+        .into_iter()
+        .map(|ip| PrivateAllow { ip, port })
+        .collect())
+}
+
+impl Relays {
+    /// Relays whose clients start from `base`: its resolver, TLS roots,
+    /// timeouts and `allow_private` list.
+    pub fn new(base: ClientConfig) -> Self {
+        Self {
+            base,
+            targets: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// Sets the one URL server `id`'s relay forwards to, after checking it
+    /// as any request through it will be checked.
+    pub async fn register(
+        &self,
+        id: &str,
+        registration: RelayRegistration,
+    ) -> Result<RelayDescription, RelayError> {
+        let id = ServerId::new(id).map_err(|e| RelayError::BadId(id.into(), e.to_string()))?;
+        let mut url = parse_url(&registration.url)?;
+        url.set_fragment(None);
+        let mut config = self.base.clone();
+        if registration.local {
+            config.allow_private.extend(loopback_allowances(&url)?);
+        }
+        let client = GuardedClient::new(config);
+        client.check_target(&url).await?;
+        let description = RelayDescription {
+            id: id.clone(),
+            url: url.to_string(),
+            local: registration.local,
+        };
+        tracing::info!(target: "hearth::mcp", server = %id, to = %redact(&url), local = registration.local, "relay set up");
+        self.write().insert(
+            id.to_string(),
+            Target {
+                url,
+                local: registration.local,
+                client,
+            },
+        );
+        Ok(description)
+    }
+
+    pub fn describe(&self, id: &str) -> Result<RelayDescription, RelayError> {
+        let targets = self.read();
+        let target = targets
+            .get(id)
+            .ok_or_else(|| RelayError::NotSetUp(id.into()))?;
+        Ok(RelayDescription {
+            id: ServerId::new(id).map_err(|e| RelayError::BadId(id.into(), e.to_string()))?,
+            url: target.url.to_string(),
+            local: target.local,
+        })
+    }
+
+    /// Forgets the relay of server `id`; `false` if there was none.
+    pub fn remove(&self, id: &str) -> bool {
+        self.write().remove(id).is_some()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Target>> {
+        self.targets.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Target>> {
+        self.targets.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Forwards one request to server `id`'s URL and streams the answer
+    /// back, marked with [`RELAY_UPSTREAM_HEADER`].
+    pub async fn forward(
+        &self,
+        id: &str,
+        method: Method,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response, RelayError> {
+        let (url, client) = {
+            let targets = self.read();
+            let target = targets
+                .get(id)
+                .ok_or_else(|| RelayError::NotSetUp(id.into()))?;
+            (target.url.clone(), target.client.clone())
+        };
+        let mut outgoing = HeaderMap::new();
+        for (name, value) in headers {
+            if !dropped_request(name) {
+                outgoing.append(name.clone(), value.clone());
+            }
+        }
+        let started = Instant::now();
+        let upstream = client.send(method.clone(), &url, outgoing, body).await?;
+        let status = upstream.status();
+        tracing::info!(
+            target: "hearth::mcp",
+            server = id,
+            %method,
+            to = %redact(&url),
+            status = status.as_u16(),
+            ms = started.elapsed().as_millis() as u64,
+            "relayed"
+        );
+        if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
+            let location = upstream
+                .headers()
+                .get(axum::http::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .unwrap_or("another address")
+                .chars()
+                .take(200)
+                .collect();
+            return Err(RelayError::Redirected(location));
+        }
+        let (parts, incoming) = upstream.into_parts();
+        let mut response = Response::new(Body::new(incoming));
+        *response.status_mut() = parts.status;
+        let h = response.headers_mut();
+        for (name, value) in &parts.headers {
+            if !dropped_response(name) {
+                h.append(name.clone(), value.clone());
+            }
+        }
+        h.insert(
+            RELAY_UPSTREAM_HEADER,
+            HeaderValue::from_static(RELAY_UPSTREAM),
+        );
+        Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_urls_can_be_local() {
+        let table: Vec<(&str, Result<Vec<&str>, ()>)> = vec![
+            ("http://127.0.0.1:3901/mcp", Ok(vec!["127.0.0.1:3901"])),
+            ("http://[::1]:3901/mcp", Ok(vec!["[::1]:3901"])),
+            (
+                "http://localhost:8000/mcp",
+                Ok(vec!["127.0.0.1:8000", "[::1]:8000"]),
+            ),
+            ("http://LOCALHOST/mcp", Ok(vec!["127.0.0.1:80", "[::1]:80"])),
+            ("http://10.0.0.5:3901/mcp", Err(())),
+            ("http://192.168.1.2/mcp", Err(())),
+            ("http://localhost.evil.example/mcp", Err(())),
+            ("http://127.0.0.1.nip.io/mcp", Err(())),
+            ("https://example.com/mcp", Err(())),
+        ];
+        for (url, want) in table {
+            let got = loopback_allowances(&Url::parse(url).unwrap())
+                .map(|v| v.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+                .map_err(|_| ());
+            assert_eq!(
+                got,
+                want.map(|v| v.into_iter().map(str::to_string).collect()),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn browser_and_app_headers_stay_behind() {
+        let table = [
+            ("cookie", true),
+            ("x-hearth-token", true),
+            ("origin", true),
+            ("sec-fetch-site", true),
+            ("sec-ch-ua", true),
+            ("host", true),
+            ("authorization", false),
+            ("mcp-session-id", false),
+            ("mcp-protocol-version", false),
+            ("x-api-key", false),
+            ("last-event-id", false),
+            ("content-type", false),
+        ];
+        for (name, dropped) in table {
+            assert_eq!(
+                dropped_request(&HeaderName::from_static(name)),
+                dropped,
+                "{name}"
+            );
+        }
+        let table = [
+            ("set-cookie", true),
+            ("access-control-allow-origin", true),
+            ("content-security-policy", true),
+            ("mcp-session-id", false),
+            ("www-authenticate", false),
+            ("content-type", false),
+        ];
+        for (name, dropped) in table {
+            assert_eq!(
+                dropped_response(&HeaderName::from_static(name)),
+                dropped,
+                "{name}"
+            );
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The browser's side of core's `HttpTransport`: `fetch`, with the response
+//! body read from its `ReadableStream` chunk by chunk (so SSE arrives as it
+//! is sent), an `AbortController` that aborts the request when the body
+//! stream is dropped (how a 2026-07-28 request is cancelled), and
+//! `setTimeout` for waiting.
+//!
+//! Requests to `hearth serve` (a stdio server, or the CORS relay) carry the
+//! per-install token, fetched once from `/api/session`; the proxy's own
+//! JSON errors are told apart from the MCP server's answers and turned
+//! into plain words.
+
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
+use futures::{FutureExt, StreamExt};
+use hearth_core::mcp::hosted::{RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER};
+use hearth_core::mcp::transport::BodyStream;
+use hearth_core::mcp::{HttpRequest, HttpResponse, HttpTransport, TransportError};
+use hearth_core::web::{ApiErrorBody, ApiErrorCode};
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, Headers, ReadableStreamDefaultReader, RequestCache, RequestCredentials,
+    RequestInit, RequestMode, RequestRedirect, Response,
+};
+
+use super::proxy::HearthProxy;
+
+/// Proxy error bodies are read up to this size.
+const MAX_PROXY_ERROR: usize = 64 * 1024;
+
+/// `fetch` for one MCP server. With `hearth`, every request carries the
+/// proxy's token.
+#[derive(Clone)]
+pub struct FetchTransport {
+    hearth: Option<Rc<HearthProxy>>,
+}
+
+impl FetchTransport {
+    /// For a server the browser reaches directly.
+    pub fn direct() -> Self {
+        Self { hearth: None }
+    }
+
+    /// For a server reached through `hearth serve`.
+    pub fn through(hearth: Rc<HearthProxy>) -> Self {
+        Self {
+            hearth: Some(hearth),
+        }
+    }
+}
+
+/// Why `fetch` gave no response, in words that say what to do.
+pub fn fetch_failure(error: &JsValue, through_hearth: bool) -> TransportError {
+    let name = Reflect::get(error, &"name".into())
+        .ok()
+        .and_then(|n| n.as_string())
+        .unwrap_or_default();
+    let message = Reflect::get(error, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_else(|| format!("{error:?}"));
+    match name.as_str() {
+        "AbortError" => TransportError::Other("the request was stopped".into()),
+        "TypeError" if through_hearth => TransportError::Unreachable(
+            "Hearth's local server (hearth serve) is not answering; start it again and reload"
+                .into(),
+        ),
+        "TypeError" => TransportError::Unreachable(format!(
+            "the browser got no answer ({message}). The server may be down, or it does not allow \
+             requests from this page (CORS). If it is running, turn on \"Connect through Hearth\" \
+             for this server"
+        )),
+        _ => TransportError::Other(format!("{name}: {message}")),
+    }
+}
+
+/// Aborts the request when the last part of it (the body) is dropped.
+struct AbortOnDrop(AbortController);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The chunks of `reader`; dropping the stream aborts through `controller`.
+pub fn body_stream(
+    reader: Option<ReadableStreamDefaultReader>,
+    controller: AbortController,
+) -> BodyStream {
+    let state = (reader, AbortOnDrop(controller));
+    futures::stream::unfold(state, |(reader, guard)| async move {
+        let r = reader.as_ref()?;
+        let step = match JsFuture::from(r.read()).await {
+            Ok(step) => step,
+            Err(e) => {
+                let message = Reflect::get(&e, &"message".into())
+                    .ok()
+                    .and_then(|m| m.as_string())
+                    .unwrap_or_else(|| format!("{e:?}"));
+                return Some((Err(TransportError::Interrupted(message)), (None, guard)));
+            }
+        };
+        let done = Reflect::get(&step, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            return None;
+        }
+        let value = Reflect::get(&step, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        let bytes = value
+            .dyn_into::<Uint8Array>()
+            .map(|a| a.to_vec())
+            .unwrap_or_default();
+        Some((Ok(bytes), (reader, guard)))
+    })
+    .boxed_local()
+}
+
+/// Every header of `headers`, as sent.
+pub fn header_pairs(headers: &Headers) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Ok(Some(iter)) = js_sys::try_iter(headers) {
+        for entry in iter.flatten() {
+            let pair: js_sys::Array = entry.unchecked_into();
+            if let (Some(n), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+                out.push((n, v));
+            }
+        }
+    }
+    out
+}
+
+async fn fetch_once(
+    request: &HttpRequest,
+    token: Option<(&str, &str)>,
+) -> Result<HttpResponse, TransportError> {
+    let other = |e: JsValue| TransportError::Other(format!("{e:?}"));
+    let init = RequestInit::new();
+    init.set_method(request.method.as_str());
+    let headers = Headers::new().map_err(other)?;
+    for (name, value) in &request.headers {
+        headers.append(name, value).map_err(|_| {
+            TransportError::Other(format!("the header {name} cannot be sent from a browser"))
+        })?;
+    }
+    if let Some((name, value)) = token {
+        headers.set(name, value).map_err(other)?;
+    }
+    init.set_headers(&headers);
+    if let Some(body) = &request.body {
+        init.set_body(&Uint8Array::from(body.as_slice()));
+    }
+    let controller = AbortController::new().map_err(other)?;
+    init.set_signal(Some(&controller.signal()));
+    init.set_mode(RequestMode::Cors);
+    init.set_credentials(RequestCredentials::Omit);
+    init.set_cache(RequestCache::NoStore);
+    init.set_redirect(RequestRedirect::Follow);
+    let window = web_sys::window().ok_or_else(|| TransportError::Other("no window".into()))?;
+    let answer = JsFuture::from(window.fetch_with_str_and_init(&request.url, &init))
+        .await
+        .map_err(|e| fetch_failure(&e, token.is_some()))?;
+    let response: Response = answer.dyn_into().map_err(other)?;
+    let reader = response.body().and_then(|b| {
+        b.get_reader()
+            .dyn_into::<ReadableStreamDefaultReader>()
+            .ok()
+    });
+    Ok(HttpResponse {
+        status: response.status(),
+        headers: header_pairs(&response.headers()),
+        body: body_stream(reader, controller),
+    })
+}
+
+/// Reads the proxy's own error out of `response`, if that is what it is;
+/// otherwise gives the response back whole.
+async fn proxy_error(
+    response: HttpResponse,
+) -> Result<Result<HttpResponse, ApiErrorBody>, TransportError> {
+    let own = response.status >= 400
+        && response.header(RELAY_UPSTREAM_HEADER) != Some(RELAY_UPSTREAM)
+        && response.media_type() == "application/json";
+    if !own {
+        return Ok(Ok(response));
+    }
+    let (status, headers) = (response.status, response.headers.clone());
+    let body = response.read_to_end(MAX_PROXY_ERROR).await?;
+    match serde_json::from_slice::<ApiErrorBody>(&body) {
+        Ok(e) => Ok(Err(e)),
+        Err(_) => Ok(Ok(HttpResponse::with_body(status, headers, body))),
+    }
+}
+
+impl HttpTransport for FetchTransport {
+    fn send(
+        &self,
+        request: HttpRequest,
+    ) -> LocalBoxFuture<'_, Result<HttpResponse, TransportError>> {
+        async move {
+            // The token goes to Hearth's own origin and nowhere else.
+            let own = format!("{}/", super::proxy::app_origin());
+            let Some(hearth) = self
+                .hearth
+                .as_ref()
+                .filter(|_| request.url.starts_with(&own))
+            else {
+                return fetch_once(&request, None).await;
+            };
+            for attempt in 0..2 {
+                let token = hearth.token().await.map_err(TransportError::Unreachable)?;
+                let response = fetch_once(&request, Some((&token.header, &token.token))).await?;
+                match proxy_error(response).await? {
+                    Ok(r) => return Ok(r),
+                    Err(e) => {
+                        let code = ApiErrorCode::parse(&e.error.code);
+                        let stale = matches!(
+                            code,
+                            Some(ApiErrorCode::MissingToken | ApiErrorCode::BadToken)
+                        );
+                        if stale && attempt == 0 {
+                            hearth.forget_token();
+                            continue;
+                        }
+                        return Err(TransportError::Other(format!(
+                            "Hearth's local server refused: {}",
+                            e.error.message
+                        )));
+                    }
+                }
+            }
+            Err(TransportError::Other(
+                "Hearth's local server keeps refusing the app's token; reload the app".into(),
+            ))
+        }
+        .boxed_local()
+    }
+
+    fn sleep(&self, ms: u64) -> LocalBoxFuture<'_, ()> {
+        gloo_timers::future::TimeoutFuture::new(ms.min(u32::MAX as u64) as u32).boxed_local()
+    }
+}
