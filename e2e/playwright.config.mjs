@@ -6,7 +6,10 @@ import { chromiumLaunchOptions, e2ePorts, freshConfigDir, hearthServeCommand } f
 const { app: port, pages, searx } = e2ePorts();
 // The web tests' own servers are the only non-public destinations allowed.
 // Workers inherit the environment, so they see the same directory.
-process.env.HEARTH_E2E_CONFIG_DIR ||= freshConfigDir();
+if (!process.env.HEARTH_E2E_CONFIG_DIR) {
+  process.env.HEARTH_E2E_CONFIG_DIR = freshConfigDir();
+  process.env.HEARTH_E2E_CONFIG_DIR_FRESH = '1';
+}
 const serveExtra = [
   `--config-dir "${process.env.HEARTH_E2E_CONFIG_DIR}"`,
   `--allow-private-fetch 127.0.0.1:${pages}`,
@@ -16,6 +19,7 @@ const serveExtra = [
 export default defineConfig({
   testDir: './tests',
   outputDir: './test-results/artifacts',
+  globalTeardown: './support/teardown.mjs',
   timeout: 60_000,
   expect: { timeout: 10_000 },
   // Two cores: one worker keeps timings honest and the machine usable.

@@ -444,7 +444,7 @@ pub fn SearchBackendPanel() -> impl IntoView {
         <section class="panel search-backend" aria-labelledby="search-backend-title">
             <h2 id="search-backend-title">"Web search"</h2>
             <p class="muted">"web_search asks a search engine through Hearth's local proxy: a SearXNG instance with its JSON format on, or Brave Search with your API key. The key stays with the proxy on this machine and is never shown again."</p>
-            <p class="backend-status" data-testid="search-backend-status" role="status"
+            <p class="backend-status" data-testid="search-backend-status" aria-live="polite"
                 class:unset=move || !matches!(state.get(), Some(Ok(SearchBackendState { configured: true, .. })))>
                 {move || match state.get() {
                     None => "Checking…".to_string(),

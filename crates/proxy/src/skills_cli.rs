@@ -330,13 +330,14 @@ mod tests {
         let registry = hearth_core::builtin::registry().unwrap();
         let skills: Vec<&SkillDefinition> = registry.iter().collect();
         let v: serde_json::Value = serde_json::from_str(&list_json(&skills)).unwrap();
-        // discover_skills comes first; the calculator is found by id.
+        // discover_skills comes first in the registry; find the calculator.
         let calc = v
             .as_array()
             .unwrap()
             .iter()
             .find(|s| s["id"] == "calculator")
             .unwrap();
+        assert_eq!(v[0]["id"], "discover_skills");
         assert_eq!(calc["id"], "calculator");
         assert_eq!(calc["tier"], "core");
         assert_eq!(calc["default_enabled"], true);
@@ -350,7 +351,8 @@ mod tests {
         let skills: Vec<&SkillDefinition> = registry.iter().collect();
         let table = list_table(&skills);
         assert_eq!(table.lines().count(), 1 + skills.len());
-        assert!(table.lines().skip(1).any(|l| l.starts_with("calculator ")));
+        assert!(table.lines().nth(1).unwrap().starts_with("discover_skills"));
+        assert!(table.lines().any(|l| l.starts_with("calculator ")));
     }
 
     #[test]
