@@ -77,6 +77,8 @@ impl Place {
 
     pub fn from_hash(hash: &str) -> Place {
         let slug = hash.trim_start_matches('#').trim_start_matches('/');
+        // `#/chat/<conversation>` is still Chat.
+        let slug = slug.split('/').next().unwrap_or("");
         Place::ALL
             .into_iter()
             .find(|p| p.slug() == slug)
@@ -92,6 +94,9 @@ fn current_hash() -> String {
 
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
+    // The assistant (issue 4) outlives the Chat view, so replies keep
+    // streaming in other places.
+    provide_context(crate::assistant::Assistant::new(runtime.clone()));
     provide_context(runtime);
     let place = RwSignal::new(Place::from_hash(&current_hash()));
 

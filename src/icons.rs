@@ -48,6 +48,17 @@ fn paths(name: &str) -> &'static str {
         "check" => r#"<path d="M5 12.5l4.5 4.5L19 7.5"/>"#,
         "x" => r#"<path d="M6 6l12 12M18 6L6 18"/>"#,
         "shield" => r#"<path d="M12 3l7 3v6c0 4.5-3 7.5-7 9-4-1.5-7-4.5-7-9V6z"/>"#,
+        // --- assistant (issue 4) ---
+        "plus" => r#"<path d="M12 5v14M5 12h14"/>"#,
+        "pencil" => r#"<path d="M4 20l4.5-1L19 8.5 15.5 5 5 15.5z"/><path d="M13.5 7l3.5 3.5"/>"#,
+        "trash" => r#"<path d="M4 7h16M9 7V4h6v3M6.5 7l1 13h9l1-13"/><path d="M10 11v6M14 11v6"/>"#,
+        "stop" => r#"<rect x="6.5" y="6.5" width="11" height="11" rx="2"/>"#,
+        "send" => r#"<path d="M4 12l16-8-6 16-2.5-6.5z"/><path d="M11.5 13.5L20 4"/>"#,
+        "copy" => {
+            r#"<rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V5a1 1 0 0 0-1-1H5a1 1 0 0 0-1 1v10a1 1 0 0 0 1 1h3"/>"#
+        }
+        "refresh" => r#"<path d="M19 12a7 7 0 1 1-2.1-5"/><path d="M19 4v4h-4"/>"#,
+        "sparkle" => r#"<path d="M12 3l2 6 6 2-6 2-2 6-2-6-6-2 6-2z"/>"#,
         _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
     }
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
-//! bundle's size (raw and gzip) and the time to first render in headless
-//! Chromium (median of 5 cold loads).
+//! bundle's size (raw and gzip), the time to first render in headless
+//! Chromium (median of 5 cold loads) and `discover_skills` latency at
+//! 10,000 skills in the browser.
 
 use std::io::Write;
 use std::process::Command;
@@ -80,6 +81,33 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
                 Ok(())
             } else {
                 Err(Failure::new("the first-render benchmark failed"))
+            }
+        },
+    )?;
+    step(
+        "discover_skills at 10,000 skills in the browser (headless Chromium)",
+        || {
+            let mut cmd = Command::new("cargo");
+            cmd.args([
+                "test",
+                "-p",
+                "hearth",
+                "--release",
+                "--features",
+                "bench",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--test",
+                "bench_discovery",
+                "--",
+                "--nocapture",
+            ])
+            .current_dir(&root);
+            let (ok, _) = run_tee(crate::test::wasm_test_env(&mut cmd))?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the browser discovery benchmark failed"))
             }
         },
     )?;
