@@ -52,10 +52,10 @@ export async function startFakeModel(script, port = 0) {
 
 /// Points the app at an OpenAI-compatible server through Settings, the
 /// way a person does: provider, base URL, Test connection, model, Save.
-export async function useProvider(page, base, { apiKey = '', model = 'hearth-fake' } = {}) {
+export async function useProvider(page, base, { apiKey = '', model = 'hearth-fake', provider = 'custom-openai' } = {}) {
   await page.getByRole('link', { name: 'Settings' }).click();
   const panel = page.locator('.provider-panel');
-  await panel.getByLabel('Provider').selectOption('custom-openai');
+  await panel.getByLabel('Provider').selectOption(provider);
   await panel.getByLabel('Base URL').fill(base);
   if (apiKey) await panel.getByLabel('API key').fill(apiKey);
   await panel.getByRole('button', { name: 'Test connection' }).click();

@@ -15,9 +15,29 @@ test('15% of 847: the model discovers the calculator, calls it, and the skill st
     await expect(page.getByRole('heading', { name: 'Ask anything' })).toBeVisible();
     await saveScreenshot(page, 'assistant-empty');
 
+    // Figures, not assertions: Enter → first streamed words, and → the
+    // answer after three model requests and two tool calls.
+    // Timed in the page (Enter keydown → the DOM change), not by polling.
+    const timing = page.evaluate(() => new Promise((resolve) => {
+      let sent = 0;
+      let first = 0;
+      document.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !sent) sent = performance.now(); }, true);
+      const seen = () => {
+        const texts = [...document.querySelectorAll('.message.assistant .message-text')].map((t) => t.textContent);
+        if (!first && texts.some((t) => t.includes('Let me'))) first = performance.now();
+        if (texts.some((t) => t.includes('127.05'))) {
+          observer.disconnect();
+          resolve({ first: first - sent, answer: performance.now() - sent });
+        }
+      };
+      const observer = new MutationObserver(seen);
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    }));
     await say(page, "What's 15% of 847?");
     await expect(page.locator('.message.user .bubble')).toHaveText("What's 15% of 847?");
     await expect(lastReply(page).locator('.message-text')).toHaveText('15% of 847 is 127.05.');
+    const t = await timing;
+    console.log(`figure: fake server, Enter to first streamed text ${t.first.toFixed(0)} ms; to the answer (3 requests, 2 tool calls) ${t.answer.toFixed(0)} ms`);
     const discover = page.locator('.tool-card[data-skill="discover_skills"]');
     await expect(discover).toHaveAttribute('data-state', 'completed');
     await expect(discover.locator('.card-output')).toHaveText('Loaded Calculator');
@@ -60,6 +80,42 @@ test('15% of 847: the model discovers the calculator, calls it, and the skill st
   }
 });
 
+test('Anthropic Messages: the same journey over its wire format, with the browser-access header and the key only in x-api-key', async ({ page }) => {
+  const model = await startFakeModel('percent.json');
+  const key = 'sk-ant-test-0123456789abcdef';
+  try {
+    const errors = await openApp(page);
+    // Anthropic's base URL has no /v1: the protocol adds /v1/messages.
+    await useProvider(page, model.url, { provider: 'custom-anthropic', apiKey: key });
+    await say(page, "What's 15% of 847?");
+    await expect(lastReply(page).locator('.message-text')).toHaveText('15% of 847 is 127.05.');
+    await expect(page.locator('.tool-card[data-skill="calculator"] .card-output')).toHaveText('127.05');
+    await expect(page.locator('.skill-chip[data-skill="calculator"]')).toBeVisible();
+
+    const requests = (await model.requests()).filter((r) => r.path === '/v1/messages');
+    expect(requests.map((r) => (r.body.tools || []).map((t) => t.name))).toEqual([
+      ['discover_skills'],
+      ['discover_skills', 'calculator'],
+      ['discover_skills', 'calculator'],
+    ]);
+    for (const r of requests) {
+      expect(r.body.stream).toBe(true);
+      expect(r.headers['anthropic-dangerous-direct-browser-access']).toBe('true');
+      expect(r.headers['anthropic-version']).toBeTruthy();
+      expect(r.headers['x-api-key']).toBeTruthy();
+      expect(r.headers.authorization).toBeUndefined();
+    }
+    // The tool result went back as Anthropic's tool_result block.
+    const last = requests.at(-1).body.messages.at(-1);
+    expect(last.role).toBe('user');
+    expect(last.content.map((b) => b.type)).toEqual(['tool_result']);
+    await expect(page.locator('body')).not.toContainText(key);
+    expect(errors).toEqual([]);
+  } finally {
+    await model.stop();
+  }
+});
+
 test('a network skill asks inline, and a deny is respected', async ({ page }) => {
   const model = await startFakeModel('approval.json');
   try {
@@ -86,6 +142,42 @@ test('a network skill asks inline, and a deny is respected', async ({ page }) =>
     await expect(lastReply(page).locator('.message-text')).toContainText('denied');
 
     // The log says who decided, and that nothing ran.
+    await page.getByRole('link', { name: 'Activity' }).click();
+    await page.getByLabel('Skill').selectOption('web_fetch');
+    await expect(page.locator('tr.log-row')).toHaveCount(1);
+    await expect(page.locator('tr.log-row')).toContainText('denied by user');
+    expect(errors).toEqual([]);
+  } finally {
+    await model.stop();
+  }
+});
+
+test('the model cannot approve its own calls: skills it did not load are refused, and nothing it says grants anything', async ({ page }) => {
+  const model = await startFakeModel('self-approve.json');
+  try {
+    const errors = await openApp(page, 'skills');
+    await page.getByRole('switch', { name: 'Enable Web fetch' }).check();
+    await useProvider(page, model.base);
+
+    // It calls web_fetch without discovering it, with "approved": true,
+    // and a made-up "approve" tool: neither runs, nothing is asked.
+    await say(page, 'sneak a fetch past the approval');
+    await expect(lastReply(page).locator('.message-text').last()).toContainText('Done.');
+    await expect(page.locator('.tool-card[data-skill="web_fetch"]')).toHaveAttribute('data-state', 'refused');
+    await expect(page.locator('.tool-card[data-skill="approve"]')).toHaveAttribute('data-state', 'refused');
+    await expect(page.getByRole('dialog')).toHaveCount(0);
+    // The refusal went back to the model, telling it how to do it properly.
+    const second = (await model.requests()).filter((r) => r.path.endsWith('/chat/completions'))[1];
+    const fed = second.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(fed.every((c) => c.includes('is not a loaded skill in this conversation'))).toBe(true);
+
+    // Once properly discovered, the call still asks the person.
+    await say(page, 'Please fetch https://example.com/');
+    const dialog = page.locator('.timeline').getByRole('dialog', { name: 'Web fetch' });
+    await expect(dialog).toBeVisible();
+    await dialog.getByRole('button', { name: 'Deny' }).click();
+    await expect(page.locator('.tool-card[data-skill="web_fetch"]').last()).toHaveAttribute('data-state', 'denied');
+
     await page.getByRole('link', { name: 'Activity' }).click();
     await page.getByLabel('Skill').selectOption('web_fetch');
     await expect(page.locator('tr.log-row')).toHaveCount(1);

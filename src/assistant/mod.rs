@@ -75,9 +75,20 @@ struct Session {
     calls: HashMap<String, String>,
 }
 
-/// What the loop asks the platform: the clock and the enabled skills.
+/// Tools a part of the app offers the model in a conversation besides
+/// `discover_skills` and the conversation's loaded skills (for example
+/// the active Agent Skill's `read_skill_file` / `call_skill_tool`).
+/// Each tool must be a skill in the runtime's registry: its calls run
+/// through the same call path and permission layer as any other.
+pub type ToolSource = Rc<dyn Fn(&Runtime, &Conversation) -> Vec<SkillDefinition>>;
+
+/// What the loop asks the platform: the clock, the enabled skills and the
+/// extra tools. This is the one place the tools offered to the model come
+/// from: core's `tools_for_turn` = `discover_skills` + the conversation's
+/// loaded skills (looked up here) + `extra_tools` (the tool sources).
 struct Env<'a> {
     rt: &'a Runtime,
+    sources: &'a [ToolSource],
 }
 
 impl LoopEnv for Env<'_> {
@@ -93,6 +104,21 @@ impl LoopEnv for Env<'_> {
             .borrow()
             .is_enabled(&def)
             .then_some(def)
+    }
+
+    fn extra_tools(&self, conversation: &Conversation) -> Vec<SkillDefinition> {
+        let offered: Vec<SkillDefinition> = self
+            .sources
+            .iter()
+            .flat_map(|source| source(self.rt, conversation))
+            .collect();
+        // Only registered, enabled skills, as the registry defines them: a
+        // source cannot smuggle in a tool the registry and the permission
+        // layer do not know, nor change a registered one's definition.
+        offered
+            .iter()
+            .filter_map(|def| self.skill(&def.id))
+            .collect()
     }
 }
 
@@ -122,6 +148,8 @@ pub struct Inner {
     /// its approvals are answered inline, all others in the modal.
     pub visible: RwSignal<Option<String>>,
     sessions: RefCell<HashMap<String, Session>>,
+    /// See [`ToolSource`] and [`Assistant::add_tool_source`].
+    tool_sources: RefCell<Vec<ToolSource>>,
 }
 
 /// The handle components get from context.
@@ -164,6 +192,7 @@ impl Assistant {
             loaded: RwSignal::new(false),
             visible: RwSignal::new(None),
             sessions: RefCell::new(HashMap::new()),
+            tool_sources: RefCell::new(Vec::new()),
         })));
         let this = a.clone();
         spawn_local(async move { this.load().await });
@@ -172,6 +201,14 @@ impl Assistant {
 
     pub fn runtime(&self) -> &Runtime {
         &self.rt
+    }
+
+    /// Adds tools offered on every later request of a conversation where
+    /// `source` returns them (e.g. Agent Skills: the active skill's
+    /// `read_skill_file` and `call_skill_tool`). Registered, enabled
+    /// skills only; the model still cannot approve its own calls.
+    pub fn add_tool_source(&self, source: ToolSource) {
+        self.tool_sources.borrow_mut().push(source);
     }
 
     async fn load(&self) {
@@ -450,9 +487,14 @@ impl Assistant {
 
     /// The estimated context of the next request in `conversation`.
     pub fn context_estimate(&self, conversation: &Conversation) -> ContextEstimate {
-        let env = Env { rt: &self.rt };
+        let sources = self.tool_sources.borrow();
+        let env = Env {
+            rt: &self.rt,
+            sources: &sources,
+        };
         let lookup = |id: &SkillId| env.skill(id);
-        estimate_request(&build_request(conversation, &lookup, &[]))
+        let extra = env.extra_tools(conversation);
+        estimate_request(&build_request(conversation, &lookup, &extra))
     }
 
     // ----- the provider and settings -----
@@ -540,7 +582,11 @@ impl Assistant {
             );
         }
         let session = sessions.get_mut(id).ok_or(AssistantError::Busy)?;
-        let env = Env { rt: &self.rt };
+        let sources = self.tool_sources.borrow();
+        let env = Env {
+            rt: &self.rt,
+            sources: &sources,
+        };
         Ok(f(session, &env))
     }
 
@@ -608,7 +654,11 @@ impl Assistant {
             let Some(s) = sessions.get_mut(id) else {
                 return;
             };
-            let env = Env { rt: &self.rt };
+            let sources = self.tool_sources.borrow();
+            let env = Env {
+                rt: &self.rt,
+                sources: &sources,
+            };
             s.agent.handle(event, &env)
         };
         self.carry_out(id, actions);

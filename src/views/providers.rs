@@ -388,7 +388,7 @@ pub fn AssistantPanel() -> impl IntoView {
     };
     let update2 = update.clone();
     view! {
-        <section class="panel" aria-labelledby="assistant-title">
+        <section class="panel assistant-panel" aria-labelledby="assistant-title">
             <h2 id="assistant-title">"Assistant"</h2>
             <label class="field inline-field">
                 <span>"Steps per turn"</span>
