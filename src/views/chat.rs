@@ -468,7 +468,7 @@ fn EmptyConversation() -> impl IntoView {
     let model = move || {
         a.provider.with(|p| {
             p.as_ref()
-                .map(|p| format!("{} · {}", p.display_name(), p.model))
+                .map(|p| format!("{} · {}", p.label(), p.model))
                 .unwrap_or_default()
         })
     };

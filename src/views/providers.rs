@@ -223,12 +223,7 @@ pub fn ProviderPanel() -> impl IntoView {
     };
     let current = {
         let p = a.provider;
-        move || {
-            p.with(|p| {
-                p.as_ref()
-                    .map(|p| format!("{} · {}", p.display_name(), p.model))
-            })
-        }
+        move || p.with(|p| p.as_ref().map(|p| format!("{} · {}", p.label(), p.model)))
     };
 
     view! {
