@@ -4,9 +4,24 @@
 
 use leptos::prelude::*;
 
+/// Skill definitions written elsewhere (discovery, web, MCP, Agent Skills)
+/// name their icon with an emoji; each maps to the matching drawn icon.
+fn alias(name: &str) -> &str {
+    match name {
+        "🔎" | "🔍" => "search",
+        "🌐" => "globe",
+        "📘" | "📖" => "book",
+        "🔌" => "plug",
+        "🧩" | "🧰" => "skills",
+        "🧮" => "calculator",
+        "📝" => "note",
+        other => other,
+    }
+}
+
 /// The SVG body (24×24, stroked) for an icon name.
 fn paths(name: &str) -> &'static str {
-    match name {
+    match alias(name) {
         "calculator" => {
             r#"<rect x="5" y="3" width="14" height="18" rx="2"/><rect x="8" y="6" width="8" height="3" rx="0.5"/><path d="M8.5 13h.01M12 13h.01M15.5 13h.01M8.5 16.5h.01M12 16.5h.01M15.5 16.5h.01"/>"#
         }

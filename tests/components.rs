@@ -152,3 +152,38 @@ fn a_tool_call_card_shows_where_the_call_stands() {
         assert_eq!(text(".card-output").as_deref(), output, "{attr}");
     }
 }
+
+/// The emoji icons core's definitions use (discovery, web, MCP, Agent
+/// Skills) draw their matching icon, not the generic fallback.
+#[wasm_bindgen_test]
+fn emoji_icons_draw_the_matching_icon() {
+    use hearth::icons::Icon;
+    let drawn = |name: &'static str| {
+        let el = host();
+        let handle = leptos::mount::mount_to(el.clone(), move || view! { <Icon name=name/> });
+        let html = el.query_selector("svg").unwrap().unwrap().inner_html();
+        drop(handle);
+        html
+    };
+    let cases = [
+        ("🔎", "search"),
+        ("🌐", "globe"),
+        ("📘", "book"),
+        ("🔌", "plug"),
+        ("🧩", "skills"),
+        ("🧰", "skills"),
+    ];
+    for (emoji, name) in cases {
+        assert_eq!(drawn(emoji), drawn(name), "{emoji}");
+    }
+    assert_ne!(drawn("🔎"), drawn("no-such-icon"));
+    // Every icon a core definition names is drawn.
+    let fallback = drawn("no-such-icon");
+    let defs = hearth_core::builtin::definitions()
+        .into_iter()
+        .chain([hearth_core::discovery::discover_skills_definition()]);
+    for def in defs {
+        let icon: &'static str = Box::leak(def.icon.clone().into_boxed_str());
+        assert_ne!(drawn(icon), fallback, "{} ({icon})", def.id);
+    }
+}
