@@ -85,6 +85,8 @@ impl Place {
 
     pub fn from_hash(hash: &str) -> Place {
         let slug = hash.trim_start_matches('#').trim_start_matches('/');
+        // `#/chat/<conversation>` is still Chat.
+        let slug = slug.split('/').next().unwrap_or("");
         Place::ALL
             .into_iter()
             .find(|p| p.slug() == slug)
@@ -102,6 +104,9 @@ fn current_hash() -> String {
 pub fn App(runtime: Runtime) -> impl IntoView {
     provide_context(runtime.clone());
     provide_online();
+    // The assistant (issue 4) outlives the Chat view, so replies keep
+    // streaming in other places.
+    provide_context(crate::assistant::Assistant::new(runtime.clone()));
     // MCP servers connect in the background from the start (issue 8).
     provide_context(crate::mcp::Mcp::start(runtime));
     let place = RwSignal::new(Place::from_hash(&current_hash()));

@@ -4,9 +4,24 @@
 
 use leptos::prelude::*;
 
+/// Skill definitions written elsewhere (discovery, web, MCP, Agent Skills)
+/// name their icon with an emoji; each maps to the matching drawn icon.
+fn alias(name: &str) -> &str {
+    match name {
+        "🔎" | "🔍" => "search",
+        "🌐" => "globe",
+        "📘" | "📖" => "book",
+        "🔌" => "plug",
+        "🧩" | "🧰" => "skills",
+        "🧮" => "calculator",
+        "📝" => "note",
+        other => other,
+    }
+}
+
 /// The SVG body (24×24, stroked) for an icon name.
 fn paths(name: &str) -> &'static str {
-    match name {
+    match alias(name) {
         "calculator" => {
             r#"<rect x="5" y="3" width="14" height="18" rx="2"/><rect x="8" y="6" width="8" height="3" rx="0.5"/><path d="M8.5 13h.01M12 13h.01M15.5 13h.01M8.5 16.5h.01M12 16.5h.01M15.5 16.5h.01"/>"#
         }
@@ -55,6 +70,17 @@ fn paths(name: &str) -> &'static str {
         "paperclip" => {
             r#"<path d="M20 11.5l-7.8 7.8a5 5 0 0 1-7.1-7.1l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4L15.2 6.7"/>"#
         }
+        // --- assistant (issue 4) ---
+        "plus" => r#"<path d="M12 5v14M5 12h14"/>"#,
+        "pencil" => r#"<path d="M4 20l4.5-1L19 8.5 15.5 5 5 15.5z"/><path d="M13.5 7l3.5 3.5"/>"#,
+        "trash" => r#"<path d="M4 7h16M9 7V4h6v3M6.5 7l1 13h9l1-13"/><path d="M10 11v6M14 11v6"/>"#,
+        "stop" => r#"<rect x="6.5" y="6.5" width="11" height="11" rx="2"/>"#,
+        "send" => r#"<path d="M4 12l16-8-6 16-2.5-6.5z"/><path d="M11.5 13.5L20 4"/>"#,
+        "copy" => {
+            r#"<rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V5a1 1 0 0 0-1-1H5a1 1 0 0 0-1 1v10a1 1 0 0 0 1 1h3"/>"#
+        }
+        "refresh" => r#"<path d="M19 12a7 7 0 1 1-2.1-5"/><path d="M19 4v4h-4"/>"#,
+        "sparkle" => r#"<path d="M12 3l2 6 6 2-6 2-2 6-2-6-6-2 6-2z"/>"#,
         _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
     }
 }

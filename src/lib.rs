@@ -2,6 +2,7 @@
 //! adapters (IndexedDB, time, downloads) that core's traits ask for.
 
 pub mod app;
+pub mod assistant;
 pub mod icons;
 pub mod mcp;
 pub mod online;

@@ -256,9 +256,26 @@ impl BrowserApprover {
 
     /// Denies everything still waiting, e.g. when the person presses Stop.
     pub fn deny_all(&self) {
+        self.deny_where(|_| true);
+    }
+
+    // --- assistant (issue 4): approvals scoped to one conversation ---
+
+    /// Denies what one conversation is still waiting on (its Stop button);
+    /// other conversations' and the command bar's approvals stay open.
+    pub fn deny_conversation(&self, conversation_id: &str) {
+        self.deny_where(|p| p.request.call.conversation_id.as_deref() == Some(conversation_id));
+    }
+
+    /// Denies the approval of one call, if it is waiting.
+    pub fn deny_call(&self, call_id: &str) {
+        self.deny_where(|p| p.request.call.id == call_id);
+    }
+
+    fn deny_where(&self, select: impl Fn(&Pending) -> bool) {
         let ids: Vec<u64> = self
             .queue
-            .with_untracked(|q| q.iter().map(|p| p.id).collect());
+            .with_untracked(|q| q.iter().filter(|p| select(p)).map(|p| p.id).collect());
         for id in ids {
             self.answer(id, ApprovalAnswer::Deny);
         }
@@ -482,15 +499,33 @@ impl Runtime {
         arguments: Value,
         origin: CallOrigin,
     ) -> (ToolCall, ToolResult) {
+        self.invoke_in(skill_id, arguments, origin, None).await
+    }
+
+    /// Runs one call made in a conversation (`None`: outside any), so its
+    /// log entry and approval say where it came from.
+    pub async fn invoke_in(
+        &self,
+        skill_id: SkillId,
+        arguments: Value,
+        origin: CallOrigin,
+        conversation_id: Option<String>,
+    ) -> (ToolCall, ToolResult) {
         let call = ToolCall {
             id: new_id(),
             skill_id,
             arguments,
-            conversation_id: None,
+            conversation_id,
             origin,
         };
-        let result = self.0.invoker.invoke(call.clone()).await;
+        let result = self.invoke_call(call.clone()).await;
         (call, result)
+    }
+
+    /// Runs a call prepared elsewhere (the agent loop's tool calls) through
+    /// the whole call path.
+    pub async fn invoke_call(&self, call: ToolCall) -> ToolResult {
+        self.0.invoker.invoke(call).await
     }
 
     /// Runs an undo from a result card: an ordinary call, made by the person.

@@ -83,3 +83,107 @@ fn a_failed_card_shows_the_message() {
     let status = el.query_selector(".status").unwrap().unwrap();
     assert_eq!(status.text_content().unwrap(), "Failed");
 }
+
+// --- assistant (issue 4): a model's tool calls inline in a reply ---
+
+fn model_call(state: hearth_core::agent::CallState) -> hearth_core::agent::ToolCallRecord {
+    let r = record(ToolStatus::Completed);
+    hearth_core::agent::ToolCallRecord {
+        id: "call_1".into(),
+        name: "calculator".into(),
+        arguments: json!({"expression": "15% of 847"}),
+        raw_arguments: None,
+        state,
+        result: matches!(state, hearth_core::agent::CallState::Finished).then_some(r.result),
+        note: matches!(state, hearth_core::agent::CallState::Refused)
+            .then(|| "'calculator' is not a loaded skill in this conversation".to_string()),
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_tool_call_card_shows_where_the_call_stands() {
+    use hearth::views::card::ToolCallCard;
+    use hearth_core::agent::CallState;
+    let cases = [
+        (
+            CallState::Finished,
+            false,
+            "completed",
+            "Completed",
+            Some("127.05"),
+        ),
+        (
+            CallState::Waiting,
+            true,
+            "asking",
+            "Waiting for approval",
+            None,
+        ),
+        (CallState::Waiting, false, "running", "Running…", None),
+        (
+            CallState::Refused,
+            false,
+            "refused",
+            "Not run",
+            Some("'calculator' is not a loaded skill in this conversation"),
+        ),
+        (CallState::Cancelled, false, "cancelled", "Stopped", None),
+    ];
+    for (state, asking, attr, label, output) in cases {
+        let el = host();
+        let call = model_call(state);
+        let _handle = leptos::mount::mount_to(el.clone(), move || {
+            view! { <ToolCallCard call=call skill=("Calculator".to_string(), "calculator".to_string()) asking=asking/> }
+        });
+        let card = el.query_selector(".tool-card").unwrap().expect("card");
+        assert_eq!(
+            card.get_attribute("data-state").as_deref(),
+            Some(attr),
+            "{attr}"
+        );
+        let text = |sel: &str| {
+            el.query_selector(sel)
+                .unwrap()
+                .and_then(|e| e.text_content())
+        };
+        assert_eq!(text(".status").as_deref(), Some(label), "{attr}");
+        assert_eq!(text(".card-skill").as_deref(), Some("Calculator"));
+        assert_eq!(text(".card-input").as_deref(), Some("15% of 847"));
+        assert_eq!(text(".card-output").as_deref(), output, "{attr}");
+    }
+}
+
+/// The emoji icons core's definitions use (discovery, web, MCP, Agent
+/// Skills) draw their matching icon, not the generic fallback.
+#[wasm_bindgen_test]
+fn emoji_icons_draw_the_matching_icon() {
+    use hearth::icons::Icon;
+    let drawn = |name: &'static str| {
+        let el = host();
+        let handle = leptos::mount::mount_to(el.clone(), move || view! { <Icon name=name/> });
+        let html = el.query_selector("svg").unwrap().unwrap().inner_html();
+        drop(handle);
+        html
+    };
+    let cases = [
+        ("🔎", "search"),
+        ("🌐", "globe"),
+        ("📘", "book"),
+        ("🔌", "plug"),
+        ("🧩", "skills"),
+        ("🧰", "skills"),
+    ];
+    for (emoji, name) in cases {
+        assert_eq!(drawn(emoji), drawn(name), "{emoji}");
+    }
+    assert_ne!(drawn("🔎"), drawn("no-such-icon"));
+    // Every icon a core definition names is drawn.
+    let fallback = drawn("no-such-icon");
+    let defs = hearth_core::builtin::definitions()
+        .into_iter()
+        .chain([hearth_core::discovery::discover_skills_definition()]);
+    for def in defs {
+        let icon: &'static str = Box::leak(def.icon.clone().into_boxed_str());
+        assert_ne!(drawn(icon), fallback, "{} ({icon})", def.id);
+    }
+}

@@ -1,26 +1,127 @@
 //! The approval dialog: the skill, its tier, why it asks, and the full
 //! arguments — never truncated or blurred. Allow once, always allow this
 //! skill, or deny; Esc denies. Its buttons are the only source of answers.
+//!
+//! A call made in the conversation the Chat view shows is answered inline,
+//! in that conversation; every other call (the command bar outside a
+//! chat, a conversation not on screen) in the modal.
 
 use hearth_core::permission::ApprovalAnswer;
+use leptos::ev::KeyboardEvent;
+use leptos::html;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
+use crate::assistant::Assistant;
 use crate::icons::Icon;
 use crate::runtime::{Pending, use_runtime};
 use crate::views::modal::Modal;
+
+/// The conversation whose approvals are shown inline right now.
+fn visible_conversation() -> Signal<Option<String>> {
+    match use_context::<Assistant>() {
+        Some(a) => {
+            let v = a.visible;
+            Signal::derive(move || v.get())
+        }
+        None => Signal::derive(|| None),
+    }
+}
 
 #[component]
 pub fn ApprovalDialog() -> impl IntoView {
     let rt = use_runtime();
     let queue = rt.approver().queue;
-    let current = Memo::new(move |_| queue.with(|q| q.first().cloned()));
+    let visible = visible_conversation();
+    let modal_queue = Memo::new(move |_| {
+        let shown = visible.get();
+        queue.with(|q| {
+            q.iter()
+                .filter(|p| shown.is_none() || p.request.call.conversation_id != shown)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    let current = Memo::new(move |_| modal_queue.with(|q| q.first().cloned()));
     view! {
-        {move || current.get().map(|p| view! { <ApprovalCard pending=p waiting=queue.with(|q| q.len().saturating_sub(1))/> })}
+        {move || current.get().map(|p| {
+            let waiting = modal_queue.with(|q| q.len().saturating_sub(1));
+            let id = p.id;
+            let rt = rt.clone();
+            let on_escape = Callback::new(move |_| rt.approver().answer(id, ApprovalAnswer::Deny));
+            view! {
+                <Modal labelledby="approval-title" class="approval" on_escape=on_escape dismissable=false>
+                    <ApprovalBody pending=p waiting=waiting title_id="approval-title".to_string()/>
+                </Modal>
+            }
+        })}
+    }
+}
+
+/// The approvals waiting in one conversation, shown in its timeline.
+#[component]
+pub fn InlineApprovals(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl IntoView {
+    let rt = use_runtime();
+    let queue = rt.approver().queue;
+    let here = Memo::new(move |_| {
+        let id = conversation_id.get();
+        queue.with(|q| {
+            q.iter()
+                .filter(|p| id.is_some() && p.request.call.conversation_id == id)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    view! {
+        <For
+            each=move || here.get()
+            key=|p| p.id
+            children=move |p| view! { <InlineApproval pending=p/> }
+        />
     }
 }
 
 #[component]
-fn ApprovalCard(pending: Pending, waiting: usize) -> impl IntoView {
+fn InlineApproval(pending: Pending) -> impl IntoView {
+    let rt = use_runtime();
+    let id = pending.id;
+    let title_id = format!("approval-title-{id}");
+    let body_title = title_id.clone();
+    let card = NodeRef::<html::Div>::new();
+    // Like the modal, focus goes to Deny so Enter never allows by accident.
+    Effect::new(move |_| {
+        if let Some(el) = card.get()
+            && let Some(t) = el
+                .query_selector("[data-autofocus]")
+                .ok()
+                .flatten()
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = t.focus();
+            el.scroll_into_view_with_bool(false);
+        }
+    });
+    view! {
+        <div
+            node_ref=card
+            class="approval approval-inline card"
+            role="dialog"
+            aria-labelledby=title_id.clone()
+            on:keydown=move |ev: KeyboardEvent| {
+                if ev.key() == "Escape" {
+                    ev.prevent_default();
+                    ev.stop_propagation();
+                    rt.approver().answer(id, ApprovalAnswer::Deny);
+                }
+            }
+        >
+            <ApprovalBody pending=pending waiting=0 title_id=body_title/>
+        </div>
+    }
+}
+
+#[component]
+fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl IntoView {
     let rt = use_runtime();
     let id = pending.id;
     let req = pending.request;
@@ -34,33 +135,30 @@ fn ApprovalCard(pending: Pending, waiting: usize) -> impl IntoView {
         hearth_core::CallOrigin::User => "You asked to run",
     };
     let tier = req.skill.tier;
-    let (a1, a2, a3) = (answer.clone(), answer.clone(), answer.clone());
-    let on_escape = Callback::new(move |_| answer(ApprovalAnswer::Deny));
+    let (a1, a2, a3) = (answer.clone(), answer.clone(), answer);
     view! {
-        <Modal labelledby="approval-title" class="approval" on_escape=on_escape dismissable=false>
-                <header class="approval-head">
-                    <span class="card-icon"><Icon name=req.skill.icon.clone()/></span>
-                    <div>
-                        <p class="muted approval-origin">{origin}</p>
-                        <h2 id="approval-title">{req.skill.name.clone()}</h2>
-                    </div>
-                    <span class=format!("tier-badge tier-{}", tier.as_str())>{tier.label()}</span>
-                </header>
-                <p id="approval-reason" class="approval-reason">
-                    <Icon name="shield"/>
-                    " Asking because "{req.reason.clone()}"."
-                </p>
-                <h3 class="approval-args-title">"Arguments"</h3>
-                <pre class="approval-args" tabindex="0" aria-label="Full arguments">{args}</pre>
-                {(waiting > 0).then(|| view! { <p class="muted">{format!("{waiting} more waiting")}</p> })}
-                <div class="modal-actions">
-                    <button data-autofocus class="deny" on:click=move |_| a1(ApprovalAnswer::Deny)>"Deny"</button>
-                    {req.always_offered.then(|| {
-                        let a = a2.clone();
-                        view! { <button on:click=move |_| a(ApprovalAnswer::AlwaysAllow)>"Always allow this skill"</button> }
-                    })}
-                    <button class="primary" on:click=move |_| a3(ApprovalAnswer::AllowOnce)>"Allow once"</button>
-                </div>
-        </Modal>
+        <header class="approval-head">
+            <span class="card-icon"><Icon name=req.skill.icon.clone()/></span>
+            <div>
+                <p class="muted approval-origin">{origin}</p>
+                <h2 id=title_id>{req.skill.name.clone()}</h2>
+            </div>
+            <span class=format!("tier-badge tier-{}", tier.as_str())>{tier.label()}</span>
+        </header>
+        <p class="approval-reason">
+            <Icon name="shield"/>
+            " Asking because "{req.reason.clone()}"."
+        </p>
+        <h3 class="approval-args-title">"Arguments"</h3>
+        <pre class="approval-args" tabindex="0" aria-label="Full arguments">{args}</pre>
+        {(waiting > 0).then(|| view! { <p class="muted">{format!("{waiting} more waiting")}</p> })}
+        <div class="modal-actions">
+            <button data-autofocus class="deny" on:click=move |_| a1(ApprovalAnswer::Deny)>"Deny"</button>
+            {req.always_offered.then(|| {
+                let a = a2.clone();
+                view! { <button on:click=move |_| a(ApprovalAnswer::AlwaysAllow)>"Always allow this skill"</button> }
+            })}
+            <button class="primary" on:click=move |_| a3(ApprovalAnswer::AllowOnce)>"Allow once"</button>
+        </div>
     }
 }

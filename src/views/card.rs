@@ -2,6 +2,7 @@
 //! how long it took.
 
 use hearth_core::activity::ActivityRecord;
+use hearth_core::agent::{CallState, ToolCallRecord};
 use hearth_core::call::UndoAction;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
@@ -36,7 +37,11 @@ fn status_label(status: ToolStatus) -> &'static str {
 }
 
 fn output_text(record: &ActivityRecord) -> String {
-    let r = &record.result;
+    result_text(&record.result)
+}
+
+/// What a result says, as people read it.
+pub fn result_text(r: &hearth_core::ToolResult) -> String {
     match r.status {
         ToolStatus::Completed => {
             let texts: Vec<String> = r
@@ -143,6 +148,86 @@ pub fn ResultCard(
                     </div>
                 }
             })}
+        </article>
+    }
+}
+
+// --- assistant (issue 4): tool calls inside a conversation ---
+
+/// A model's tool call as it stands, for the card's badge.
+fn call_status(call: &ToolCallRecord, asking: bool) -> (&'static str, String) {
+    match (call.state, &call.result) {
+        (CallState::Waiting, _) if asking => ("asking", "Waiting for approval".into()),
+        (CallState::Waiting, _) => ("running", "Running…".into()),
+        (CallState::Finished, Some(r)) | (CallState::Cancelled, Some(r)) => {
+            (r.status.as_str(), status_label(r.status).into())
+        }
+        (CallState::Finished, None) => ("completed", "Completed".into()),
+        (CallState::Refused, _) => ("refused", "Not run".into()),
+        (CallState::Cancelled, None) => ("cancelled", "Stopped".into()),
+    }
+}
+
+/// What a call returned, as people read it; discovery lists what it loaded.
+fn call_output(call: &ToolCallRecord) -> String {
+    if let Some(r) = &call.result {
+        if call.name == hearth_core::discovery::DISCOVER_SKILLS_ID
+            && r.status == ToolStatus::Completed
+            && let Some(found) = r
+                .json()
+                .and_then(hearth_core::discovery::Discovery::from_json)
+        {
+            if found.skills.is_empty() {
+                return found.message;
+            }
+            let names: Vec<String> = found.skills.iter().map(|s| s.name.clone()).collect();
+            return format!("Loaded {}", names.join(", "));
+        }
+        return result_text(r);
+    }
+    call.note.clone().unwrap_or_default()
+}
+
+/// A tool call the model made, inline in its reply: the skill, the full
+/// arguments, where it stands, how long it took and what came back.
+#[component]
+pub fn ToolCallCard(
+    call: ToolCallRecord,
+    /// The skill's display name and icon, when it is registered.
+    #[prop(optional)]
+    skill: Option<(String, String)>,
+    /// An approval for this call is waiting.
+    #[prop(optional)]
+    asking: bool,
+) -> impl IntoView {
+    let (state, label) = call_status(&call, asking);
+    let (name, icon) = skill.unwrap_or_else(|| (call.name.clone(), String::new()));
+    let input = match &call.raw_arguments {
+        Some(raw) => raw.clone(),
+        None => input_text(&call.arguments),
+    };
+    let output = call_output(&call);
+    let duration = call
+        .result
+        .as_ref()
+        .map(|r| hearth_core::display::duration(r.duration_ms));
+    let finished = matches!(call.state, CallState::Finished);
+    view! {
+        <article class="card tool-card" data-state=state data-skill=call.name.clone()>
+            <header class="card-head">
+                <span class="card-icon"><Icon name=icon/></span>
+                <span class="card-skill">{name}</span>
+                <span class=format!("status status-{state}")>{label}</span>
+                {duration.map(|d| view! { <span class="card-meta"><span class="card-duration" title="Duration">{d}</span></span> })}
+            </header>
+            <dl class="card-body">
+                <dt>"Input"</dt>
+                <dd><pre class="card-input">{input}</pre></dd>
+                {(!output.is_empty()).then(|| view! {
+                    <dt>{if finished && state == "completed" { "Output" } else { "Message" }}</dt>
+                    <dd><Output text=output/></dd>
+                })}
+            </dl>
         </article>
     }
 }

@@ -1,20 +1,28 @@
-//! Chat: the message list and the composer, which doubles as a command bar.
+//! Chat: the conversation list, the open conversation (messages streamed
+//! from the model, its tool calls and their approvals inline, skill
+//! chips and the token meter) and the composer. Without a model the
+//! composer is a command bar: `/id text`, `/id {json}`, and free text
+//! that finds skills to run through a form.
 
 use hearth_core::activity::ActivityRecord;
-use hearth_core::command;
-use hearth_core::{CallOrigin, SkillDefinition};
+use hearth_core::agent::{Conversation, Message, MessageStatus, Role};
+use hearth_core::discovery::{Discovery, IndexedSkill, discover};
+use hearth_core::{CallOrigin, SkillDefinition, command};
 use leptos::ev::KeyboardEvent;
+use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use serde_json::Value;
+use wasm_bindgen::JsCast;
 
+use crate::assistant::{Assistant, use_assistant};
 use crate::icons::Icon;
-// MCP (issue 8): apps under results, prompts as commands, attachments.
-use crate::mcp::apps::McpAppSlot;
-use crate::mcp::composer::{AttachmentChips, ResourcePicker, prompt_suggestions};
-use crate::mcp::use_mcp;
-use crate::runtime::use_runtime;
+use crate::runtime::{Runtime, use_runtime};
 use crate::storage::ACTIVITY;
-use crate::views::card::ResultCard;
+use crate::views::approval::InlineApprovals;
+use crate::views::card::{ResultCard, ToolCallCard};
+use crate::views::conversations::ConversationList;
+use crate::views::skill_form::SkillFormDialog;
 
 const EXAMPLES: [&str; 3] = [
     "/calc 15% of 847",
@@ -22,82 +30,421 @@ const EXAMPLES: [&str; 3] = [
     "/calc today + 90 days",
 ];
 
+/// One entry of the timeline, in time order.
+#[derive(Clone, Debug, PartialEq)]
+enum Item {
+    Message { id: String },
+    Command(Box<ActivityRecord>),
+}
+
+impl Item {
+    fn key(&self) -> String {
+        match self {
+            Item::Message { id } => format!("m:{id}"),
+            Item::Command(r) => format!("c:{}", r.id),
+        }
+    }
+}
+
+/// Messages and the commands run in the conversation, by time.
+fn timeline(conversation: Option<&Conversation>, commands: &[ActivityRecord]) -> Vec<Item> {
+    let Some(c) = conversation else {
+        return Vec::new();
+    };
+    let mut items: Vec<(f64, Item)> = c
+        .messages
+        .iter()
+        .map(|m| (m.created_at_ms, Item::Message { id: m.id.clone() }))
+        .collect();
+    items.extend(
+        commands
+            .iter()
+            .filter(|r| r.result.conversation_id.as_deref() == Some(c.id.as_str()))
+            .map(|r| (r.result.started_at_ms, Item::Command(Box::new(r.clone())))),
+    );
+    items.sort_by(|a, b| a.0.total_cmp(&b.0));
+    items.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The skills' display names and icons, by id.
+fn skill_face(rt: &Runtime, id: &str) -> Option<(String, String)> {
+    rt.registry()
+        .get_str(id)
+        .map(|s| (s.name.clone(), s.icon.clone()))
+}
+
 #[component]
 pub fn ChatView() -> impl IntoView {
     let rt = use_runtime();
-    let records: RwSignal<Vec<ActivityRecord>> = RwSignal::new(Vec::new());
-    let loaded = RwSignal::new(false);
+    let a = use_assistant();
+    // The commands the person ran in conversations, from the activity log.
+    let commands: RwSignal<Vec<ActivityRecord>> = RwSignal::new(Vec::new());
     let load_error: RwSignal<Option<String>> = RwSignal::new(None);
-
+    let commands_loaded = RwSignal::new(false);
     {
         let db = rt.db();
         spawn_local(async move {
             match db.all::<ActivityRecord>(ACTIVITY).await {
-                Ok((mut list, _)) => {
-                    list.sort_by(|a, b| a.result.started_at_ms.total_cmp(&b.result.started_at_ms));
-                    records.set(list);
+                Ok((list, _)) => {
+                    let mut mine: Vec<ActivityRecord> = list
+                        .into_iter()
+                        .filter(|r| {
+                            r.origin == CallOrigin::User && r.result.conversation_id.is_some()
+                        })
+                        .collect();
+                    mine.sort_by(|x, y| x.result.started_at_ms.total_cmp(&y.result.started_at_ms));
+                    let _ = commands.try_set(mine);
                 }
-                Err(e) => load_error.set(Some(e.to_string())),
+                Err(e) => {
+                    let _ = load_error.try_set(Some(e.to_string()));
+                }
             }
-            loaded.set(true);
+            let _ = commands_loaded.try_set(true);
         });
     }
 
-    let icons = {
-        let registry = rt.registry();
-        let pairs: Vec<(String, String)> = registry
-            .iter()
-            .map(|s| (s.id.to_string(), s.icon.clone()))
-            .collect();
-        StoredValue::new(pairs)
-    };
-    let icon_for = move |id: &str| {
-        icons.with_value(|pairs| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == id)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
+    // Approvals of the conversation on screen are answered inline.
+    let (current, visible) = (a.current, a.visible);
+    Effect::new(move |_| visible.set(current.get()));
+    on_cleanup(move || visible.set(None));
+
+    // Ctrl+Shift+O starts a new chat; Esc stops the reply.
+    let keys = {
+        let a = a.clone();
+        window_event_listener(leptos::ev::keydown, move |ev: KeyboardEvent| {
+            let modifier = ev.ctrl_key() || ev.meta_key();
+            if modifier && ev.shift_key() && ev.key().eq_ignore_ascii_case("o") {
+                ev.prevent_default();
+                a.new_conversation();
+                focus_composer();
+            } else if ev.key() == "Escape"
+                && !ev.default_prevented()
+                && let Some(id) = a.current.get_untracked()
+                && a.running_now(&id)
+            {
+                a.stop(&id);
+            }
         })
     };
+    on_cleanup(move || keys.remove());
 
-    let on_result = move |record: ActivityRecord| records.update(|list| list.push(record));
+    let conversation = {
+        let a = a.clone();
+        Memo::new(move |_| a.current_conversation())
+    };
+    let items =
+        Memo::new(move |_| conversation.with(|c| commands.with(|cmds| timeline(c.as_ref(), cmds))));
+    let has_model = {
+        let p = a.provider;
+        Signal::derive(move || p.with(Option::is_some))
+    };
+    let ready = {
+        let loaded = a.loaded;
+        move || loaded.get() && commands_loaded.get()
+    };
+
+    // Keep the newest content in view while it streams, unless the
+    // person scrolled up to read.
+    let scroller = NodeRef::<html::Div>::new();
+    let pinned = RwSignal::new(true);
+    Effect::new(move |_| {
+        conversation.track();
+        items.track();
+        if pinned.get_untracked()
+            && let Some(el) = scroller.get_untracked()
+        {
+            el.set_scroll_top(el.scroll_height() as f64);
+        }
+    });
+
     let on_undo = {
         let rt = rt.clone();
+        let a = a.clone();
         Callback::new(move |undo: hearth_core::call::UndoAction| {
             let rt = rt.clone();
+            let conv = a.current.get_untracked();
             spawn_local(async move {
                 let skill = rt.registry().get(&undo.skill_id).cloned();
-                let (call, result) = rt.undo(undo).await;
-                on_result(ActivityRecord::new(&call, skill.as_ref(), &result));
+                let (call, result) = rt
+                    .invoke_in(undo.skill_id, undo.arguments, CallOrigin::User, conv)
+                    .await;
+                let record = ActivityRecord::new(&call, skill.as_ref(), &result);
+                let _ = commands.try_update(|l| l.push(record));
             });
         })
     };
 
+    let conv_id = Signal::derive(move || current.get());
     view! {
-        <section class="chat" aria-label="Chat">
-            <div class="timeline" aria-live="polite">
-                <Show when=move || load_error.get().is_some()>
-                    <p class="error" role="alert">{move || load_error.get().unwrap_or_default()}</p>
-                </Show>
-                <Show when=move || loaded.get() && records.with(Vec::is_empty)>
-                    <EmptyChat/>
-                </Show>
+        <div class="chat-layout">
+            <ConversationList/>
+            <section class="chat" aria-label="Chat">
+                <ChatHeader conversation=conversation has_model=has_model/>
+                <OfferBanner/>
+                <div
+                    class="timeline"
+                    aria-live="polite"
+                    node_ref=scroller
+                    on:scroll=move |ev| {
+                        if let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
+                            let gap = el.scroll_height() as f64 - el.scroll_top() - el.client_height() as f64;
+                            pinned.set(gap < 80.0);
+                        }
+                    }
+                    on:click=copy_code
+                >
+                    <Show when=move || load_error.get().is_some()>
+                        <p class="error" role="alert">{move || load_error.get().unwrap_or_default()}</p>
+                    </Show>
+                    <SaveError/>
+                    <Show when=move || ready() && items.with(Vec::is_empty)>
+                        {move || if has_model.get() { view! { <EmptyConversation/> }.into_any() } else { view! { <EmptyChat/> }.into_any() }}
+                    </Show>
+                    <For
+                        each=move || items.get()
+                        key=Item::key
+                        children=move |item| match item {
+                            Item::Message { id } => view! { <MessageView conversation=conversation message_id=id/> }.into_any(),
+                            Item::Command(record) => {
+                                let icon = skill_face(&use_runtime(), record.skill_id.as_str()).map(|f| f.1).unwrap_or_default();
+                                view! { <ResultCard record=*record icon=icon on_undo=on_undo/> }.into_any()
+                            }
+                        }
+                    />
+                    <InlineApprovals conversation_id=conv_id/>
+                    <TurnStatus conversation=conversation/>
+                </div>
+                <Composer commands=commands conversation=conversation has_model=has_model/>
+                <DeletedToast/>
+            </section>
+        </div>
+    }
+}
+
+fn focus_composer() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(".composer-input").ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
+/// The copy buttons core puts on code blocks, answered by one handler.
+fn copy_code(ev: leptos::ev::MouseEvent) {
+    let Some(target) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let Some(button) = target.closest(".copy-code").ok().flatten() else {
+        return;
+    };
+    let code = button
+        .closest(".code-block")
+        .ok()
+        .flatten()
+        .and_then(|b| b.query_selector("code").ok().flatten())
+        .and_then(|c| c.text_content())
+        .unwrap_or_default();
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let promise = window.navigator().clipboard().write_text(&code);
+    spawn_local(async move {
+        let label = match wasm_bindgen_futures::JsFuture::from(promise).await {
+            Ok(_) => "Copied",
+            Err(_) => "Copy failed",
+        };
+        button.set_text_content(Some(label));
+        gloo_timers::future::TimeoutFuture::new(1_500).await;
+        button.set_text_content(Some("Copy"));
+    });
+}
+
+#[component]
+fn SaveError() -> impl IntoView {
+    let a = use_assistant();
+    let e = a.save_error;
+    view! {
+        <Show when=move || e.get().is_some()>
+            <div class="banner error-banner" role="alert">
+                <span>{move || e.get().unwrap_or_default()}</span>
+                <button class="icon-button" aria-label="Dismiss" on:click=move |_| e.set(None)>"×"</button>
+            </div>
+        </Show>
+    }
+}
+
+/// The title, the loaded skills as removable chips, and the token meter.
+#[component]
+fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>) -> impl IntoView {
+    let a = use_assistant();
+    let rt = use_runtime();
+    let chip_error: RwSignal<Option<String>> = RwSignal::new(None);
+    let title = move || {
+        conversation.with(|c| {
+            c.as_ref()
+                .map(|c| c.title.clone())
+                .unwrap_or_else(|| hearth_core::agent::conversation::UNTITLED.to_string())
+        })
+    };
+    let chips = {
+        let rt = rt.clone();
+        move || {
+            conversation.with(|c| {
+                c.as_ref()
+                    .map(|c| {
+                        c.loaded_skills
+                            .iter()
+                            .map(|id| {
+                                let face = skill_face(&rt, id.as_str());
+                                (id.clone(), face)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
+            })
+        }
+    };
+    let estimate = {
+        let a = a.clone();
+        let registry = rt.versions().registry;
+        let permissions = rt.versions().permissions;
+        Memo::new(move |_| {
+            registry.track();
+            permissions.track();
+            conversation.with(|c| c.as_ref().map(|c| a.context_estimate(c)))
+        })
+    };
+    let window = {
+        let s = a.settings;
+        move || s.with(|s| s.context_window)
+    };
+    view! {
+        <header class="chat-head">
+            <h1 class="chat-title">{title}</h1>
+            <ul class="skill-chips" aria-label="Loaded skills">
                 <For
-                    each=move || records.get()
-                    key=|r| r.id.clone()
-                    children=move |r| {
-                        let icon = icon_for(r.skill_id.as_str());
-                        let app = r.clone();
+                    each=chips
+                    key=|(id, _)| id.clone()
+                    children=move |(id, face)| {
+                        let a = a.clone();
+                        let (name, icon) = face.unwrap_or_else(|| (id.to_string(), String::new()));
+                        let label = format!("Remove {name}");
+                        let conv = conversation;
+                        let shown_id = id.to_string();
                         view! {
-                            <ResultCard record=r icon=icon on_undo=on_undo/>
-                            <McpAppSlot record=app/>
+                            <li class="skill-chip" data-skill=shown_id title="Loaded in this conversation: sent to the model as a tool">
+                                <Icon name=icon/>
+                                <span>{name}</span>
+                                <button class="chip-remove" aria-label=label on:click=move |_| {
+                                    if let Some(c) = conv.get_untracked()
+                                        && let Err(e) = a.unload_skill(&c.id, &id)
+                                    {
+                                        chip_error.set(Some(e.to_string()));
+                                    }
+                                }>"×"</button>
+                            </li>
                         }
                     }
                 />
-            </div>
-            <Composer on_result=on_result/>
-        </section>
+            </ul>
+            <Show when=move || has_model.get() && estimate.get().is_some()>
+                {move || estimate.get().map(|e| {
+                    let total = e.total();
+                    let max = window().unwrap_or(8_192).max(1);
+                    let pct = ((total as f64 / max as f64) * 100.0).min(100.0);
+                    let of = window().map(|w| format!(" of {w}")).unwrap_or_default();
+                    let detail = format!(
+                        "Estimated context of the next request: system prompt {} + tools {} + history {} tokens",
+                        e.system, e.tools, e.history
+                    );
+                    view! {
+                        <div class="token-meter" title=detail.clone() aria-label=detail data-tokens=total.to_string()>
+                            <span class="meter-bar"><span class="meter-fill" style=format!("width: {pct:.1}%")></span></span>
+                            <span class="meter-text">{format!("≈ {total}{of} tokens")}</span>
+                        </div>
+                    }
+                })}
+            </Show>
+            <Show when=move || chip_error.get().is_some()>
+                <p class="inline-error" role="alert">{move || chip_error.get().unwrap_or_default()}</p>
+            </Show>
+        </header>
+    }
+}
+
+/// The first-start offer of a model server found on this machine.
+#[component]
+fn OfferBanner() -> impl IntoView {
+    let a = use_assistant();
+    let offers = a.offers;
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    view! {
+        {move || offers.get().into_iter().next().map(|offer| {
+            let a = a.clone();
+            let dismiss = a.clone();
+            let count = offer.models.len();
+            let first = offer.models.first().map(|m| m.id.clone()).unwrap_or_default();
+            let what = match count {
+                0 => "no models yet".to_string(),
+                1 => format!("model {first}"),
+                n => format!("{first} and {} more models", n - 1),
+            };
+            let preset = offer.preset;
+            view! {
+                <div class="banner offer" role="region" aria-label="Local model found">
+                    <Icon name="sparkle"/>
+                    <span>{format!("{} is running on this machine with {what}. Chat with it?", preset.label)}</span>
+                    <button class="primary small" disabled=count == 0 on:click=move |_| {
+                        let a = a.clone();
+                        let config = hearth_core::providers::ProviderConfig::from_preset(preset, "", first.clone());
+                        spawn_local(async move {
+                            if let Err(e) = a.save_provider(config).await {
+                                error.set(Some(e.to_string()));
+                            }
+                        });
+                    }>{format!("Use {}", preset.label)}</button>
+                    <button class="icon-button" aria-label="Not now" title="Not now (won't ask again)" on:click=move |_| dismiss.dismiss_offers()>"×"</button>
+                    {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
+                </div>
+            }
+        })}
+    }
+}
+
+#[component]
+fn DeletedToast() -> impl IntoView {
+    let a = use_assistant();
+    let deleted = a.deleted;
+    // The Undo offer goes away by itself after a while.
+    Effect::new(move |_| {
+        if let Some(d) = deleted.get() {
+            let id = d.conversation.id.clone();
+            spawn_local(async move {
+                gloo_timers::future::TimeoutFuture::new(10_000).await;
+                let _ = deleted.try_update(|x| {
+                    if x.as_ref().is_some_and(|x| x.conversation.id == id) {
+                        *x = None;
+                    }
+                });
+            });
+        }
+    });
+    view! {
+        {move || deleted.get().map(|d| {
+            let a = a.clone();
+            view! {
+                <div class="toast" role="status">
+                    <span>{format!("Deleted “{}”.", d.conversation.title)}</span>
+                    <button class="small" on:click=move |_| a.undo_delete()>"Undo"</button>
+                    <button class="icon-button" aria-label="Dismiss" on:click=move |_| deleted.set(None)>"×"</button>
+                </div>
+            }
+        })}
     }
 }
 
@@ -106,10 +453,335 @@ fn EmptyChat() -> impl IntoView {
     view! {
         <div class="empty-state">
             <h2>"Run a skill"</h2>
-            <p>"No model is set up yet, so the composer works as a command bar. Type "<kbd>"/"</kbd>" and a skill's name, then its input."</p>
+            <p>"No model is set up yet, so the composer works as a command bar. Type "<kbd>"/"</kbd>" and a skill's name, then its input — or describe what you want to do and pick a skill."</p>
             <ul class="examples">
                 {EXAMPLES.iter().map(|e| view! { <li><code>{*e}</code></li> }).collect_view()}
             </ul>
+            <p class="muted"><a href="#/settings">"Set up a model provider"</a>" to chat with the assistant."</p>
+        </div>
+    }
+}
+
+#[component]
+fn EmptyConversation() -> impl IntoView {
+    let a = use_assistant();
+    let model = move || {
+        a.provider.with(|p| {
+            p.as_ref()
+                .map(|p| format!("{} · {}", p.label(), p.model))
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <div class="empty-state">
+            <h2>"Ask anything"</h2>
+            <p>"The assistant finds the skills it needs as it goes. Every call passes the permission layer and is written to Activity."</p>
+            <p class="muted model-name">{model}</p>
+        </div>
+    }
+}
+
+/// A retry countdown, or the Continue offer after the step limit.
+#[component]
+fn TurnStatus(conversation: Memo<Option<Conversation>>) -> impl IntoView {
+    let a = use_assistant();
+    let id = move || conversation.with(|c| c.as_ref().map(|c| c.id.clone()));
+    let retry = {
+        let a = a.clone();
+        move || id().and_then(|id| a.retrying.with(|r| r.get(&id).cloned()))
+    };
+    let paused = {
+        let a = a.clone();
+        move || id().is_some_and(|id| a.paused.with(|p| p.contains(&id)))
+    };
+    let tick = RwSignal::new(0u32);
+    let handle = set_interval_with_handle(
+        move || tick.update(|t| *t += 1),
+        std::time::Duration::from_millis(500),
+    )
+    .ok();
+    on_cleanup(move || {
+        if let Some(h) = handle {
+            h.clear();
+        }
+    });
+    let steps = a.settings;
+    view! {
+        {move || retry().map(|r| {
+            tick.track();
+            let left = ((r.at_ms - js_sys::Date::now()) / 1000.0).ceil().max(0.0);
+            view! {
+                <p class="turn-status retrying" role="status">
+                    {format!("{} Trying again in {left:.0} s…", r.error.message)}
+                </p>
+            }
+        })}
+        {
+            let a = a.clone();
+            move || paused().then(|| {
+                let a = a.clone();
+                let max = steps.with(|s| s.max_steps);
+                view! {
+                    <div class="turn-status paused" role="status">
+                        <span>{format!("The assistant used its {max} steps for this turn.")}</span>
+                        <button class="small" on:click=move |_| {
+                            if let Some(id) = id() {
+                                let _ = a.continue_turn(&id);
+                            }
+                        }>"Continue"</button>
+                    </div>
+                }
+            })
+        }
+    }
+}
+
+/// One message: the person's (editable when it is the last), or the
+/// model's (Markdown, tool cards, errors, Regenerate when it is the last).
+#[component]
+fn MessageView(conversation: Memo<Option<Conversation>>, message_id: String) -> impl IntoView {
+    let id = message_id.clone();
+    let message = Memo::new(move |_| {
+        conversation.with(|c| {
+            c.as_ref()
+                .and_then(|c| c.messages.iter().find(|m| m.id == id).cloned())
+        })
+    });
+    let role = message.with_untracked(|m| m.as_ref().map(|m| m.role));
+    match role {
+        Some(Role::User) => {
+            view! { <UserMessage conversation=conversation message=message/> }.into_any()
+        }
+        Some(Role::Assistant) => {
+            view! { <AssistantMessage conversation=conversation message=message/> }.into_any()
+        }
+        None => ().into_any(),
+    }
+}
+
+fn is_last_of(conversation: &Option<Conversation>, message_id: &str, role: Role) -> bool {
+    conversation.as_ref().is_some_and(|c| {
+        c.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == role)
+            .is_some_and(|m| m.id == message_id)
+    })
+}
+
+#[component]
+fn UserMessage(
+    conversation: Memo<Option<Conversation>>,
+    message: Memo<Option<Message>>,
+) -> impl IntoView {
+    let a = use_assistant();
+    let editing = RwSignal::new(false);
+    let draft = RwSignal::new(String::new());
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let text = move || message.with(|m| m.as_ref().map(|m| m.content.clone()).unwrap_or_default());
+    let edit_box = NodeRef::<html::Textarea>::new();
+    Effect::new(move |_| {
+        if editing.get()
+            && let Some(el) = edit_box.get()
+        {
+            let _ = el.focus();
+        }
+    });
+    let can_edit = {
+        let a = a.clone();
+        move || {
+            let mid = message.with(|m| m.as_ref().map(|m| m.id.clone()).unwrap_or_default());
+            conversation.with(|c| {
+                is_last_of(c, &mid, Role::User) && c.as_ref().is_some_and(|c| !a.is_running(&c.id))
+            }) && a.provider.with(Option::is_some)
+        }
+    };
+    let resend = {
+        let a = a.clone();
+        move || {
+            let Some(c) = conversation.get_untracked() else {
+                return;
+            };
+            match a.edit_and_resend(&c.id, &draft.get_untracked()) {
+                Ok(()) => {
+                    editing.set(false);
+                    error.set(None);
+                }
+                Err(e) => error.set(Some(e.to_string())),
+            }
+        }
+    };
+    view! {
+        <div class="message user" data-role="user">
+            <Show
+                when=move || editing.get()
+                fallback=move || view! { <div class="bubble">{text}</div> }
+            >
+                <div class="bubble editing">
+                    <textarea
+                        node_ref=edit_box
+                        class="edit-input"
+                        aria-label="Edit message"
+                        prop:value=move || draft.get()
+                        on:input=move |ev| draft.set(event_target_value(&ev))
+                        on:keydown={
+                            let resend = resend.clone();
+                            move |ev: KeyboardEvent| match ev.key().as_str() {
+                                "Enter" if !ev.shift_key() => { ev.prevent_default(); resend(); }
+                                "Escape" => { ev.prevent_default(); ev.stop_propagation(); editing.set(false); }
+                                _ => {}
+                            }
+                        }
+                    ></textarea>
+                    <div class="edit-actions">
+                        <button class="small" on:click=move |_| editing.set(false)>"Cancel"</button>
+                        <button class="small primary" on:click={
+                            let resend = resend.clone();
+                            move |_| resend()
+                        }>"Send"</button>
+                    </div>
+                </div>
+            </Show>
+            <Show when=move || error.get().is_some()>
+                <p class="inline-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || can_edit() && !editing.get()>
+                <div class="message-actions">
+                    <button class="small ghost" title="Edit and send again" on:click=move |_| {
+                        draft.set(text());
+                        editing.set(true);
+                    }><Icon name="pencil"/>" Edit"</button>
+                </div>
+            </Show>
+        </div>
+    }
+}
+
+#[component]
+fn AssistantMessage(
+    conversation: Memo<Option<Conversation>>,
+    message: Memo<Option<Message>>,
+) -> impl IntoView {
+    let a = use_assistant();
+    let rt = use_runtime();
+    let queue = rt.approver().queue;
+    let status = move || message.with(|m| m.as_ref().map(|m| m.status));
+    let status_attr = move || match status() {
+        Some(MessageStatus::Streaming) => "streaming",
+        Some(MessageStatus::Complete) => "complete",
+        Some(MessageStatus::Error) => "error",
+        Some(MessageStatus::Cancelled) => "cancelled",
+        None => "",
+    };
+    let html = Memo::new(move |_| {
+        message.with(|m| {
+            m.as_ref()
+                .map(|m| hearth_core::markdown::to_chat_html(&m.content))
+                .unwrap_or_default()
+        })
+    });
+    let reasoning = move || {
+        message.with(|m| {
+            m.as_ref()
+                .map(|m| m.reasoning.clone())
+                .filter(|r| !r.is_empty())
+        })
+    };
+    let calls =
+        move || message.with(|m| m.as_ref().map(|m| m.tool_calls.clone()).unwrap_or_default());
+    let error = move || message.with(|m| m.as_ref().and_then(|m| m.error.clone()));
+    let usage = move || message.with(|m| m.as_ref().and_then(|m| m.usage));
+    let is_last = {
+        let a = a.clone();
+        move || {
+            let mid = message.with(|m| m.as_ref().map(|m| m.id.clone()).unwrap_or_default());
+            conversation.with(|c| {
+                c.as_ref().is_some_and(|c| {
+                    c.messages.last().is_some_and(|m| m.id == mid) && !a.is_running(&c.id)
+                })
+            }) && a.provider.with(Option::is_some)
+        }
+    };
+    let regen_error: RwSignal<Option<String>> = RwSignal::new(None);
+    let regenerate = {
+        let a = a.clone();
+        move || {
+            if let Some(c) = conversation.get_untracked()
+                && let Err(e) = a.regenerate(&c.id)
+            {
+                regen_error.set(Some(e.to_string()));
+            }
+        }
+    };
+    let asking_ids = move || {
+        queue.with(|q| {
+            q.iter()
+                .map(|p| p.request.call.id.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    let rt2 = rt.clone();
+    view! {
+        <div class="message assistant" data-role="assistant" data-status=status_attr>
+            {move || reasoning().map(|r| view! {
+                <details class="reasoning"><summary class="muted">"Reasoning"</summary><p>{r}</p></details>
+            })}
+            <div class="markdown message-text" inner_html=move || html.get()></div>
+            <Show when=move || status() == Some(MessageStatus::Streaming) && calls().is_empty()>
+                <span class="typing" aria-label="Writing"><span></span><span></span><span></span></span>
+            </Show>
+            <div class="tool-calls">
+                {
+                    let a = a.clone();
+                    move || {
+                        let asking = asking_ids();
+                        let conv = conversation.with(|c| c.as_ref().map(|c| c.id.clone()).unwrap_or_default());
+                        calls().into_iter().map(|call| {
+                            let face = skill_face(&rt2, &call.name);
+                            // The approval's call carries the id the log gave it.
+                            let waiting = call.state == hearth_core::agent::CallState::Waiting
+                                && a.logged_id(&conv, &call.id).is_some_and(|l| asking.contains(&l));
+                            view! { <ToolCallCard call=call skill=face.unwrap_or_default() asking=waiting/> }
+                        }).collect_view()
+                    }
+                }
+            </div>
+            {move || error().map(|e| {
+                let detail = e.detail.clone();
+                view! {
+                    <div class="provider-error" role="alert" data-kind=e.kind.as_str()>
+                        <p class="error-message"><strong>{e.message.clone()}</strong></p>
+                        <p class="error-advice">{e.advice.clone()}</p>
+                        {detail.map(|d| view! { <details><summary class="muted">"Details"</summary><pre>{d}</pre></details> })}
+                    </div>
+                }
+            })}
+            <Show when=move || status() == Some(MessageStatus::Cancelled)>
+                <p class="muted stopped">"Stopped."</p>
+            </Show>
+            <Show when=move || regen_error.get().is_some()>
+                <p class="inline-error" role="alert">{move || regen_error.get().unwrap_or_default()}</p>
+            </Show>
+            <div class="message-actions">
+                {move || usage().map(|u| {
+                    let text = match (u.input_tokens, u.output_tokens) {
+                        (Some(i), Some(o)) => format!("{i} in · {o} out tokens"),
+                        (Some(i), None) => format!("{i} tokens in"),
+                        (None, Some(o)) => format!("{o} tokens out"),
+                        (None, None) => String::new(),
+                    };
+                    view! { <span class="muted usage-line">{text}</span> }
+                })}
+                <Show when=is_last.clone()>
+                    <button class="small ghost" title="Ask for a new reply" on:click={
+                        let regenerate = regenerate.clone();
+                        move |_| regenerate()
+                    }>
+                        <Icon name="refresh"/>
+                        {move || if error().is_some() { " Try again" } else { " Regenerate" }}
+                    </button>
+                </Show>
+            </div>
         </div>
     }
 }
@@ -133,91 +805,139 @@ fn suggestions(skills: &[SkillDefinition], text: &str) -> Vec<(String, String, S
         .collect()
 }
 
+/// Free text in the command bar: the enabled skills discovery finds.
+fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
+    let text = text.trim();
+    if text.is_empty() || text.starts_with('/') {
+        return None;
+    }
+    let permissions = rt.data().permissions.borrow().clone();
+    let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
+    let index = rt.services().index.borrow();
+    Some(discover(&index, text, None, &enabled))
+}
+
+/// Runs a skill the person chose, in the open conversation, through the
+/// call path; its card joins the timeline.
+fn run_skill(
+    a: Assistant,
+    commands: RwSignal<Vec<ActivityRecord>>,
+    busy: RwSignal<bool>,
+    skill: SkillDefinition,
+    args: Value,
+    title: String,
+    done: impl FnOnce() + 'static,
+) {
+    let rt = a.runtime().clone();
+    let conv = a.commit_current(&title);
+    busy.set(true);
+    spawn_local(async move {
+        let (call, result) = rt
+            .invoke_in(skill.id.clone(), args, CallOrigin::User, conv.clone())
+            .await;
+        let record = ActivityRecord::new(&call, Some(&skill), &result);
+        let _ = commands.try_update(|l| l.push(record));
+        if let Some(id) = conv {
+            a.touch(&id);
+        }
+        let _ = busy.try_set(false);
+        done();
+    });
+}
+
 #[component]
-fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoView {
+fn Composer(
+    commands: RwSignal<Vec<ActivityRecord>>,
+    conversation: Memo<Option<Conversation>>,
+    has_model: Signal<bool>,
+) -> impl IntoView {
     let rt = use_runtime();
+    let a = use_assistant();
     let text = RwSignal::new(String::new());
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     let busy = RwSignal::new(false);
     let selected = RwSignal::new(0usize);
-    let mcp = use_mcp();
-    // Skills come and go as MCP servers connect; prompts of servers are
-    // commands too.
+    let form_skill: RwSignal<Option<SkillDefinition>> = RwSignal::new(None);
     let skills = {
         let rt = rt.clone();
+        let version = rt.versions().registry;
         Memo::new(move |_| {
-            rt.versions().registry.track();
+            version.track();
             rt.registry().iter().cloned().collect::<Vec<_>>()
         })
     };
-    let prompt_commands = {
-        let mcp = mcp.clone();
-        Memo::new(move |_| mcp.prompt_commands())
+    let matches = Memo::new(move |_| skills.with(|s| suggestions(s, &text.get())));
+    let found = {
+        let rt = rt.clone();
+        let permissions = rt.versions().permissions;
+        Memo::new(move |_| {
+            permissions.track();
+            if has_model.get() {
+                return None;
+            }
+            discovered(&rt, &text.get())
+        })
     };
-    let matches = Memo::new(move |_| {
-        let line = text.get();
-        let mut all = skills.with(|s| suggestions(s, &line));
-        all.extend(
-            prompt_commands
-                .with(|c| prompt_suggestions(c, &line))
-                .into_iter()
-                .map(|(command, label)| (command, label, "chat".to_string())),
-        );
-        all
-    });
-    let attachments = RwSignal::new(Vec::new());
-    let picking = RwSignal::new(false);
-    let notice: RwSignal<Option<String>> = RwSignal::new(None);
-    let progress = mcp.progress();
+    let running = {
+        let a = a.clone();
+        Signal::derive(move || {
+            conversation.with(|c| {
+                c.as_ref()
+                    .is_some_and(|c| a.running.with(|r| r.contains(&c.id)))
+            })
+        })
+    };
+
+    let open_form = move |id: &str| {
+        let skill = skills.with_untracked(|s| s.iter().find(|s| s.id.as_str() == id).cloned());
+        form_skill.set(skill);
+    };
 
     let submit = {
         let rt = rt.clone();
+        let a = a.clone();
         move || {
             let line = text.get_untracked();
             if line.trim().is_empty() || busy.get_untracked() {
                 return;
             }
             let parsed = match command::parse(&line) {
-                Ok(Some(p)) if p.name.contains(':') => {
-                    // A server's prompt: its text replaces the command.
-                    let found = prompt_commands
-                        .with_untracked(|c| c.iter().find(|c| c.command == p.name).cloned());
-                    let Some(cmd) = found else {
-                        error.set(Some(format!(
-                            "no connected server offers the prompt /{}; type / to see what is offered",
-                            p.name
-                        )));
-                        return;
-                    };
-                    error.set(None);
-                    busy.set(true);
-                    let mcp = mcp.clone();
-                    spawn_local(async move {
-                        match mcp.run_prompt(&cmd, &p.input).await {
-                            Ok(prompt) => {
-                                text.set(prompt);
-                                notice.set(Some(format!(
-                                    "The prompt {} of {} is in the composer; edit it and send it to the assistant.",
-                                    cmd.title, cmd.server
-                                )));
-                            }
-                            Err(e) => error.set(Some(e)),
-                        }
-                        busy.set(false);
-                    });
-                    return;
-                }
-                Ok(Some(p)) => p,
-                Ok(None) => {
-                    error.set(Some(
-                        "No model is set up yet, so only commands run. Start with '/', e.g. /calc 15% of 847".into(),
-                    ));
-                    return;
-                }
+                Ok(p) => p,
                 Err(e) => {
                     error.set(Some(e.to_string()));
                     return;
                 }
+            };
+            let Some(parsed) = parsed else {
+                if has_model.get_untracked() {
+                    if running.get_untracked() {
+                        error.set(Some(
+                            "A reply is still coming; wait for it or press Esc to stop it.".into(),
+                        ));
+                        return;
+                    }
+                    let Some(id) = a.commit_current(&line) else {
+                        return;
+                    };
+                    match a.send(&id, &line) {
+                        Ok(()) => {
+                            text.set(String::new());
+                            error.set(None);
+                        }
+                        Err(e) => error.set(Some(e.to_string())),
+                    }
+                } else {
+                    // Free text without a model: pick a skill found for it.
+                    match found.get_untracked() {
+                        Some(d) if !d.skills.is_empty() => {
+                            let i = selected.get_untracked().min(d.skills.len() - 1);
+                            open_form(d.skills[i].id.as_str());
+                        }
+                        Some(d) => error.set(Some(d.message)),
+                        None => {}
+                    }
+                }
+                return;
             };
             let prepared = {
                 let registry = rt.registry();
@@ -233,17 +953,17 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                 }
             };
             error.set(None);
-            notice.set(None);
-            busy.set(true);
-            progress.set(None);
-            let rt = rt.clone();
-            spawn_local(async move {
-                let (call, result) = rt.invoke(skill.id.clone(), args, CallOrigin::User).await;
-                progress.set(None);
-                on_result(ActivityRecord::new(&call, Some(&skill), &result));
-                text.set(String::new());
-                busy.set(false);
-            });
+            run_skill(
+                a.clone(),
+                commands,
+                busy,
+                skill,
+                args,
+                line.clone(),
+                move || {
+                    let _ = text.try_set(String::new());
+                },
+            );
         }
     };
 
@@ -252,10 +972,21 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
         selected.set(0);
     };
 
+    let stop = {
+        let a = a.clone();
+        move || {
+            if let Some(c) = conversation.get_untracked() {
+                a.stop(&c.id);
+            }
+        }
+    };
+
     let on_keydown = {
         let submit = submit.clone();
+        let stop = stop.clone();
         move |ev: KeyboardEvent| {
             let options = matches.get_untracked();
+            let skill_count = found.with_untracked(|f| f.as_ref().map_or(0, |d| d.skills.len()));
             match ev.key().as_str() {
                 "ArrowDown" if !options.is_empty() => {
                     ev.prevent_default();
@@ -265,12 +996,27 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                     ev.prevent_default();
                     selected.update(|i| *i = (*i + options.len() - 1) % options.len());
                 }
+                "ArrowDown" if skill_count > 0 => {
+                    ev.prevent_default();
+                    selected.update(|i| *i = (*i + 1) % skill_count);
+                }
+                "ArrowUp" if skill_count > 0 => {
+                    ev.prevent_default();
+                    selected.update(|i| *i = (*i + skill_count - 1) % skill_count);
+                }
                 "Tab" if !options.is_empty() => {
                     ev.prevent_default();
                     let i = selected.get_untracked().min(options.len() - 1);
                     complete(options[i].0.clone());
                 }
-                "Escape" => error.set(None),
+                "Escape" => {
+                    if running.get_untracked() {
+                        ev.prevent_default();
+                        stop();
+                    } else {
+                        error.set(None);
+                    }
+                }
                 "Enter" if !ev.shift_key() => {
                     ev.prevent_default();
                     // Enter on a bare "/ca" picks the highlighted skill.
@@ -284,6 +1030,19 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                 _ => {}
             }
         }
+    };
+
+    let on_form_run = {
+        let a = a.clone();
+        Callback::new(move |args: Value| {
+            if let Some(skill) = form_skill.get_untracked() {
+                let title = skill.name.clone();
+                form_skill.set(None);
+                run_skill(a.clone(), commands, busy, skill, args, title, move || {
+                    let _ = text.try_set(String::new());
+                });
+            }
+        })
     };
 
     view! {
@@ -323,19 +1082,50 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                     }}
                 </ul>
             </Show>
-            <AttachmentChips attachments=attachments/>
+            {move || found.get().map(|d| {
+                if d.skills.is_empty() {
+                    view! {
+                        <div class="suggestions discovered" role="status">
+                            <p class="muted no-match">{d.message.clone()}</p>
+                        </div>
+                    }.into_any()
+                } else {
+                    view! {
+                        <ul class="suggestions discovered" role="listbox" aria-label="Matching skills">
+                            <li class="suggestions-title muted" role="presentation">"Skills for this — Enter opens a form"</li>
+                            {d.skills.into_iter().enumerate().map(|(i, s)| {
+                                let id = s.id.to_string();
+                                let icon = skills.with_untracked(|all| all.iter().find(|x| x.id == s.id).map(|x| x.icon.clone())).unwrap_or_default();
+                                view! {
+                                    <li
+                                        role="option"
+                                        data-skill=id.clone()
+                                        aria-selected=move || (selected.get() == i).to_string()
+                                        class:selected=move || selected.get() == i
+                                        on:mousedown=move |ev| {
+                                            ev.prevent_default();
+                                            open_form(&id);
+                                        }
+                                    >
+                                        <Icon name=icon/>
+                                        <span class="found-name">{s.name.clone()}</span>
+                                        <span class="muted found-description">{s.description.clone()}</span>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }
+            })}
             <div class="composer-row">
-                <button
-                    type="button"
-                    class="icon-button attach-button"
-                    aria-label="Attach a resource"
-                    title="Attach a resource from an MCP server"
-                    on:click=move |_| picking.set(true)
-                ><Icon name="paperclip"/></button>
                 <textarea
                     class="composer-input"
                     rows="1"
-                    placeholder="Type / to run a skill, e.g. /calc 15% of 847"
+                    placeholder=move || if has_model.get() {
+                        "Message the assistant — or / to run a skill"
+                    } else {
+                        "Type / to run a skill, e.g. /calc 15% of 847 — or describe what you need"
+                    }
                     aria-label="Message or command"
                     prop:value=move || text.get()
                     on:input=move |ev| {
@@ -345,26 +1135,33 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                     }
                     on:keydown=on_keydown
                 ></textarea>
-                <button type="submit" class="primary" disabled=move || busy.get()>"Run"</button>
+                <Show
+                    when=move || running.get()
+                    fallback=move || view! {
+                        <button type="submit" class="primary" disabled=move || busy.get()>
+                            {move || if has_model.get() { "Send" } else { "Run" }}
+                        </button>
+                    }
+                >
+                    <button type="button" class="stop" on:click={
+                        let stop = stop.clone();
+                        move |_| stop()
+                    } title="Stop (Esc)"><Icon name="stop"/>" Stop"</button>
+                </Show>
             </div>
             <Show when=move || error.get().is_some()>
                 <p class="inline-error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
-            <Show when=move || notice.get().is_some()>
-                <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
-            </Show>
-            <Show when=move || busy.get() && progress.get().is_some()>
-                <p class="muted progress-line" role="status">{move || progress.get().unwrap_or_default()}</p>
-            </Show>
-            <Show when=move || picking.get()>
-                <ResourcePicker
-                    on_pick=Callback::new(move |a| attachments.update(|l| l.push(a)))
-                    on_close=Callback::new(move |_| picking.set(false))
-                />
-            </Show>
             <p class="hint">
-                <kbd>"Enter"</kbd>" runs · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Tab"</kbd>" completes"
+                {move || if has_model.get() {
+                    view! { <kbd>"Enter"</kbd>" sends · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Esc"</kbd>" stops · "<kbd>"/"</kbd>" runs a skill · "<kbd>"Ctrl"</kbd>"+"<kbd>"Shift"</kbd>"+"<kbd>"O"</kbd>" new chat" }.into_any()
+                } else {
+                    view! { <kbd>"Enter"</kbd>" runs · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Tab"</kbd>" completes · "<kbd>"Ctrl"</kbd>"+"<kbd>"Shift"</kbd>"+"<kbd>"O"</kbd>" new chat" }.into_any()
+                }}
             </p>
         </form>
+        {move || form_skill.get().map(|skill| view! {
+            <SkillFormDialog skill=skill on_run=on_form_run on_close=Callback::new(move |_| form_skill.set(None))/>
+        })}
     }
 }

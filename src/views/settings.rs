@@ -46,13 +46,19 @@ pub fn SettingsView() -> impl IntoView {
 
     let confirming = RwSignal::new(false);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let assistant = use_context::<crate::assistant::Assistant>();
     let clear = {
         let rt = rt.clone();
         move || {
             let rt = rt.clone();
+            let assistant = assistant.clone();
             spawn_local(async move {
                 match rt.clear_all().await {
                     Ok(()) => {
+                        // The assistant's conversations and provider were in those stores.
+                        if let Some(a) = assistant {
+                            a.reset();
+                        }
                         notice.set(Some("All data was deleted.".into()));
                         estimate.set(Some(storage_estimate().await));
                     }
@@ -75,6 +81,8 @@ pub fn SettingsView() -> impl IntoView {
                     <dd data-testid="version">{env!("CARGO_PKG_VERSION")}</dd>
                 </dl>
             </section>
+            <crate::views::providers::ProviderPanel/>
+            <crate::views::providers::AssistantPanel/>
             <PermissionPanel/>
             <SearchBackendPanel/>
             <section class="panel">

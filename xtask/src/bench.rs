@@ -1,10 +1,11 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
 //! bundle's size (raw and gzip), the time to first render in headless
-//! Chromium (median of 5 cold loads), the core and browser benches, the
-//! network tier's proxy overhead and sustained load (`cargo bench -p
-//! hearth-proxy --bench net`, built with the `native` profile like the
-//! `hearth` people run), and MCP in the browser (connect, tools/call round
-//! trips direct and through the stdio bridge, 1,000 tools).
+//! Chromium (median of 5 cold loads), the core and browser benches,
+//! `discover_skills` latency at 10,000 skills in the browser, the network
+//! tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy
+//! --bench net`, built with the `native` profile like the `hearth` people
+//! run), and MCP in the browser (connect, tools/call round trips direct and
+//! through the stdio bridge, 1,000 tools).
 
 use std::io::Write;
 use std::process::Command;
@@ -161,6 +162,33 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             Err(Failure::new("the MCP benchmark failed"))
         }
     })?;
+    step(
+        "discover_skills at 10,000 skills in the browser (headless Chromium)",
+        || {
+            let mut cmd = Command::new("cargo");
+            cmd.args([
+                "test",
+                "-p",
+                "hearth",
+                "--release",
+                "--features",
+                "bench",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--test",
+                "bench_discovery",
+                "--",
+                "--nocapture",
+            ])
+            .current_dir(&root);
+            let (ok, _) = run_tee(crate::test::wasm_test_env(&mut cmd))?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the browser discovery benchmark failed"))
+            }
+        },
+    )?;
     Ok(())
 }
 

@@ -228,8 +228,9 @@ pub fn run_all() -> Result<Tally, Failure> {
         if build.is_err() {
             return Err(Failure::new("skipped: the release build failed"));
         }
+        // The assistant's journeys start the scripted fake model server.
         run(Command::new("cargo")
-            .args(["build", "-p", "hearth-proxy"])
+            .args(["build", "-p", "hearth-proxy", "-p", "hearth-testkit"])
             .current_dir(&root))?;
         let report = root.join("e2e/test-results/results.json");
         let _ = std::fs::remove_file(&report);
@@ -245,6 +246,10 @@ pub fn run_all() -> Result<Tally, Failure> {
                 .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
                 .env("HEARTH_BIN", root.join("target/debug/hearth"))
                 .env("HEARTH_DIST", root.join("dist"))
+                .env(
+                    "HEARTH_FAKE_MODEL",
+                    root.join("target/debug/hearth-fake-model"),
+                )
                 .current_dir(&root),
         )?;
         let mut tally = playwright_counts(&report).unwrap_or_default();

@@ -16,6 +16,7 @@ pub mod collection;
 pub mod command;
 pub mod discovery;
 pub mod display;
+pub mod form;
 pub mod invoke;
 pub mod markdown;
 pub mod mcp;

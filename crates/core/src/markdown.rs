@@ -2,7 +2,7 @@
 //! is shown as text, links keep only http(s) and mailto targets, and images
 //! become links (loading a remote image would leak that the note was read).
 
-use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html};
 
 fn safe_url(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
@@ -15,6 +15,43 @@ fn safe_url(url: &str) -> bool {
 /// Renders `source` to HTML with no way for it to run script or load
 /// anything by itself.
 pub fn to_safe_html(source: &str) -> String {
+    render(source, false)
+}
+
+/// Like [`to_safe_html`], for chat replies: each code block is wrapped in
+/// `<div class="code-block">` with a header naming its language and a
+/// `button.copy-code` the app answers with one delegated click handler.
+pub fn to_chat_html(source: &str) -> String {
+    render(source, true)
+}
+
+fn escape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn code_head(kind: &CodeBlockKind<'_>) -> String {
+    let lang = match kind {
+        CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or(""),
+        CodeBlockKind::Indented => "",
+    };
+    format!(
+        "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">{}</span><button type=\"button\" class=\"copy-code\" aria-label=\"Copy code\">Copy</button></div>",
+        escape_text(lang)
+    )
+}
+
+fn render(source: &str, copyable_code: bool) -> String {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -60,6 +97,20 @@ pub fn to_safe_html(source: &str) -> String {
         }
         Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
         other => other,
+    });
+    // Our own markup around code blocks is added after the source's raw
+    // HTML was turned into text above, so only it is ever markup.
+    let events = events.flat_map(|event| {
+        let (before, after) = match &event {
+            Event::Start(Tag::CodeBlock(kind)) if copyable_code => {
+                (Some(Event::Html(code_head(kind).into())), None)
+            }
+            Event::End(TagEnd::CodeBlock) if copyable_code => {
+                (None, Some(Event::Html("</div>".into())))
+            }
+            _ => (None, None),
+        };
+        before.into_iter().chain([event]).chain(after)
     });
     let mut out = String::new();
     html::push_html(&mut out, events);
@@ -125,5 +176,33 @@ mod tests {
         for (md, want) in cases {
             assert_eq!(to_safe_html(md).trim_end(), want, "{md}");
         }
+    }
+
+    #[test]
+    fn chat_code_blocks_get_a_copy_button() {
+        let cases = [
+            (
+                "```rust\nfn main() {}\n```",
+                "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">rust</span><button type=\"button\" class=\"copy-code\" aria-label=\"Copy code\">Copy</button></div>\n<pre><code class=\"language-rust\">fn main() {}\n</code></pre>\n</div>",
+            ),
+            (
+                "    indented <b>",
+                "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\"></span><button type=\"button\" class=\"copy-code\" aria-label=\"Copy code\">Copy</button></div>\n<pre><code>indented &lt;b&gt;</code></pre>\n</div>",
+            ),
+            // A hostile info string stays text, in the label and the class.
+            (
+                "```\"><script>x</script>\n</code></pre><img src=x onerror=alert(1)>\n```",
+                "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">&quot;&gt;&lt;script&gt;x&lt;/script&gt;</span><button type=\"button\" class=\"copy-code\" aria-label=\"Copy code\">Copy</button></div>\n<pre><code class=\"language-&quot;&gt;&lt;script&gt;x&lt;/script&gt;\">&lt;/code&gt;&lt;/pre&gt;&lt;img src=x onerror=alert(1)&gt;\n</code></pre>\n</div>",
+            ),
+            ("plain `code`", "<p>plain <code>code</code></p>"),
+        ];
+        for (md, want) in cases {
+            assert_eq!(to_chat_html(md).trim_end(), want, "{md}");
+        }
+        // Notes keep the plain rendering.
+        assert_eq!(
+            to_safe_html("```\nx\n```").trim_end(),
+            "<pre><code>x\n</code></pre>"
+        );
     }
 }

@@ -1122,6 +1122,31 @@ fn network_failures_back_off_then_give_up() {
         "{}",
         error.advice
     );
+
+    // The next turn (e.g. "Try again" once the server is back) gets its
+    // own quiet retries; the last turn's count does not carry over.
+    let text = lp
+        .conversation_mut()
+        .and_then(|c| c.retract_last_user_message(0.0))
+        .unwrap();
+    let request = sent(&lp.send(&text, &app).unwrap()).unwrap();
+    let a = lp.handle(
+        Event::RequestFailed {
+            request,
+            error: "TypeError: Failed to fetch".into(),
+        },
+        &app,
+    );
+    assert!(
+        a.iter().any(|x| matches!(
+            x,
+            Action::RetryLater {
+                delay_ms: 1_000,
+                ..
+            }
+        )),
+        "{a:?}"
+    );
 }
 
 #[test]

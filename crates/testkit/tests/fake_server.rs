@@ -517,12 +517,13 @@ async fn simulated_failures_look_like_the_real_ones() {
         );
         assert_eq!(
             e.message,
-            "the model server has no model called 'llama9'.".replace(
-                "the model server",
+            // Messages start a sentence, so the generic name is capitalized.
+            "The model server has no model called 'llama9'.".replace(
+                "The model server",
                 if flavor == ProviderKind::Anthropic {
                     "Anthropic"
                 } else {
-                    "the model server"
+                    "The model server"
                 }
             )
         );
@@ -756,7 +757,13 @@ fn every_bundled_script_loads() {
     names.sort();
     assert_eq!(
         names,
-        ["approval.json", "errors.json", "percent.json", "slow.json"]
+        [
+            "approval.json",
+            "errors.json",
+            "percent.json",
+            "self-approve.json",
+            "slow.json"
+        ]
     );
 }
 

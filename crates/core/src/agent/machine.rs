@@ -287,6 +287,8 @@ impl AgentLoop {
         self.conversation.auto_title();
         self.conversation.updated_at_ms = now;
         self.steps = 0;
+        // A new turn gets its own quiet retries.
+        self.retries = 0;
         self.stopped_by_limit = false;
         Ok(self.start_request(env))
     }
@@ -332,6 +334,7 @@ impl AgentLoop {
         }
         self.stopped_by_limit = false;
         self.steps = 0;
+        self.retries = 0;
         Ok(self.start_request(env))
     }
 

@@ -88,6 +88,25 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
+    /// Replaces every occurrence of `secret` (the API key) in the texts,
+    /// in case a server echoes it back, so it never reaches the screen or
+    /// storage. Secrets shorter than 8 characters are not searched for:
+    /// they would match ordinary words.
+    pub fn redact(&mut self, secret: &str) {
+        let secret = secret.trim();
+        if secret.chars().count() < 8 {
+            return;
+        }
+        for text in [&mut self.message, &mut self.advice]
+            .into_iter()
+            .chain(self.detail.as_mut())
+        {
+            if text.contains(secret) {
+                *text = text.replace(secret, "[API key]");
+            }
+        }
+    }
+
     pub fn retryable(&self) -> bool {
         match self.retry {
             Retry::Never => false,
@@ -412,10 +431,19 @@ fn build(
     ProviderError {
         kind,
         status,
-        message,
+        // "the model server did not…" starts a sentence.
+        message: capitalized(message),
         advice,
         retry,
         detail,
+    }
+}
+
+fn capitalized(s: String) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) if first.is_lowercase() => first.to_uppercase().chain(chars).collect(),
+        _ => s,
     }
 }
 
@@ -531,6 +559,42 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn messages_start_with_a_capital_whoever_the_provider_is() {
+        let custom = ErrorContext {
+            provider: "the model server",
+            cors_hint: None,
+            ollama: false,
+            ..cx()
+        };
+        assert_eq!(
+            classify_http(&custom, 401, &[], "", 0.0).message,
+            "The model server did not accept the API key."
+        );
+        assert_eq!(
+            network(&custom, "Failed to fetch").advice,
+            "Is the model server running? Start it and try again."
+        );
+    }
+
+    #[test]
+    fn an_echoed_key_is_redacted() {
+        let body = r#"{"error": {"message": "Incorrect API key provided: sk-test-1234567890.", "type": "invalid_request_error"}}"#;
+        let mut e = classify_http(&cx(), 401, &[], body, 0.0);
+        e.redact("sk-test-1234567890");
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("Incorrect API key provided: [API key].")
+        );
+        // Short secrets are not searched for.
+        let mut e = classify_http(&cx(), 401, &[], body, 0.0);
+        e.redact("key");
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("Incorrect API key provided: sk-test-1234567890.")
+        );
     }
 
     #[test]

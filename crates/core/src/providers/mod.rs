@@ -273,6 +273,16 @@ impl ProviderConfig {
         }
     }
 
+    /// The name a person sees beside the model: the preset's label, or
+    /// the custom server's host ("127.0.0.1", "Anthropic at proxy.lan").
+    pub fn label(&self) -> String {
+        match (self.preset_info(), self.kind) {
+            (Some(p), _) => p.label.to_string(),
+            (None, ProviderKind::OpenAiCompatible) => host_of(&self.base_url),
+            (None, ProviderKind::Anthropic) => format!("Anthropic at {}", host_of(&self.base_url)),
+        }
+    }
+
     /// Whether the base URL points at this machine.
     pub fn is_local(&self) -> bool {
         let host = host_of(&self.base_url);
@@ -681,6 +691,31 @@ mod tests {
                 "{}",
                 r.url
             );
+        }
+    }
+
+    #[test]
+    fn labels_name_the_preset_or_the_host() {
+        let cases = [
+            (
+                ProviderConfig::from_preset(preset("ollama").unwrap(), "", "m"),
+                "Ollama",
+            ),
+            (
+                ProviderConfig::custom(
+                    ProviderKind::OpenAiCompatible,
+                    "http://127.0.0.1:8080/v1",
+                    "m",
+                ),
+                "127.0.0.1",
+            ),
+            (
+                ProviderConfig::custom(ProviderKind::Anthropic, "https://Proxy.lan/", "m"),
+                "Anthropic at proxy.lan",
+            ),
+        ];
+        for (config, want) in cases {
+            assert_eq!(config.label(), want);
         }
     }
 

@@ -1,0 +1,744 @@
+//! Forms generated from a skill's input schema, for the no-model mode:
+//! which fields to show (types, required, enums, defaults, descriptions),
+//! and turning what the person typed back into the skill's arguments.
+//!
+//! The app only renders a [`Form`] and keeps a [`Values`] map of raw
+//! inputs; everything that decides or converts lives here. The arguments
+//! still go through the call path, so its schema validation and the
+//! permission layer apply as for any other call.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+/// One choice of an enum field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub value: Value,
+    /// How the value reads in the list.
+    pub label: String,
+}
+
+/// What kind of control a field needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FieldKind {
+    Text {
+        /// Long text (bodies, code): a text area rather than a line.
+        multiline: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_length: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_length: Option<u64>,
+        /// `uri`, `email`, `date`, … when the schema names one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        format: Option<String>,
+    },
+    Number {
+        integer: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+    },
+    Boolean,
+    /// One of a fixed set of values (`enum`, `const`).
+    Choice {
+        options: Vec<Choice>,
+    },
+    /// An array of strings or numbers, typed one per line.
+    List {
+        numbers: bool,
+    },
+    /// Anything the controls above cannot express (objects, arrays of
+    /// objects, `anyOf`, …), typed as JSON.
+    Json,
+}
+
+/// One field of the form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    /// The property name in the arguments.
+    pub name: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub required: bool,
+    pub kind: FieldKind,
+    /// The schema's default, if any; the field starts with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+/// The form for a skill.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Form {
+    /// Required fields first, then the rest, each group by name.
+    pub fields: Vec<Field>,
+}
+
+/// What the person has entered in one field: text for every control but
+/// the checkbox.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Input {
+    Text(String),
+    Checked(bool),
+}
+
+/// Raw inputs by field name.
+pub type Values = BTreeMap<String, Input>;
+
+/// A field whose input does not make a valid argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+/// Property names that usually hold long text.
+const LONG_TEXT: &[&str] = &[
+    "body", "content", "text", "code", "source", "script", "prompt", "markdown", "message",
+];
+
+/// `max_steps` → "Max steps"; `pageSize` → "Page size".
+pub fn humanize(name: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c == '_' || c == '-' || c == ' ' || c == '.' {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    let mut out = words.join(" ");
+    if let Some(first) = out.chars().next() {
+        let upper: String = first.to_uppercase().collect();
+        out.replace_range(..first.len_utf8(), &upper);
+    }
+    out
+}
+
+/// The types a property schema allows, `null` aside.
+fn types_of(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn choice_label(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn kind_of(name: &str, schema: &Value) -> FieldKind {
+    let options = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .or_else(|| schema.get("const").map(|c| vec![c.clone()]));
+    if let Some(options) = options {
+        return FieldKind::Choice {
+            options: options
+                .into_iter()
+                .map(|value| Choice {
+                    label: choice_label(&value),
+                    value,
+                })
+                .collect(),
+        };
+    }
+    let types = types_of(schema);
+    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
+    let uint = |k: &str| schema.get(k).and_then(Value::as_u64);
+    match types.as_slice() {
+        ["string"] => FieldKind::Text {
+            multiline: LONG_TEXT.contains(&name.to_ascii_lowercase().as_str()),
+            min_length: uint("minLength"),
+            max_length: uint("maxLength"),
+            format: schema
+                .get("format")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        },
+        ["integer"] | ["number"] => FieldKind::Number {
+            integer: types == ["integer"],
+            minimum: num("minimum"),
+            maximum: num("maximum"),
+        },
+        ["boolean"] => FieldKind::Boolean,
+        ["array"] => {
+            let items = schema.get("items").map(types_of).unwrap_or_default();
+            let has_enum = schema.get("items").is_some_and(|i| i.get("enum").is_some());
+            match items.as_slice() {
+                ["string"] if !has_enum => FieldKind::List { numbers: false },
+                ["number"] | ["integer"] if !has_enum => FieldKind::List { numbers: true },
+                _ => FieldKind::Json,
+            }
+        }
+        _ => FieldKind::Json,
+    }
+}
+
+impl Form {
+    /// The form for an input schema. A schema that is not an object with
+    /// properties gives a form without fields.
+    pub fn from_schema(schema: &Value) -> Form {
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            return Form { fields: Vec::new() };
+        };
+        let mut fields: Vec<Field> = props
+            .iter()
+            .map(|(name, prop)| Field {
+                name: name.clone(),
+                label: prop
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| humanize(name)),
+                description: prop
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                required: required.contains(&name.as_str()),
+                kind: kind_of(name, prop),
+                default: prop.get("default").cloned(),
+            })
+            .collect();
+        fields.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
+        Form { fields }
+    }
+
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The inputs a fresh form starts with: the defaults, as the controls
+    /// show them.
+    pub fn initial(&self) -> Values {
+        self.fields
+            .iter()
+            .map(|f| (f.name.clone(), initial_input(f)))
+            .collect()
+    }
+
+    /// Turns the inputs into arguments: empty optional fields are left
+    /// out; every problem is reported at once, by field.
+    pub fn arguments(&self, values: &Values) -> Result<Value, Vec<FieldError>> {
+        let mut out = Map::new();
+        let mut errors = Vec::new();
+        for field in &self.fields {
+            let input = values
+                .get(&field.name)
+                .cloned()
+                .unwrap_or_else(|| initial_input(field));
+            match convert(field, &input) {
+                Ok(Some(v)) => {
+                    out.insert(field.name.clone(), v);
+                }
+                Ok(None) if field.required => errors.push(FieldError {
+                    field: field.name.clone(),
+                    message: format!("{} is required", field.label),
+                }),
+                Ok(None) => {}
+                Err(message) => errors.push(FieldError {
+                    field: field.name.clone(),
+                    message,
+                }),
+            }
+        }
+        if errors.is_empty() {
+            Ok(Value::Object(out))
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+fn initial_input(field: &Field) -> Input {
+    let Some(default) = &field.default else {
+        return match field.kind {
+            FieldKind::Boolean => Input::Checked(false),
+            _ => Input::Text(String::new()),
+        };
+    };
+    match (&field.kind, default) {
+        (FieldKind::Boolean, Value::Bool(b)) => Input::Checked(*b),
+        (FieldKind::Choice { options }, v) => Input::Text(
+            options
+                .iter()
+                .position(|o| o.value == *v)
+                .map(|i| i.to_string())
+                .unwrap_or_default(),
+        ),
+        (FieldKind::List { .. }, Value::Array(items)) => Input::Text(
+            items
+                .iter()
+                .map(choice_label)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        (FieldKind::Json, v) => Input::Text(serde_json::to_string_pretty(v).unwrap_or_default()),
+        (_, Value::String(s)) => Input::Text(s.clone()),
+        (_, v) => Input::Text(v.to_string()),
+    }
+}
+
+fn number(text: &str, integer: bool) -> Result<Value, String> {
+    if integer {
+        return text
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("'{text}' is not a whole number"));
+    }
+    let n: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    Number::from_f64(n)
+        .map(Value::Number)
+        .ok_or_else(|| format!("'{text}' is not a finite number"))
+}
+
+fn fmt_bound(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
+}
+
+/// One field's argument: `Ok(None)` when it is left empty.
+fn convert(field: &Field, input: &Input) -> Result<Option<Value>, String> {
+    let text = match input {
+        Input::Checked(b) => {
+            return match field.kind {
+                FieldKind::Boolean => {
+                    let default = field
+                        .default
+                        .as_ref()
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    // An optional box left as it started says nothing.
+                    if field.required || *b != default {
+                        Ok(Some(Value::Bool(*b)))
+                    } else {
+                        Ok(None)
+                    }
+                }
+                _ => Err(format!("{} takes text", field.label)),
+            };
+        }
+        Input::Text(t) => t,
+    };
+    let trimmed = text.trim();
+    match &field.kind {
+        FieldKind::Text {
+            min_length,
+            max_length,
+            ..
+        } => {
+            if text.is_empty() {
+                return Ok(None);
+            }
+            let n = text.chars().count() as u64;
+            if let Some(min) = min_length
+                && n < *min
+            {
+                return Err(format!("{} needs at least {min} characters", field.label));
+            }
+            if let Some(max) = max_length
+                && n > *max
+            {
+                return Err(format!(
+                    "{} takes at most {max} characters ({n} now)",
+                    field.label
+                ));
+            }
+            Ok(Some(Value::String(text.clone())))
+        }
+        FieldKind::Number {
+            integer,
+            minimum,
+            maximum,
+        } => {
+            if trimmed.is_empty() {
+                return Ok(None);
+            }
+            let v = number(trimmed, *integer)?;
+            let n = v.as_f64().unwrap_or(0.0);
+            if let Some(min) = minimum
+                && n < *min
+            {
+                return Err(format!(
+                    "{} must be at least {}",
+                    field.label,
+                    fmt_bound(*min)
+                ));
+            }
+            if let Some(max) = maximum
+                && n > *max
+            {
+                return Err(format!(
+                    "{} must be at most {}",
+                    field.label,
+                    fmt_bound(*max)
+                ));
+            }
+            Ok(Some(v))
+        }
+        FieldKind::Boolean => match trimmed {
+            "" => Ok(None),
+            "true" => Ok(Some(Value::Bool(true))),
+            "false" => Ok(Some(Value::Bool(false))),
+            other => Err(format!("'{other}' is not true or false")),
+        },
+        FieldKind::Choice { options } => {
+            if trimmed.is_empty() {
+                return Ok(None);
+            }
+            trimmed
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| options.get(i))
+                .map(|o| Some(o.value.clone()))
+                .ok_or_else(|| format!("pick one of the choices for {}", field.label))
+        }
+        FieldKind::List { numbers } => {
+            let items: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            if items.is_empty() {
+                return Ok(None);
+            }
+            let values = items
+                .into_iter()
+                .map(|item| {
+                    if *numbers {
+                        number(item, false)
+                    } else {
+                        Ok(Value::String(item.to_string()))
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("{}: {e}", field.label))?;
+            Ok(Some(Value::Array(values)))
+        }
+        FieldKind::Json => {
+            if trimmed.is_empty() {
+                return Ok(None);
+            }
+            serde_json::from_str(trimmed)
+                .map(Some)
+                .map_err(|e| format!("{} is not valid JSON: {e}", field.label))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Input {
+        Input::Text(s.to_string())
+    }
+
+    fn values(pairs: &[(&str, Input)]) -> Values {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn labels_read_as_words() {
+        let cases = [
+            ("expression", "Expression"),
+            ("max_steps", "Max steps"),
+            ("pageSize", "Page size"),
+            ("due-date", "Due date"),
+            ("URL", "Url"),
+            ("ids", "Ids"),
+        ];
+        for (name, want) in cases {
+            assert_eq!(humanize(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_calculator_gets_one_required_line() {
+        let form = Form::from_schema(&crate::builtin::calculator().input_schema);
+        assert_eq!(
+            form,
+            Form {
+                fields: vec![Field {
+                    name: "expression".into(),
+                    label: "Expression".into(),
+                    description: Some(
+                        "The expression, e.g. '15% of 847' or '5 miles to km'".into()
+                    ),
+                    required: true,
+                    kind: FieldKind::Text {
+                        multiline: false,
+                        min_length: Some(1),
+                        max_length: Some(1000),
+                        format: None,
+                    },
+                    default: None,
+                }]
+            }
+        );
+        assert_eq!(
+            form.arguments(&values(&[("expression", text("15% of 847"))])),
+            Ok(json!({"expression": "15% of 847"}))
+        );
+        assert_eq!(
+            form.arguments(&form.initial()),
+            Err(vec![FieldError {
+                field: "expression".into(),
+                message: "Expression is required".into()
+            }])
+        );
+    }
+
+    #[test]
+    fn field_kinds_follow_the_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "action": {"enum": ["create", "list"], "description": "What to do"},
+                "body": {"type": "string"},
+                "count": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+                "ratio": {"type": ["number", "null"]},
+                "done": {"type": "boolean", "title": "Finished?"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "scores": {"type": "array", "items": {"type": "number"}},
+                "notes": {"type": "array", "items": {"type": "object"}},
+                "filter": {"type": "object"},
+                "mode": {"const": "fast"},
+                "url": {"type": "string", "format": "uri"}
+            },
+            "required": ["action", "url"]
+        });
+        let form = Form::from_schema(&schema);
+        let kinds: Vec<(&str, bool, FieldKind)> = form
+            .fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.required, f.kind.clone()))
+            .collect();
+        let choice = |vals: &[&str]| FieldKind::Choice {
+            options: vals
+                .iter()
+                .map(|v| Choice {
+                    value: json!(v),
+                    label: v.to_string(),
+                })
+                .collect(),
+        };
+        assert_eq!(
+            kinds,
+            vec![
+                ("action", true, choice(&["create", "list"])),
+                (
+                    "url",
+                    true,
+                    FieldKind::Text {
+                        multiline: false,
+                        min_length: None,
+                        max_length: None,
+                        format: Some("uri".into())
+                    }
+                ),
+                (
+                    "body",
+                    false,
+                    FieldKind::Text {
+                        multiline: true,
+                        min_length: None,
+                        max_length: None,
+                        format: None
+                    }
+                ),
+                (
+                    "count",
+                    false,
+                    FieldKind::Number {
+                        integer: true,
+                        minimum: Some(1.0),
+                        maximum: Some(10.0)
+                    }
+                ),
+                ("done", false, FieldKind::Boolean),
+                ("filter", false, FieldKind::Json),
+                ("mode", false, choice(&["fast"])),
+                ("notes", false, FieldKind::Json),
+                (
+                    "ratio",
+                    false,
+                    FieldKind::Number {
+                        integer: false,
+                        minimum: None,
+                        maximum: None
+                    }
+                ),
+                ("scores", false, FieldKind::List { numbers: true }),
+                ("tags", false, FieldKind::List { numbers: false }),
+            ]
+        );
+        assert_eq!(
+            form.field("done").map(|f| f.label.as_str()),
+            Some("Finished?")
+        );
+        let initial = form.initial();
+        assert_eq!(initial.get("count"), Some(&text("3")));
+        assert_eq!(initial.get("done"), Some(&Input::Checked(false)));
+        assert_eq!(initial.get("action"), Some(&text("")));
+    }
+
+    #[test]
+    fn inputs_become_typed_arguments() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "action": {"enum": ["create", "list"]},
+                "count": {"type": "integer", "default": 3},
+                "ratio": {"type": "number"},
+                "done": {"type": "boolean"},
+                "loud": {"type": "boolean", "default": true},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "filter": {"type": "object"},
+                "title": {"type": "string"}
+            },
+            "required": ["action"]
+        });
+        let form = Form::from_schema(&schema);
+        let mut v = form.initial();
+        v.insert("action".into(), text("1"));
+        v.insert("ratio".into(), text(" 0.25 "));
+        v.insert("tags".into(), text("home\n\n  work \n"));
+        v.insert("filter".into(), text("{\"a\": [1]}"));
+        assert_eq!(
+            form.arguments(&v),
+            Ok(json!({
+                "action": "list",
+                "count": 3,
+                "ratio": 0.25,
+                "tags": ["home", "work"],
+                "filter": {"a": [1]}
+            }))
+        );
+        // Unticking a box whose default is true says false; ticking says true.
+        v.insert("loud".into(), Input::Checked(false));
+        v.insert("done".into(), Input::Checked(true));
+        v.insert("count".into(), text(""));
+        let args = form.arguments(&v).unwrap();
+        assert_eq!(args.get("loud"), Some(&json!(false)));
+        assert_eq!(args.get("done"), Some(&json!(true)));
+        assert_eq!(args.get("count"), None);
+    }
+
+    #[test]
+    fn bad_inputs_are_reported_by_field() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "maximum": 100},
+                "x": {"type": "number"},
+                "name": {"type": "string", "minLength": 2, "maxLength": 5},
+                "filter": {"type": "object"},
+                "scores": {"type": "array", "items": {"type": "number"}},
+                "kind": {"enum": ["a", "b"]}
+            },
+            "required": ["kind"]
+        });
+        let form = Form::from_schema(&schema);
+        let cases: Vec<(&str, &str, &str)> = vec![
+            ("n", "2.5", "'2.5' is not a whole number"),
+            ("n", "0", "N must be at least 1"),
+            ("n", "101", "N must be at most 100"),
+            ("x", "abc", "'abc' is not a number"),
+            ("name", "a", "Name needs at least 2 characters"),
+            ("name", "abcdef", "Name takes at most 5 characters (6 now)"),
+            (
+                "filter",
+                "{oops",
+                "Filter is not valid JSON: key must be a string at line 1 column 2",
+            ),
+            ("scores", "1\nx", "Scores: 'x' is not a number"),
+            ("kind", "7", "pick one of the choices for Kind"),
+        ];
+        for (field, input, want) in cases {
+            let mut v = form.initial();
+            v.insert("kind".into(), text("0"));
+            v.insert(field.into(), text(input));
+            assert_eq!(
+                form.arguments(&v),
+                Err(vec![FieldError {
+                    field: field.into(),
+                    message: want.into()
+                }]),
+                "{field} = {input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_builtin_schema_makes_a_form() {
+        for skill in crate::builtin::definitions() {
+            let form = Form::from_schema(&skill.input_schema);
+            let required: Vec<&str> = skill
+                .input_schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let shown: Vec<&str> = form
+                .fields
+                .iter()
+                .filter(|f| f.required)
+                .map(|f| f.name.as_str())
+                .collect();
+            let mut want = required.clone();
+            want.sort();
+            assert_eq!(shown, want, "{}", skill.id);
+        }
+    }
+
+    #[test]
+    fn a_schema_without_properties_has_no_fields() {
+        assert_eq!(Form::from_schema(&json!({})), Form { fields: vec![] });
+        assert_eq!(
+            Form::from_schema(&json!({"type": "object"})).arguments(&Values::new()),
+            Ok(json!({}))
+        );
+    }
+}

@@ -1,0 +1,888 @@
+//! The assistant in the browser: conversations kept in step with
+//! IndexedDB, the model provider's settings, and core's `AgentLoop`
+//! driven by real I/O — its `Send` actions become streaming fetches, its
+//! `RunTool` actions go through the runtime's call path (permission layer
+//! included), and its timers become browser timers.
+//!
+//! The service outlives the Chat view, so a reply keeps streaming while
+//! the person looks at another place.
+
+pub mod http;
+pub mod store;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
+use hearth_core::agent::prompt::build_request;
+use hearth_core::agent::{
+    Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, RequestId, TurnOutcome,
+    always_loaded_suggestion,
+};
+use hearth_core::providers::{
+    ModelInfo, Preset, Protocol, Provider, ProviderConfig, ProviderError, local_presets,
+};
+use hearth_core::tokens::{ContextEstimate, estimate_request};
+use hearth_core::{SkillDefinition, SkillId};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use send_wrapper::SendWrapper;
+use web_sys::AbortController;
+
+use crate::platform::new_id;
+use crate::runtime::Runtime;
+pub use store::AssistantSettings;
+
+/// A local model server that answered the first-start probe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offer {
+    pub preset: &'static Preset,
+    pub models: Vec<ModelInfo>,
+}
+
+/// A request waiting to be retried, for the countdown in the chat.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryNotice {
+    pub at_ms: f64,
+    pub error: ProviderError,
+}
+
+/// A deleted conversation, kept until the toast's Undo is gone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deleted {
+    pub conversation: Conversation,
+}
+
+/// Why an edit to a conversation was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AssistantError {
+    #[error("a reply is still in progress; stop it or wait for it to finish")]
+    Busy,
+    #[error("set up a model provider in Settings first")]
+    NoProvider,
+    #[error("{0}")]
+    Loop(String),
+    #[error("could not save: {0}")]
+    Storage(String),
+}
+
+/// One conversation's running agent loop and its open requests.
+struct Session {
+    agent: AgentLoop,
+    requests: HashMap<RequestId, AbortController>,
+    /// The loop's call id → the id the call has in the activity log.
+    calls: HashMap<String, String>,
+}
+
+/// Tools a part of the app offers the model in a conversation besides
+/// `discover_skills` and the conversation's loaded skills (for example
+/// the active Agent Skill's `read_skill_file` / `call_skill_tool`).
+/// Each tool must be a skill in the runtime's registry: its calls run
+/// through the same call path and permission layer as any other.
+pub type ToolSource = Rc<dyn Fn(&Runtime, &Conversation) -> Vec<SkillDefinition>>;
+
+/// What the loop asks the platform: the clock, the enabled skills and the
+/// extra tools. This is the one place the tools offered to the model come
+/// from: core's `tools_for_turn` = `discover_skills` + the conversation's
+/// loaded skills (looked up here) + `extra_tools` (the tool sources).
+struct Env<'a> {
+    rt: &'a Runtime,
+    sources: &'a [ToolSource],
+}
+
+impl LoopEnv for Env<'_> {
+    fn now_unix_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    fn skill(&self, id: &SkillId) -> Option<SkillDefinition> {
+        let def = self.rt.registry().get(id).cloned()?;
+        self.rt
+            .data()
+            .permissions
+            .borrow()
+            .is_enabled(&def)
+            .then_some(def)
+    }
+
+    fn extra_tools(&self, conversation: &Conversation) -> Vec<SkillDefinition> {
+        let offered: Vec<SkillDefinition> = self
+            .sources
+            .iter()
+            .flat_map(|source| source(self.rt, conversation))
+            .collect();
+        // Only registered, enabled skills, as the registry defines them: a
+        // source cannot smuggle in a tool the registry and the permission
+        // layer do not know, nor change a registered one's definition.
+        offered
+            .iter()
+            .filter_map(|def| self.skill(&def.id))
+            .collect()
+    }
+}
+
+pub struct Inner {
+    rt: Runtime,
+    /// Stored conversations, most recently updated first.
+    pub conversations: RwSignal<Vec<Conversation>>,
+    /// The open conversation's id (stored, or the draft's).
+    pub current: RwSignal<Option<String>>,
+    /// A new conversation not stored until something is said in it.
+    pub draft: RwSignal<Option<Conversation>>,
+    pub provider: RwSignal<Option<ProviderConfig>>,
+    pub settings: RwSignal<AssistantSettings>,
+    /// Conversations with a turn in progress.
+    pub running: RwSignal<Vec<String>>,
+    /// Conversations whose turn stopped at the step limit.
+    pub paused: RwSignal<Vec<String>>,
+    pub retrying: RwSignal<HashMap<String, RetryNotice>>,
+    pub offers: RwSignal<Vec<Offer>>,
+    pub deleted: RwSignal<Option<Deleted>>,
+    /// A storage failure to show; the data in memory is intact.
+    pub save_error: RwSignal<Option<String>>,
+    /// Stored records that no longer decode (left in place).
+    pub undecodable: RwSignal<usize>,
+    pub loaded: RwSignal<bool>,
+    /// The conversation the Chat view shows right now, if it is mounted;
+    /// its approvals are answered inline, all others in the modal.
+    pub visible: RwSignal<Option<String>>,
+    sessions: RefCell<HashMap<String, Session>>,
+    /// See [`ToolSource`] and [`Assistant::add_tool_source`].
+    tool_sources: RefCell<Vec<ToolSource>>,
+}
+
+/// The handle components get from context.
+#[derive(Clone)]
+pub struct Assistant(SendWrapper<Rc<Inner>>);
+
+impl std::ops::Deref for Assistant {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+pub fn use_assistant() -> Assistant {
+    expect_context::<Assistant>()
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+impl Assistant {
+    /// Creates the service and loads conversations and settings in the
+    /// background; `loaded` turns true when they are in.
+    pub fn new(rt: Runtime) -> Assistant {
+        let a = Assistant(SendWrapper::new(Rc::new(Inner {
+            rt,
+            conversations: RwSignal::new(Vec::new()),
+            current: RwSignal::new(None),
+            draft: RwSignal::new(None),
+            provider: RwSignal::new(None),
+            settings: RwSignal::new(AssistantSettings::default()),
+            running: RwSignal::new(Vec::new()),
+            paused: RwSignal::new(Vec::new()),
+            retrying: RwSignal::new(HashMap::new()),
+            offers: RwSignal::new(Vec::new()),
+            deleted: RwSignal::new(None),
+            save_error: RwSignal::new(None),
+            undecodable: RwSignal::new(0),
+            loaded: RwSignal::new(false),
+            visible: RwSignal::new(None),
+            sessions: RefCell::new(HashMap::new()),
+            tool_sources: RefCell::new(Vec::new()),
+        })));
+        let this = a.clone();
+        spawn_local(async move { this.load().await });
+        a
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
+    }
+
+    /// Adds tools offered on every later request of a conversation where
+    /// `source` returns them (e.g. Agent Skills: the active skill's
+    /// `read_skill_file` and `call_skill_tool`). Registered, enabled
+    /// skills only; the model still cannot approve its own calls.
+    pub fn add_tool_source(&self, source: ToolSource) {
+        self.tool_sources.borrow_mut().push(source);
+    }
+
+    async fn load(&self) {
+        let db = self.rt.db();
+        match store::load_all(&db, now()).await {
+            Ok((list, bad)) => {
+                self.conversations.set(list);
+                self.undecodable.set(bad);
+            }
+            Err(e) => self
+                .save_error
+                .set(Some(format!("Conversations could not be read: {e}"))),
+        }
+        let provider = store::provider(&db).await.ok().flatten();
+        self.provider.set(provider.clone());
+        if let Ok(s) = store::settings(&db).await {
+            self.settings.set(s);
+        }
+        if self.current.get_untracked().is_none() {
+            let first = self
+                .conversations
+                .with_untracked(|l| l.first().map(|c| c.id.clone()));
+            match first {
+                Some(id) => self.current.set(Some(id)),
+                None => self.new_conversation(),
+            }
+        }
+        self.loaded.set(true);
+        if provider.is_none() {
+            let dismissed = db
+                .setting::<bool>(store::OFFER_DISMISSED_KEY)
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or(false);
+            if !dismissed {
+                self.probe_local().await;
+            }
+        }
+    }
+
+    /// Asks each local preset for its models; those that answer are offered.
+    async fn probe_local(&self) {
+        let probes = local_presets().map(|preset| async move {
+            let config = ProviderConfig::from_preset(preset, "", "");
+            fetch_models(&config, 1_500)
+                .await
+                .ok()
+                .map(|models| Offer { preset, models })
+        });
+        let found: Vec<Offer> = futures::future::join_all(probes)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        if self.provider.get_untracked().is_none() {
+            self.offers.set(found);
+        }
+    }
+
+    /// Hides the first-start offer for good.
+    pub fn dismiss_offers(&self) {
+        self.offers.set(Vec::new());
+        let db = self.rt.db();
+        spawn_local(async move {
+            let _ = db.set_setting(store::OFFER_DISMISSED_KEY, &true).await;
+        });
+    }
+
+    // ----- conversations -----
+
+    /// The open conversation (stored or draft).
+    pub fn current_conversation(&self) -> Option<Conversation> {
+        let id = self.current.get()?;
+        self.conversation(&id)
+    }
+
+    pub fn conversation(&self, id: &str) -> Option<Conversation> {
+        self.conversations
+            .with(|l| l.iter().find(|c| c.id == id).cloned())
+            .or_else(|| self.draft.with(|d| d.clone().filter(|c| c.id == id)))
+    }
+
+    /// The same, without subscribing (for event handlers and the loop).
+    fn find(&self, id: &str) -> Option<Conversation> {
+        self.conversations
+            .with_untracked(|l| l.iter().find(|c| c.id == id).cloned())
+            .or_else(|| {
+                self.draft
+                    .with_untracked(|d| d.clone().filter(|c| c.id == id))
+            })
+    }
+
+    pub fn is_running(&self, id: &str) -> bool {
+        self.running.with(|r| r.iter().any(|x| x == id))
+    }
+
+    pub fn running_now(&self, id: &str) -> bool {
+        self.running.with_untracked(|r| r.iter().any(|x| x == id))
+    }
+
+    /// Opens a new, empty conversation (stored once something is said).
+    /// With "always loaded" on, it starts with the usual skills.
+    pub fn new_conversation(&self) {
+        let mut c = Conversation::new(new_id(), now());
+        if self.settings.get_untracked().always_loaded {
+            let usual = self.conversations.with_untracked(|l| {
+                always_loaded_suggestion(l, ALWAYS_LOADED_SHARE, ALWAYS_LOADED_MIN_CONVERSATIONS)
+            });
+            c.load_skills(usual.into_iter().map(|u| u.skill_id));
+        }
+        self.current.set(Some(c.id.clone()));
+        self.draft.set(Some(c));
+    }
+
+    pub fn open(&self, id: &str) {
+        if self.current.get_untracked().as_deref() == Some(id) {
+            return;
+        }
+        let stored = self
+            .conversations
+            .with_untracked(|l| l.iter().any(|c| c.id == id));
+        if stored {
+            self.draft.set(None);
+            self.current.set(Some(id.to_string()));
+        }
+    }
+
+    /// Puts a conversation (new or changed) into the list and stores it.
+    fn store(&self, mut conversation: Conversation) {
+        if let Some(key) = self
+            .provider
+            .with_untracked(|p| p.as_ref().map(|p| p.api_key.clone()))
+        {
+            for m in &mut conversation.messages {
+                if let Some(e) = &mut m.error {
+                    e.redact(&key);
+                }
+            }
+        }
+        if self
+            .draft
+            .with_untracked(|d| d.as_ref().is_some_and(|d| d.id == conversation.id))
+        {
+            self.draft.set(None);
+        }
+        let snapshot = conversation.clone();
+        self.conversations.update(|l| {
+            match l.iter_mut().find(|c| c.id == conversation.id) {
+                Some(c) => *c = conversation,
+                None => l.push(conversation),
+            }
+            store::sort(l);
+        });
+        let db = self.rt.db();
+        let errors = self.save_error;
+        spawn_local(async move {
+            if let Err(e) = store::save(&db, &snapshot).await {
+                errors.set(Some(format!(
+                    "The conversation could not be saved: {e}. It stays on screen; free some space and it will be saved with the next change."
+                )));
+            }
+        });
+    }
+
+    /// Applies a change made outside the loop (rename, a chip removed,
+    /// a retracted message) to the stored copy and to the idle session.
+    fn edit<T>(&self, id: &str, f: impl Fn(&mut Conversation) -> T) -> Result<T, AssistantError> {
+        if self.running_now(id) {
+            return Err(AssistantError::Busy);
+        }
+        let mut c = self
+            .find(id)
+            .ok_or_else(|| AssistantError::Loop("that conversation no longer exists".into()))?;
+        let out = f(&mut c);
+        if let Some(s) = self.sessions.borrow_mut().get_mut(id)
+            && let Some(sc) = s.agent.conversation_mut()
+        {
+            f(sc);
+        }
+        self.store(c);
+        Ok(out)
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), AssistantError> {
+        self.edit(id, |c| c.rename(title, now()))?
+            .map_err(|e| AssistantError::Loop(e.to_string()))
+    }
+
+    /// Removes a skill chip: the skill is no longer sent as a tool.
+    pub fn unload_skill(&self, id: &str, skill: &SkillId) -> Result<(), AssistantError> {
+        self.edit(id, |c| {
+            c.unload_skill(skill);
+        })
+    }
+
+    /// Deletes a conversation; [`Assistant::undo_delete`] brings it back.
+    pub fn delete(&self, id: &str) {
+        if self.running_now(id) {
+            self.stop(id);
+        }
+        self.sessions.borrow_mut().remove(id);
+        let removed = self
+            .conversations
+            .with_untracked(|l| l.iter().position(|c| c.id == id));
+        let Some(pos) = removed else {
+            if self.current.get_untracked().as_deref() == Some(id) {
+                self.new_conversation();
+            }
+            return;
+        };
+        let mut gone = None;
+        self.conversations.update(|l| gone = Some(l.remove(pos)));
+        if self.current.get_untracked().as_deref() == Some(id) {
+            let next = self.conversations.with_untracked(|l| {
+                l.get(pos.min(l.len().saturating_sub(1)))
+                    .map(|c| c.id.clone())
+            });
+            match next {
+                Some(n) => self.open(&n),
+                None => self.new_conversation(),
+            }
+        }
+        self.deleted
+            .set(gone.map(|conversation| Deleted { conversation }));
+        let db = self.rt.db();
+        let errors = self.save_error;
+        let id = id.to_string();
+        spawn_local(async move {
+            if let Err(e) = store::delete(&db, &id).await {
+                errors.set(Some(format!("The conversation could not be deleted: {e}")));
+            }
+        });
+    }
+
+    pub fn undo_delete(&self) {
+        if let Some(d) = self.deleted.get_untracked() {
+            self.deleted.set(None);
+            let id = d.conversation.id.clone();
+            self.store(d.conversation);
+            self.open(&id);
+        }
+    }
+
+    /// Stores the draft (when the open conversation is one) before the
+    /// first thing is said in it; returns the open conversation's id.
+    pub fn commit_current(&self, first_line: &str) -> Option<String> {
+        let id = self.current.get_untracked()?;
+        if let Some(mut d) = self.draft.get_untracked().filter(|d| d.id == id) {
+            d.title = hearth_core::agent::title_from_first_message(first_line);
+            if d.title.is_empty() {
+                d.title = hearth_core::agent::conversation::UNTITLED.to_string();
+            }
+            d.updated_at_ms = now();
+            self.store(d);
+        }
+        Some(id)
+    }
+
+    /// Marks a conversation as just used (a command ran in it).
+    pub fn touch(&self, id: &str) {
+        if let Some(mut c) = self.find(id) {
+            c.updated_at_ms = now();
+            self.store(c);
+        }
+    }
+
+    /// The id the activity log gave the loop's call `call_id`, e.g. to
+    /// find its approval.
+    pub fn logged_id(&self, conversation_id: &str, call_id: &str) -> Option<String> {
+        self.sessions
+            .borrow()
+            .get(conversation_id)
+            .and_then(|s| s.calls.get(call_id).cloned())
+    }
+
+    /// The estimated context of the next request in `conversation`.
+    pub fn context_estimate(&self, conversation: &Conversation) -> ContextEstimate {
+        let sources = self.tool_sources.borrow();
+        let env = Env {
+            rt: &self.rt,
+            sources: &sources,
+        };
+        let lookup = |id: &SkillId| env.skill(id);
+        let extra = env.extra_tools(conversation);
+        estimate_request(&build_request(conversation, &lookup, &extra))
+    }
+
+    // ----- the provider and settings -----
+
+    pub async fn save_provider(&self, config: ProviderConfig) -> Result<(), AssistantError> {
+        store::save_provider(&self.rt.db(), &config)
+            .await
+            .map_err(|e| AssistantError::Storage(e.to_string()))?;
+        for s in self.sessions.borrow_mut().values_mut() {
+            s.agent
+                .set_provider(Box::new(Provider::new(config.clone())));
+        }
+        self.provider.set(Some(config));
+        self.offers.set(Vec::new());
+        Ok(())
+    }
+
+    /// Back to the command bar alone; the key is deleted from storage.
+    pub async fn remove_provider(&self) -> Result<(), AssistantError> {
+        store::remove_provider(&self.rt.db())
+            .await
+            .map_err(|e| AssistantError::Storage(e.to_string()))?;
+        self.provider.set(None);
+        Ok(())
+    }
+
+    pub async fn save_settings(&self, settings: AssistantSettings) -> Result<(), AssistantError> {
+        store::save_settings(&self.rt.db(), &settings)
+            .await
+            .map_err(|e| AssistantError::Storage(e.to_string()))?;
+        self.settings.set(settings);
+        Ok(())
+    }
+
+    /// Forgets everything in memory after "Clear all data".
+    pub fn reset(&self) {
+        let ids: Vec<String> = self.running.get_untracked();
+        for id in &ids {
+            self.stop(id);
+        }
+        self.sessions.borrow_mut().clear();
+        self.conversations.set(Vec::new());
+        self.provider.set(None);
+        self.settings.set(AssistantSettings::default());
+        self.paused.set(Vec::new());
+        self.retrying.set(HashMap::new());
+        self.deleted.set(None);
+        self.save_error.set(None);
+        self.offers.set(Vec::new());
+        self.new_conversation();
+    }
+
+    // ----- the agent loop -----
+
+    fn config(&self) -> LoopConfig {
+        LoopConfig {
+            max_steps: self.settings.get_untracked().max_steps.max(1),
+            ..LoopConfig::default()
+        }
+    }
+
+    /// Runs `f` on the conversation's session, creating it if needed.
+    fn with_session<T>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Session, &Env<'_>) -> T,
+    ) -> Result<T, AssistantError> {
+        let config = self
+            .provider
+            .get_untracked()
+            .ok_or(AssistantError::NoProvider)?;
+        let mut sessions = self.sessions.borrow_mut();
+        if !sessions.contains_key(id) {
+            let c = self
+                .find(id)
+                .ok_or_else(|| AssistantError::Loop("that conversation no longer exists".into()))?;
+            let agent = AgentLoop::new(c, Box::new(Provider::new(config)), self.config(), now());
+            sessions.insert(
+                id.to_string(),
+                Session {
+                    agent,
+                    requests: HashMap::new(),
+                    calls: HashMap::new(),
+                },
+            );
+        }
+        let session = sessions.get_mut(id).ok_or(AssistantError::Busy)?;
+        let sources = self.tool_sources.borrow();
+        let env = Env {
+            rt: &self.rt,
+            sources: &sources,
+        };
+        Ok(f(session, &env))
+    }
+
+    fn started(&self, id: &str) {
+        self.running.update(|r| {
+            if !r.iter().any(|x| x == id) {
+                r.push(id.to_string());
+            }
+        });
+        self.paused.update(|p| p.retain(|x| x != id));
+    }
+
+    /// Sends a message in conversation `id` and runs the turn.
+    pub fn send(&self, id: &str, text: &str) -> Result<(), AssistantError> {
+        let actions = self.with_session(id, |s, env| s.agent.send(text, env))?;
+        let actions = actions.map_err(|e| AssistantError::Loop(e.to_string()))?;
+        self.started(id);
+        self.carry_out(id, actions);
+        Ok(())
+    }
+
+    /// Replaces the last user message (and what followed) with `text`
+    /// and sends it again.
+    pub fn edit_and_resend(&self, id: &str, text: &str) -> Result<(), AssistantError> {
+        if text.trim().is_empty() {
+            return Err(AssistantError::Loop(
+                "an empty message cannot be sent".into(),
+            ));
+        }
+        self.edit(id, |c| c.retract_last_user_message(now()))?;
+        self.send(id, text)
+    }
+
+    /// Asks again for a reply to the last user message.
+    pub fn regenerate(&self, id: &str) -> Result<(), AssistantError> {
+        let text = self
+            .edit(id, |c| c.retract_last_user_message(now()))?
+            .ok_or_else(|| AssistantError::Loop("there is no message to answer".into()))?;
+        self.send(id, &text)
+    }
+
+    /// After the step limit, lets the turn go on.
+    pub fn continue_turn(&self, id: &str) -> Result<(), AssistantError> {
+        let actions = self.with_session(id, |s, env| s.agent.continue_after_limit(env))?;
+        let actions = actions.map_err(|e| AssistantError::Loop(e.to_string()))?;
+        self.started(id);
+        self.carry_out(id, actions);
+        Ok(())
+    }
+
+    /// Stop: aborts the stream and denies the conversation's waiting
+    /// approvals; the conversation stays consistent.
+    pub fn stop(&self, id: &str) {
+        self.handle(id, Event::Cancel);
+        self.rt.approver().deny_conversation(id);
+        self.retrying.update(|r| {
+            r.remove(id);
+        });
+        self.running.update(|r| r.retain(|x| x != id));
+    }
+
+    fn handle(&self, id: &str, event: Event) {
+        let actions = {
+            let mut sessions = self.sessions.borrow_mut();
+            let Some(s) = sessions.get_mut(id) else {
+                return;
+            };
+            let sources = self.tool_sources.borrow();
+            let env = Env {
+                rt: &self.rt,
+                sources: &sources,
+            };
+            s.agent.handle(event, &env)
+        };
+        self.carry_out(id, actions);
+    }
+
+    fn snapshot(&self, id: &str) -> Option<Conversation> {
+        self.sessions
+            .borrow()
+            .get(id)
+            .map(|s| s.agent.conversation().clone())
+    }
+
+    /// Carries out the loop's actions in order.
+    fn carry_out(&self, id: &str, actions: Vec<Action>) {
+        for action in actions {
+            match action {
+                Action::Send { request, http } => {
+                    let Ok(controller) = AbortController::new() else {
+                        self.handle(
+                            id,
+                            Event::RequestFailed {
+                                request,
+                                error: "the browser cannot make requests here".into(),
+                            },
+                        );
+                        continue;
+                    };
+                    let signal = controller.signal();
+                    if let Some(s) = self.sessions.borrow_mut().get_mut(id) {
+                        s.requests.insert(request, controller);
+                    }
+                    let this = self.clone();
+                    let id = id.to_string();
+                    spawn_local(async move { this.stream(&id, request, http, signal).await });
+                }
+                Action::Abort { request } => {
+                    let controller = self
+                        .sessions
+                        .borrow_mut()
+                        .get_mut(id)
+                        .and_then(|s| s.requests.remove(&request));
+                    if let Some(c) = controller {
+                        c.abort();
+                    }
+                }
+                Action::RunTool { call } => {
+                    let logged_id = new_id();
+                    if let Some(s) = self.sessions.borrow_mut().get_mut(id) {
+                        s.calls.insert(call.id.clone(), logged_id.clone());
+                    }
+                    let this = self.clone();
+                    let id = id.to_string();
+                    spawn_local(async move {
+                        let loop_id = call.id.clone();
+                        let mut logged = call;
+                        // Providers reuse ids like "call_0"; the log needs
+                        // its own so no record overwrites another.
+                        logged.id = logged_id;
+                        let mut result = this.rt.invoke_call(logged).await;
+                        result.id = loop_id;
+                        this.handle(
+                            &id,
+                            Event::ToolFinished {
+                                result: Box::new(result),
+                            },
+                        );
+                    });
+                }
+                Action::CancelTool { call_id } => {
+                    let logged = self
+                        .sessions
+                        .borrow()
+                        .get(id)
+                        .and_then(|s| s.calls.get(&call_id).cloned());
+                    if let Some(logged) = logged {
+                        self.rt.approver().deny_call(&logged);
+                    }
+                }
+                Action::RetryLater {
+                    request,
+                    delay_ms,
+                    error,
+                } => {
+                    let at_ms = now() + delay_ms as f64;
+                    self.retrying.update(|r| {
+                        r.insert(id.to_string(), RetryNotice { at_ms, error });
+                    });
+                    let this = self.clone();
+                    let id = id.to_string();
+                    spawn_local(async move {
+                        gloo_timers::future::TimeoutFuture::new(
+                            delay_ms.min(u32::MAX as u64) as u32
+                        )
+                        .await;
+                        this.retrying.update(|r| {
+                            r.remove(&id);
+                        });
+                        this.handle(&id, Event::RetryDue { request });
+                    });
+                }
+                Action::TextDelta { .. } | Action::SkillsLoaded { .. } => {
+                    if let Some(c) = self.snapshot(id) {
+                        self.show(c);
+                    }
+                }
+                Action::Changed => {
+                    if let Some(c) = self.snapshot(id) {
+                        self.store(c);
+                    }
+                }
+                Action::TurnEnded { outcome } => {
+                    self.running.update(|r| r.retain(|x| x != id));
+                    self.retrying.update(|r| {
+                        r.remove(id);
+                    });
+                    match outcome {
+                        TurnOutcome::StepLimit { .. } => {
+                            self.paused.update(|p| p.push(id.to_string()))
+                        }
+                        TurnOutcome::Answered
+                        | TurnOutcome::Cancelled
+                        | TurnOutcome::Failed { .. } => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Updates what is on screen without storing (streamed text).
+    fn show(&self, conversation: Conversation) {
+        self.conversations.update(|l| {
+            if let Some(c) = l.iter_mut().find(|c| c.id == conversation.id) {
+                *c = conversation;
+            }
+        });
+    }
+
+    /// Sends one request and feeds its response to the loop as it comes.
+    async fn stream(
+        &self,
+        id: &str,
+        request: RequestId,
+        http_request: hearth_core::providers::HttpRequest,
+        signal: web_sys::AbortSignal,
+    ) {
+        let mut response = match http::send(&http_request, Some(&signal)).await {
+            Ok(r) => r,
+            Err(http::FetchError::Aborted) => return,
+            Err(http::FetchError::Network(error)) => {
+                self.forget_request(id, request);
+                self.handle(id, Event::RequestFailed { request, error });
+                return;
+            }
+        };
+        self.handle(
+            id,
+            Event::ResponseStarted {
+                request,
+                status: response.status,
+                headers: response.headers.clone(),
+            },
+        );
+        loop {
+            if signal.aborted() {
+                response.cancel();
+                return;
+            }
+            match response.next_chunk().await {
+                Ok(Some(bytes)) => self.handle(id, Event::ResponseChunk { request, bytes }),
+                Ok(None) => {
+                    self.forget_request(id, request);
+                    self.handle(id, Event::ResponseEnded { request });
+                    return;
+                }
+                Err(http::FetchError::Aborted) => return,
+                Err(http::FetchError::Network(error)) => {
+                    self.forget_request(id, request);
+                    self.handle(id, Event::RequestFailed { request, error });
+                    return;
+                }
+            }
+        }
+    }
+
+    fn forget_request(&self, id: &str, request: RequestId) {
+        if let Some(s) = self.sessions.borrow_mut().get_mut(id) {
+            s.requests.remove(&request);
+        }
+    }
+}
+
+/// Lists a provider's models (every page, up to five), or says in plain
+/// words why it could not.
+pub async fn fetch_models(
+    config: &ProviderConfig,
+    timeout_ms: u32,
+) -> Result<Vec<ModelInfo>, ProviderError> {
+    let provider = Provider::new(config.clone());
+    let mut models = Vec::new();
+    let mut page: Option<String> = None;
+    for _ in 0..5 {
+        let request = provider.models_request(page.as_deref());
+        let (status, headers, body) = match http::get_text(&request, timeout_ms, 4 << 20).await {
+            Ok(r) => r,
+            Err(e) => {
+                let mut err = provider.network_error(&e.to_string());
+                err.redact(&config.api_key);
+                return Err(err);
+            }
+        };
+        if !(200..300).contains(&status) {
+            let mut err = provider.http_error(status, &headers, &body, now());
+            err.redact(&config.api_key);
+            return Err(err);
+        }
+        let list = provider.parse_models(&body).map_err(|mut e| {
+            e.redact(&config.api_key);
+            e
+        })?;
+        models.extend(list.models);
+        match list.next_page {
+            Some(next) => page = Some(next),
+            None => break,
+        }
+    }
+    Ok(models)
+}

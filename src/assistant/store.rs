@@ -1,0 +1,91 @@
+//! Conversations and the assistant's settings in IndexedDB: the
+//! `conversations` store (schema v3) and three records of `settings`.
+
+use hearth_core::agent::Conversation;
+use hearth_core::providers::ProviderConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::storage::{CONVERSATIONS, Db, SETTINGS, StorageError};
+
+/// The settings record holding the model provider (with its API key,
+/// which stays in this browser).
+pub const PROVIDER_KEY: &str = "provider";
+/// The settings record holding [`AssistantSettings`].
+pub const ASSISTANT_KEY: &str = "assistant";
+/// Set once the person dismissed the first-start offer of a local model.
+pub const OFFER_DISMISSED_KEY: &str = "provider_offer_dismissed";
+
+/// How the assistant behaves, whatever the provider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AssistantSettings {
+    /// Model requests per turn before the loop pauses and asks to go on.
+    #[serde(default = "default_steps")]
+    pub max_steps: u32,
+    /// Start new conversations with the skills used in at least 30% of
+    /// conversations already loaded. Off unless turned on.
+    #[serde(default)]
+    pub always_loaded: bool,
+    /// The chosen model's context window, when its server said; the token
+    /// meter fills against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+}
+
+fn default_steps() -> u32 {
+    10
+}
+
+impl Default for AssistantSettings {
+    fn default() -> Self {
+        Self {
+            max_steps: default_steps(),
+            always_loaded: false,
+            context_window: None,
+        }
+    }
+}
+
+/// Every stored conversation, most recently updated first, repaired so
+/// none is left "streaming" by a closed tab. Records that no longer
+/// decode stay in the store and are counted.
+pub async fn load_all(db: &Db, now_ms: f64) -> Result<(Vec<Conversation>, usize), StorageError> {
+    let (mut list, bad) = db.all::<Conversation>(CONVERSATIONS).await?;
+    for c in &mut list {
+        c.repair(now_ms);
+    }
+    sort(&mut list);
+    Ok((list, bad))
+}
+
+/// Most recently updated first.
+pub fn sort(list: &mut [Conversation]) {
+    list.sort_by(|a, b| b.updated_at_ms.total_cmp(&a.updated_at_ms));
+}
+
+pub async fn save(db: &Db, conversation: &Conversation) -> Result<(), StorageError> {
+    db.put(CONVERSATIONS, conversation).await
+}
+
+pub async fn delete(db: &Db, id: &str) -> Result<(), StorageError> {
+    db.delete(CONVERSATIONS, id).await
+}
+
+pub async fn provider(db: &Db) -> Result<Option<ProviderConfig>, StorageError> {
+    db.setting(PROVIDER_KEY).await
+}
+
+pub async fn save_provider(db: &Db, config: &ProviderConfig) -> Result<(), StorageError> {
+    db.set_setting(PROVIDER_KEY, config).await
+}
+
+pub async fn remove_provider(db: &Db) -> Result<(), StorageError> {
+    db.delete(SETTINGS, PROVIDER_KEY).await
+}
+
+pub async fn settings(db: &Db) -> Result<AssistantSettings, StorageError> {
+    Ok(db.setting(ASSISTANT_KEY).await?.unwrap_or_default())
+}
+
+pub async fn save_settings(db: &Db, settings: &AssistantSettings) -> Result<(), StorageError> {
+    db.set_setting(ASSISTANT_KEY, settings).await
+}

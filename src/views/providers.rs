@@ -1,0 +1,423 @@
+//! Settings for the assistant: the model provider (preset, base URL, API
+//! key, a model picked from the server's list, "Test connection") and
+//! how the assistant behaves (step limit, always-loaded skills).
+//!
+//! The API key is stored in this browser's IndexedDB and sent only to the
+//! configured base URL (core builds every request from it); it is never
+//! shown in errors, logs or the console.
+
+use hearth_core::agent::always_loaded_suggestion;
+use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
+use hearth_core::providers::{
+    ModelInfo, PRESETS, ProviderConfig, ProviderError, ProviderKind, preset,
+};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::assistant::{AssistantSettings, fetch_models, use_assistant};
+use crate::runtime::use_runtime;
+
+const CUSTOM_OPENAI: &str = "custom-openai";
+const CUSTOM_ANTHROPIC: &str = "custom-anthropic";
+
+/// Where a connection test stands.
+#[derive(Clone, Debug, PartialEq)]
+enum Check {
+    Running,
+    Connected(String),
+    Failed(ProviderError),
+}
+
+fn host(url: &str) -> String {
+    url.split_once("://")
+        .map(|(_, r)| r)
+        .unwrap_or(url)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[component]
+pub fn ProviderPanel() -> impl IntoView {
+    let a = use_assistant();
+    let choice = RwSignal::new(String::from("ollama"));
+    let base_url = RwSignal::new(String::new());
+    let api_key = RwSignal::new(String::new());
+    let model = RwSignal::new(String::new());
+    let show_key = RwSignal::new(false);
+    let typing_model = RwSignal::new(false);
+    let models: RwSignal<Vec<ModelInfo>> = RwSignal::new(Vec::new());
+    let check: RwSignal<Option<Check>> = RwSignal::new(None);
+    let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let problems: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
+
+    // Start from what is stored, once it has loaded.
+    let fill = move |c: Option<ProviderConfig>| match c {
+        Some(c) => {
+            choice.set(c.preset.clone().unwrap_or_else(|| match c.kind {
+                ProviderKind::OpenAiCompatible => CUSTOM_OPENAI.into(),
+                ProviderKind::Anthropic => CUSTOM_ANTHROPIC.into(),
+            }));
+            base_url.set(c.base_url.clone());
+            api_key.set(c.api_key.clone());
+            model.set(c.model.clone());
+        }
+        None => {
+            choice.set("ollama".into());
+            base_url.set(
+                preset("ollama")
+                    .map(|p| p.base_url.to_string())
+                    .unwrap_or_default(),
+            );
+            api_key.set(String::new());
+            model.set(String::new());
+        }
+    };
+    {
+        let (loaded, provider) = (a.loaded, a.provider);
+        if loaded.get_untracked() {
+            fill(provider.get_untracked());
+        } else {
+            // Settings opened before storage was read: fill once it is.
+            Effect::new(move |done: Option<bool>| {
+                if done == Some(true) {
+                    return true;
+                }
+                if loaded.get() {
+                    fill(provider.get_untracked());
+                    return true;
+                }
+                false
+            });
+        }
+    }
+
+    let config = move || {
+        let id = choice.get();
+        let (kind, preset_id) = match id.as_str() {
+            CUSTOM_OPENAI => (ProviderKind::OpenAiCompatible, None),
+            CUSTOM_ANTHROPIC => (ProviderKind::Anthropic, None),
+            other => (
+                preset(other).map_or(ProviderKind::OpenAiCompatible, |p| p.kind),
+                Some(other.to_string()),
+            ),
+        };
+        ProviderConfig {
+            kind,
+            preset: preset_id,
+            base_url: base_url.get().trim().to_string(),
+            api_key: api_key.get().trim().to_string(),
+            model: model.get().trim().to_string(),
+            max_tokens: None,
+            temperature: None,
+            include_usage: true,
+        }
+    };
+    let needs_key = move || {
+        let id = choice.get();
+        preset(&id).is_none_or(|p| p.needs_key)
+    };
+
+    let on_preset = move |id: String| {
+        if let Some(p) = preset(&id) {
+            base_url.set(p.base_url.to_string());
+        }
+        choice.set(id);
+        models.set(Vec::new());
+        check.set(None);
+        problems.set(Vec::new());
+    };
+
+    let test = move || {
+        let c = config();
+        check.set(Some(Check::Running));
+        spawn_local(async move {
+            match fetch_models(&c, 10_000).await {
+                Ok(list) => {
+                    let n = list.len();
+                    let missing =
+                        !c.model.is_empty() && n > 0 && !list.iter().any(|m| m.id == c.model);
+                    if c.model.is_empty()
+                        && let Some(first) = list.first()
+                    {
+                        model.set(first.id.clone());
+                    }
+                    typing_model.set(n == 0);
+                    models.set(list);
+                    let mut text = format!(
+                        "Connected to {}: {n} model{} available.",
+                        c.display_name(),
+                        if n == 1 { "" } else { "s" }
+                    );
+                    if missing {
+                        text.push_str(&format!(
+                            " It has no model called '{}'; pick one from the list.",
+                            c.model
+                        ));
+                    }
+                    check.set(Some(Check::Connected(text)));
+                }
+                Err(e) => check.set(Some(Check::Failed(e))),
+            }
+        });
+    };
+
+    let save = {
+        let a = a.clone();
+        move || {
+            let c = config();
+            let warnings = c.warnings();
+            problems.set(warnings.clone());
+            if !warnings.is_empty() {
+                return;
+            }
+            let window = models.with_untracked(|m| {
+                m.iter()
+                    .find(|m| m.id == c.model)
+                    .and_then(|m| m.context_length)
+            });
+            let a = a.clone();
+            spawn_local(async move {
+                let mut settings = a.settings.get_untracked();
+                settings.context_window = window;
+                let saved = match a.save_provider(c.clone()).await {
+                    Ok(()) => a.save_settings(settings).await,
+                    Err(e) => Err(e),
+                };
+                match saved {
+                    Ok(()) => notice.set(Some(format!(
+                        "Saved. The assistant now uses {} with {}.",
+                        c.display_name(),
+                        c.model
+                    ))),
+                    Err(e) => notice.set(Some(format!("Not saved: {e}"))),
+                }
+            });
+        }
+    };
+
+    let remove = {
+        let a = a.clone();
+        move || {
+            let a = a.clone();
+            spawn_local(async move {
+                match a.remove_provider().await {
+                    Ok(()) => {
+                        fill(None);
+                        models.set(Vec::new());
+                        notice.set(Some(
+                            "Removed. The composer is a command bar again; the key was deleted."
+                                .into(),
+                        ));
+                    }
+                    Err(e) => notice.set(Some(format!("Not removed: {e}"))),
+                }
+            });
+        }
+    };
+
+    let configured = {
+        let p = a.provider;
+        move || p.with(Option::is_some)
+    };
+    let current = {
+        let p = a.provider;
+        move || p.with(|p| p.as_ref().map(|p| format!("{} · {}", p.label(), p.model)))
+    };
+
+    view! {
+        <section class="panel provider-panel" aria-labelledby="provider-title">
+            <h2 id="provider-title">"Model provider"</h2>
+            <p class="muted">
+                {move || match current() {
+                    Some(c) => format!("In use: {c}."),
+                    None => "None yet: the composer works as a command bar. Pick a provider to chat with a model.".to_string(),
+                }}
+            </p>
+            <form class="provider-form" novalidate=true on:submit={
+                let save = save.clone();
+                move |ev: leptos::ev::SubmitEvent| {
+                    ev.prevent_default();
+                    save();
+                }
+            }>
+                <label class="field">
+                    <span>"Provider"</span>
+                    <select prop:value=move || choice.get() on:change=move |ev| on_preset(event_target_value(&ev))>
+                        {PRESETS.iter().map(|p| view! { <option value=p.id>{p.label}</option> }).collect_view()}
+                        <option value=CUSTOM_OPENAI>"Custom (OpenAI-compatible)"</option>
+                        <option value=CUSTOM_ANTHROPIC>"Custom (Anthropic)"</option>
+                    </select>
+                </label>
+                <label class="field">
+                    <span>"Base URL"</span>
+                    <input type="url" spellcheck="false" prop:value=move || base_url.get()
+                        on:input=move |ev| { base_url.set(event_target_value(&ev)); models.set(Vec::new()); }/>
+                </label>
+                <Show when=needs_key>
+                    <div class="field">
+                        <label for="provider-key">"API key"</label>
+                        <div class="key-row">
+                            <input id="provider-key" type=move || if show_key.get() { "text" } else { "password" }
+                                autocomplete="off" spellcheck="false"
+                                prop:value=move || api_key.get()
+                                on:input=move |ev| api_key.set(event_target_value(&ev))/>
+                            <button type="button" class="small" on:click=move |_| show_key.update(|s| *s = !*s)>
+                                {move || if show_key.get() { "Hide" } else { "Show" }}
+                            </button>
+                        </div>
+                        <span class="muted field-hint">
+                            {move || format!("Stored only in this browser. Sent only to {}.", host(&base_url.get()))}
+                        </span>
+                    </div>
+                </Show>
+                <div class="field">
+                    <label for="provider-model">"Model"</label>
+                    <Show
+                        when=move || !models.with(Vec::is_empty) && !typing_model.get()
+                        fallback=move || view! {
+                            <input id="provider-model" type="text" spellcheck="false" placeholder="e.g. llama3.2 — or Test connection to pick from the list"
+                                prop:value=move || model.get()
+                                on:input=move |ev| model.set(event_target_value(&ev))/>
+                        }
+                    >
+                        <div class="key-row">
+                            <select id="provider-model" prop:value=move || model.get() on:change=move |ev| model.set(event_target_value(&ev))>
+                                {move || {
+                                    let mut list = models.get();
+                                    let m = model.get();
+                                    if !m.is_empty() && !list.iter().any(|x| x.id == m) {
+                                        list.insert(0, ModelInfo { id: m, name: None, context_length: None });
+                                    }
+                                    list.into_iter().map(|info| {
+                                        let label = match (&info.name, info.context_length) {
+                                            (Some(n), Some(c)) if *n != info.id => format!("{n} ({}, {c} tokens)", info.id),
+                                            (Some(n), None) if *n != info.id => format!("{n} ({})", info.id),
+                                            (_, Some(c)) => format!("{} ({c} tokens)", info.id),
+                                            _ => info.id.clone(),
+                                        };
+                                        view! { <option value=info.id.clone()>{label}</option> }
+                                    }).collect_view()
+                                }}
+                            </select>
+                            <button type="button" class="small" on:click=move |_| typing_model.set(true)>"Type a name"</button>
+                        </div>
+                    </Show>
+                </div>
+                <Show when=move || !problems.with(Vec::is_empty)>
+                    <ul class="problems" role="alert">
+                        {move || problems.get().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
+                    </ul>
+                </Show>
+                {move || check.get().map(|c| match c {
+                    Check::Running => view! { <p class="check muted" role="status">"Connecting…"</p> }.into_any(),
+                    Check::Connected(text) => view! { <p class="check ok" role="status">{text}</p> }.into_any(),
+                    Check::Failed(e) => view! {
+                        <div class="provider-error" role="alert" data-kind=e.kind.as_str()>
+                            <p class="error-message"><strong>{e.message.clone()}</strong></p>
+                            <p class="error-advice">{e.advice.clone()}</p>
+                            {e.detail.clone().map(|d| view! { <details><summary class="muted">"Details"</summary><pre>{d}</pre></details> })}
+                        </div>
+                    }.into_any(),
+                })}
+                <div class="form-actions">
+                    <button type="button" on:click=move |_| test() disabled=move || check.get() == Some(Check::Running)>"Test connection"</button>
+                    <button type="submit" class="primary">"Save"</button>
+                    <Show when=configured>
+                        <button type="button" class="danger-outline" on:click={
+                            let remove = remove.clone();
+                            move |_| remove()
+                        }>"Remove provider"</button>
+                    </Show>
+                </div>
+                <Show when=move || notice.get().is_some()>
+                    <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+                </Show>
+            </form>
+        </section>
+    }
+}
+
+#[component]
+pub fn AssistantPanel() -> impl IntoView {
+    let a = use_assistant();
+    let rt = use_runtime();
+    let settings = a.settings;
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let update = {
+        let a = a.clone();
+        move |f: Box<dyn FnOnce(&mut AssistantSettings)>| {
+            let mut next = settings.get_untracked();
+            f(&mut next);
+            let a = a.clone();
+            spawn_local(async move {
+                if let Err(e) = a.save_settings(next).await {
+                    error.set(Some(e.to_string()));
+                }
+            });
+        }
+    };
+    let suggestion = {
+        let list = a.conversations;
+        let rt = rt.clone();
+        move || {
+            list.with(|l| {
+                always_loaded_suggestion(l, ALWAYS_LOADED_SHARE, ALWAYS_LOADED_MIN_CONVERSATIONS)
+            })
+            .into_iter()
+            .map(|u| {
+                let name = rt
+                    .registry()
+                    .get(&u.skill_id)
+                    .map(|s| s.name.clone())
+                    .unwrap_or_else(|| u.skill_id.to_string());
+                format!("{name} ({:.0}% of conversations)", u.share * 100.0)
+            })
+            .collect::<Vec<_>>()
+        }
+    };
+    let total = {
+        let list = a.conversations;
+        move || list.with(Vec::len)
+    };
+    let update2 = update.clone();
+    view! {
+        <section class="panel assistant-panel" aria-labelledby="assistant-title">
+            <h2 id="assistant-title">"Assistant"</h2>
+            <label class="field inline-field">
+                <span>"Steps per turn"</span>
+                <input type="number" min="1" max="100" class="steps-input"
+                    prop:value=move || settings.with(|s| s.max_steps.to_string())
+                    on:change=move |ev| {
+                        let n = event_target_value(&ev).trim().parse::<u32>().unwrap_or(10).clamp(1, 100);
+                        update(Box::new(move |s| s.max_steps = n));
+                    }/>
+                <span class="muted">"Model requests in one turn before the assistant stops and asks whether to go on."</span>
+            </label>
+            <label class="switch always-loaded">
+                <input type="checkbox" prop:checked=move || settings.with(|s| s.always_loaded)
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        update2(Box::new(move |s| s.always_loaded = on));
+                    }/>
+                <span>"Start new conversations with the skills I use most"</span>
+            </label>
+            <p class="muted field-hint">
+                {move || {
+                    let s = suggestion();
+                    if total() < ALWAYS_LOADED_MIN_CONVERSATIONS {
+                        format!("Skills used in at least 30% of conversations are loaded from the start. Hearth needs {ALWAYS_LOADED_MIN_CONVERSATIONS} conversations to tell; there are {} so far.", total())
+                    } else if s.is_empty() {
+                        "No skill is used in 30% of conversations yet.".to_string()
+                    } else {
+                        format!("These would be loaded: {}.", s.join(", "))
+                    }
+                }}
+            </p>
+            <Show when=move || error.get().is_some()>
+                <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+        </section>
+    }
+}

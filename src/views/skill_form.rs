@@ -1,0 +1,216 @@
+//! The form for running a skill without a model: one control per field
+//! of core's `form::Form` (generated from the skill's input schema), with
+//! errors next to the fields. Running it goes through the call path like
+//! any other call, permission layer included.
+
+use hearth_core::SkillDefinition;
+use hearth_core::form::{Field, FieldKind, Form, Input, Values};
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::icons::Icon;
+use crate::views::modal::Modal;
+
+fn text_of(values: &Values, name: &str) -> String {
+    match values.get(name) {
+        Some(Input::Text(t)) => t.clone(),
+        Some(Input::Checked(_)) | None => String::new(),
+    }
+}
+
+#[component]
+pub fn SkillFormDialog(
+    skill: SkillDefinition,
+    on_run: Callback<Value>,
+    on_close: Callback<()>,
+) -> impl IntoView {
+    let form = StoredValue::new(Form::from_schema(&skill.input_schema));
+    let values = RwSignal::new(form.with_value(Form::initial));
+    let errors: RwSignal<Vec<hearth_core::form::FieldError>> = RwSignal::new(Vec::new());
+    let submit = move || match form.with_value(|f| f.arguments(&values.get_untracked())) {
+        Ok(args) => on_run.run(args),
+        Err(list) => errors.set(list),
+    };
+    let title_id = "skill-form-title";
+    let fields = form.with_value(|f| f.fields.clone());
+    let empty = fields.is_empty();
+    view! {
+        <Modal labelledby=title_id class="skill-form-dialog" on_escape=on_close>
+            <form
+                class="skill-form"
+                novalidate=true
+                on:submit=move |ev: leptos::ev::SubmitEvent| {
+                    ev.prevent_default();
+                    submit();
+                }
+            >
+                <header class="approval-head">
+                    <span class="card-icon"><Icon name=skill.icon.clone()/></span>
+                    <div>
+                        <p class="muted approval-origin">"Run a skill"</p>
+                        <h2 id=title_id>{skill.name.clone()}</h2>
+                    </div>
+                    <span class=format!("tier-badge tier-{}", skill.tier.as_str())>{skill.tier.label()}</span>
+                </header>
+                <p class="muted">{skill.description.clone()}</p>
+                {empty.then(|| view! { <p class="muted">"This skill takes no input."</p> })}
+                {fields
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, field)| view! { <FieldControl field=field values=values errors=errors first=i == 0/> })
+                    .collect_view()}
+                <div class="modal-actions">
+                    <button type="button" on:click=move |_| on_close.run(())>"Cancel"</button>
+                    <button type="submit" class="primary">"Run"</button>
+                </div>
+            </form>
+        </Modal>
+    }
+}
+
+#[component]
+fn FieldControl(
+    field: Field,
+    values: RwSignal<Values>,
+    errors: RwSignal<Vec<hearth_core::form::FieldError>>,
+    first: bool,
+) -> impl IntoView {
+    let name = field.name.clone();
+    let input_id = format!("field-{name}");
+    let hint_id = format!("hint-{name}");
+    let error = {
+        let name = name.clone();
+        Memo::new(move |_| {
+            errors.with(|e| {
+                e.iter()
+                    .find(|e| e.field == name)
+                    .map(|e| e.message.clone())
+            })
+        })
+    };
+    let set_text = {
+        let name = name.clone();
+        move |v: String| {
+            values.update(|m| {
+                m.insert(name.clone(), Input::Text(v));
+            });
+            let name = name.clone();
+            errors.update(|e| e.retain(|x| x.field != name));
+        }
+    };
+    let current = {
+        let name = name.clone();
+        move || values.with(|v| text_of(v, &name))
+    };
+    let described = field.description.is_some().then(|| hint_id.clone());
+    let required = field.required;
+    let control = match field.kind.clone() {
+        FieldKind::Text {
+            multiline: true,
+            max_length,
+            ..
+        } => view! {
+            <textarea id=input_id.clone() rows="5" required=required data-autofocus=first.then_some("")
+                aria-describedby=described.clone()
+                maxlength=max_length.map(|m| m.to_string())
+                prop:value=current
+                on:input=move |ev| set_text(event_target_value(&ev))></textarea>
+        }
+        .into_any(),
+        FieldKind::Text {
+            max_length, format, ..
+        } => {
+            let kind = match format.as_deref() {
+                Some("uri") | Some("url") => "url",
+                Some("email") => "email",
+                Some("date") => "date",
+                _ => "text",
+            };
+            view! {
+                <input id=input_id.clone() type=kind required=required data-autofocus=first.then_some("")
+                    aria-describedby=described.clone()
+                    maxlength=max_length.map(|m| m.to_string())
+                    prop:value=current
+                    on:input=move |ev| set_text(event_target_value(&ev))/>
+            }
+            .into_any()
+        }
+        FieldKind::Number {
+            integer,
+            minimum,
+            maximum,
+        } => view! {
+            <input id=input_id.clone() type="number" required=required data-autofocus=first.then_some("")
+                aria-describedby=described.clone()
+                step=if integer { "1" } else { "any" }
+                min=minimum.map(|m| m.to_string())
+                max=maximum.map(|m| m.to_string())
+                prop:value=current
+                on:input=move |ev| set_text(event_target_value(&ev))/>
+        }
+        .into_any(),
+        FieldKind::Boolean => {
+            let name = name.clone();
+            let checked = {
+                let name = name.clone();
+                move || values.with(|v| matches!(v.get(&name), Some(Input::Checked(true))))
+            };
+            view! {
+                <input id=input_id.clone() type="checkbox" data-autofocus=first.then_some("")
+                    aria-describedby=described.clone()
+                    prop:checked=checked
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        values.update(|m| {
+                            m.insert(name.clone(), Input::Checked(on));
+                        });
+                    }/>
+            }
+            .into_any()
+        }
+        FieldKind::Choice { options } => view! {
+            <select id=input_id.clone() required=required data-autofocus=first.then_some("")
+                aria-describedby=described.clone()
+                prop:value=current
+                on:change=move |ev| set_text(event_target_value(&ev))>
+                <option value="">{if required { "Choose…" } else { "—" }}</option>
+                {options
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, o)| view! { <option value=i.to_string()>{o.label}</option> })
+                    .collect_view()}
+            </select>
+        }
+        .into_any(),
+        FieldKind::List { .. } => view! {
+            <textarea id=input_id.clone() rows="3" required=required data-autofocus=first.then_some("")
+                aria-describedby=described.clone()
+                placeholder="One per line"
+                prop:value=current
+                on:input=move |ev| set_text(event_target_value(&ev))></textarea>
+        }
+        .into_any(),
+        FieldKind::Json => view! {
+            <textarea id=input_id.clone() rows="4" class="mono" required=required data-autofocus=first.then_some("")
+                aria-describedby=described.clone()
+                placeholder="JSON"
+                prop:value=current
+                on:input=move |ev| set_text(event_target_value(&ev))></textarea>
+        }
+        .into_any(),
+    };
+    let boolean = matches!(field.kind, FieldKind::Boolean);
+    view! {
+        <div class="form-field" class:checkbox-field=boolean class:invalid=move || error.get().is_some() data-field=name.clone()>
+            <label for=input_id>
+                {field.label.clone()}
+                {field.required.then(|| view! { <span class="required" aria-hidden="true">" *"</span> })}
+            </label>
+            {control}
+            {field.description.clone().map(|d| view! { <p class="field-hint muted" id=hint_id>{d}</p> })}
+            <Show when=move || error.get().is_some()>
+                <p class="field-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+        </div>
+    }
+}

@@ -1,0 +1,126 @@
+//! Benchmark, not a test: `discover_skills` latency at 10,000 skills in
+//! headless Chromium, on the same fixture catalog and queries as the
+//! native bench (crates/core/benches/discovery.rs). Prints figures and
+//! asserts nothing about time.
+//!
+//! `cargo xtask bench` runs it as
+//! `cargo test -p hearth --release --features bench --target wasm32-unknown-unknown --test bench_discovery -- --nocapture`.
+#![cfg(all(target_arch = "wasm32", feature = "bench"))]
+
+use hearth_core::SkillDefinition;
+use hearth_core::discovery::{self, IndexedSkill, SkillIndex};
+use hearth_core::permission::PermissionSettings;
+use serde::Deserialize;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const CATALOG: &str = include_str!("../crates/core/tests/fixtures/discovery/catalog.json");
+const QUERIES: &str = include_str!("../crates/core/tests/fixtures/discovery/queries.json");
+const HOLDOUT: &str = include_str!("../crates/core/tests/fixtures/discovery/queries_holdout.json");
+
+#[derive(Deserialize)]
+struct Query {
+    query: String,
+}
+
+/// The fixture catalog plus the built-ins, copied with distinct ids and
+/// a few distinct words per copy until there are `n` skills (as the
+/// native bench does).
+fn scaled_catalog(n: usize) -> Vec<SkillDefinition> {
+    let mut base: Vec<SkillDefinition> = serde_json::from_str(CATALOG).expect("catalog parses");
+    for builtin in hearth_core::builtin::definitions() {
+        base.retain(|s| s.id != builtin.id);
+        base.push(builtin);
+    }
+    let vendors = [
+        "acme",
+        "globex",
+        "initech",
+        "umbrella",
+        "hooli",
+        "vandelay",
+        "stark",
+        "wayne",
+        "wonka",
+        "tyrell",
+        "cyberdyne",
+        "soylent",
+        "oscorp",
+        "aperture",
+        "monarch",
+        "dunder",
+    ];
+    let mut out = Vec::with_capacity(n);
+    let mut copy = 0usize;
+    while out.len() < n {
+        for s in &base {
+            if out.len() == n {
+                break;
+            }
+            let mut s = s.clone();
+            if copy > 0 {
+                let vendor = vendors[(copy + out.len()) % vendors.len()];
+                s.id = hearth_core::SkillId::new(format!("{}_{vendor}{copy}", s.id))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                s.name = format!("{} ({vendor} {copy})", s.name);
+                s.description = format!("{} Provided by {vendor} instance {copy}.", s.description);
+                s.tags.push(format!("{vendor}{copy}"));
+            }
+            out.push(s);
+        }
+        copy += 1;
+    }
+    out
+}
+
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or_else(js_sys::Date::now)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+#[wasm_bindgen_test]
+fn discover_skills_latency_at_10000_skills() {
+    let n = 10_000;
+    let catalog = scaled_catalog(n);
+    let t = now();
+    let index = SkillIndex::build(&catalog);
+    let build_ms = now() - t;
+    let mut queries: Vec<Query> = serde_json::from_str(QUERIES).expect("queries parse");
+    queries.extend(serde_json::from_str::<Vec<Query>>(HOLDOUT).expect("holdout parses"));
+    // The app's filter: the person's permission settings (defaults here).
+    let permissions = PermissionSettings::default();
+    let enabled = |s: &IndexedSkill| permissions.is_indexed_enabled(s);
+    for q in &queries {
+        std::hint::black_box(discovery::discover(&index, &q.query, None, &enabled));
+    }
+    let rounds = 10;
+    let mut samples = Vec::with_capacity(queries.len() * rounds);
+    for _ in 0..rounds {
+        for q in &queries {
+            let t = now();
+            std::hint::black_box(discovery::discover(&index, &q.query, None, &enabled));
+            samples.push(now() - t);
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    // performance.now() is coarsened in browsers (5 µs here at best), so
+    // the mean over all calls is printed too.
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    console_log!(
+        "  discover_skills in the browser at {} skills ({} queries x {rounds}): median {:.3} ms  p95 {:.3} ms  max {:.3} ms  mean {:.3} ms  (index build {build_ms:.0} ms; goal: median <= 2 ms)",
+        index.len(),
+        queries.len(),
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[samples.len() - 1],
+        mean,
+    );
+}
