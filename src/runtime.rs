@@ -28,6 +28,7 @@ use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use serde_json::Value;
 
+use crate::agent_skills::AgentSkills;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 
@@ -124,6 +125,7 @@ pub struct BrowserExecutor {
     db: Rc<Db>,
     data: Rc<Data>,
     index: Rc<RefCell<SkillIndex>>,
+    agent_skills: Rc<AgentSkills>,
 }
 
 impl BrowserExecutor {
@@ -163,6 +165,10 @@ impl Executor for BrowserExecutor {
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         async move {
+            // Agent Skills: activate_skill & co. and packages' scoped tools.
+            if AgentSkills::handles(skill) {
+                return self.agent_skills.execute(&self.db, skill, call).await;
+            }
             match &skill.kind {
                 SkillKind::Builtin => self.builtin(skill.id.as_str(), &call.arguments).await,
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
@@ -326,6 +332,8 @@ pub struct Services {
     pub invoker: Invoker,
     pub data: Rc<Data>,
     pub approver: Rc<BrowserApprover>,
+    /// Installed Agent Skills packages and the active skills.
+    pub agent_skills: Rc<AgentSkills>,
 }
 
 /// The handle components get from context.
@@ -355,6 +363,20 @@ impl Runtime {
             usage: RefCell::new(usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect()),
             versions: Versions::new(),
         });
+        // Agent Skills: a package that no longer loads stays stored, unused.
+        let (agent_skills, broken) = AgentSkills::load(&db).await.map_err(|e| e.to_string())?;
+        for name in broken {
+            web_sys::console::warn_1(&format!("skill package '{name}' no longer loads").into());
+        }
+        let agent_skills = Rc::new(agent_skills);
+        let mut registry = registry;
+        {
+            let taken: Vec<String> = registry.iter().map(|s| s.id.to_string()).collect();
+            let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
+            for def in agent_skills.definitions(&taken) {
+                let _ = registry.register(def);
+            }
+        }
         let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
@@ -367,6 +389,7 @@ impl Runtime {
             db: db.clone(),
             data: data.clone(),
             index: index.clone(),
+            agent_skills: agent_skills.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -387,6 +410,7 @@ impl Runtime {
             invoker,
             data,
             approver,
+            agent_skills,
         }))))
     }
 
@@ -458,6 +482,25 @@ impl Runtime {
         bump(self.versions().registry);
     }
 
+    pub fn agent_skills(&self) -> Rc<AgentSkills> {
+        self.0.agent_skills.clone()
+    }
+
+    /// Puts the registry in step with the installed Agent Skills packages:
+    /// drops their old entries and registers the current ones.
+    pub fn sync_agent_skills(&self) {
+        let is_ours = |s: &SkillDefinition| AgentSkills::handles(s);
+        self.unregister(is_ours);
+        let taken: Vec<String> = self.registry().iter().map(|s| s.id.to_string()).collect();
+        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
+        let defs = self.0.agent_skills.definitions(&taken);
+        for (id, result) in self.register(defs) {
+            if let Err(e) = result {
+                web_sys::console::warn_1(&format!("skill tool {id} not registered: {e}").into());
+            }
+        }
+    }
+
     /// Runs one call through the whole call path.
     pub async fn invoke(
         &self,
@@ -490,6 +533,7 @@ impl Runtime {
             db: self.db(),
             data: self.0.data.clone(),
             index: self.0.index.clone(),
+            agent_skills: self.0.agent_skills.clone(),
         };
         executor.builtin(skill, &arguments).await
     }
@@ -513,6 +557,8 @@ impl Runtime {
         *d.memories.borrow_mut() = Collection::default();
         *d.permissions.borrow_mut() = PermissionSettings::default();
         d.usage.borrow_mut().clear();
+        self.0.agent_skills.clear();
+        self.sync_agent_skills();
         let v = d.versions;
         for s in [
             v.notes,
