@@ -13,6 +13,7 @@ use hearth_core::agent_skills::activation::{
     self, ConversationSkills, DEFAULT_MAX_READ_BYTES, SkillLibrary, SkillStep,
 };
 use hearth_core::agent_skills::archive;
+use hearth_core::agent_skills::context::{self, PromptConfig};
 use hearth_core::agent_skills::package::{PackageFile, PackageSource, load_package};
 use hearth_core::agent_skills::scan::{self, ScanOptions, SourceFile};
 use hearth_core::agent_skills::virtual_skill::VirtualSkillDraft;
@@ -26,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::storage::{Db, SETTINGS, SKILL_FILES, SKILL_PACKAGES, StorageError};
+use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
 
 /// The settings key of the command bar's active skills.
 const COMMAND_SKILLS_KEY: &str = "command_skills";
@@ -41,7 +42,7 @@ pub const META_TOOLS: [&str; 5] = [
 ];
 
 /// Where a package came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum PackageOrigin {
     /// A folder, picked, dropped or chosen through the file input.
@@ -348,6 +349,23 @@ impl AgentSkills {
         defs
     }
 
+    /// What a model's turn in `conversation` gets from Agent Skills: the
+    /// skills section of the system prompt (the `<available_skills>`
+    /// catalog, the pointer to `discover_skills` when the catalog is over
+    /// budget, or the active skill's specialist context) and the skill
+    /// tools to offer. `taken` are the names of the turn's other tools.
+    pub fn model_turn(&self, conversation: &str, taken: &[&str]) -> ModelTurn {
+        let library = self.library.borrow();
+        let state = self.state(Some(conversation));
+        let prompt = context::skills_prompt(&library, &state, PromptConfig::default());
+        let activatable = library.model_invocable_names();
+        ModelTurn {
+            prompt: prompt.text().to_string(),
+            specialist: prompt.specialist().map(str::to_string),
+            tools: activation::model_tools(&library, &state, &activatable, taken),
+        }
+    }
+
     /// Whether `skill` is one this module runs.
     pub fn handles(skill: &SkillDefinition) -> bool {
         match &skill.kind {
@@ -409,6 +427,17 @@ async fn run_script(request: ScriptRequest) -> Result<SkillOutput, SkillError> {
         request.language.as_str(),
         request.script_path
     )))
+}
+
+/// The Agent Skills part of one model turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelTurn {
+    /// Added to the system prompt; empty when no skill is visible.
+    pub prompt: String,
+    /// The skill the conversation shows as active (Level 2), if any.
+    pub specialist: Option<String>,
+    /// `activate_skill` and, while skills are active, their tools.
+    pub tools: Vec<SkillDefinition>,
 }
 
 /// What one import did, package by package.

@@ -102,7 +102,7 @@ async fn a_folder_import_is_stored_reported_per_package_and_survives_a_restart()
                 "release-notes".to_string(),
                 false,
                 vec![
-                    "team/.curated/notes/SKILL.md:2: name: name 'release-notes' does not match its folder 'notes'"
+                    "team/.curated/notes/SKILL.md:2: name: 'release-notes' does not match the folder name 'notes'"
                         .to_string()
                 ]
             ),

@@ -22,7 +22,7 @@ test('a folder import shows each package with its warnings and survives a reload
   await expect(result.locator('[data-package="pdf-tools"]')).toContainText('pdf-tools added');
   // Found inside a hidden folder; its name does not match the folder: a warning, still loaded.
   await expect(result.locator('[data-package="release-notes-writer"] .problem.warning')).toContainText(
-    "does not match its folder 'release-notes'",
+    "'release-notes-writer' does not match the folder name 'release-notes'",
   );
   // No description: skipped with an error. node_modules is never looked at.
   await expect(result.locator('.import-rejected')).toContainText('team-skills/broken-skill/SKILL.md');

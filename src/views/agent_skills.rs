@@ -241,6 +241,12 @@ pub fn AgentSkillsPanel() -> impl IntoView {
     let notice: RwSignal<Option<Notice>> = RwSignal::new(None);
     let editor: RwSignal<Option<(VirtualSkillDraft, Option<String>)>> = RwSignal::new(None);
     let folder_input = NodeRef::<leptos::html::Input>::new();
+    // The fallback folder input: `webkitdirectory` makes it pick folders.
+    Effect::new(move |_| {
+        if let Some(input) = folder_input.get() {
+            input.set_webkitdirectory(true);
+        }
+    });
 
     let run_import = {
         let rt = rt.clone();
@@ -292,10 +298,7 @@ pub fn AgentSkillsPanel() -> impl IntoView {
             if list.length() == 0 {
                 return;
             }
-            run_import(Box::pin(async move {
-                let out = read_input_files(list, folder).await;
-                out
-            }));
+            run_import(Box::pin(read_input_files(list, folder)));
             // Reset later so choosing the same folder again re-imports it;
             // the FileList above is already held.
             input.set_value("");
@@ -366,7 +369,6 @@ pub fn AgentSkillsPanel() -> impl IntoView {
                         node_ref=folder_input
                         type="file"
                         class="visually-hidden"
-                        webkitdirectory
                         multiple
                         aria-label="Import a skill folder"
                         on:change=on_folder
@@ -404,7 +406,7 @@ pub fn AgentSkillsPanel() -> impl IntoView {
                     }
                 }
             }
-            {move || notice.get().map(|n| view! { <NoticeBar notice=n slot=notice/> })}
+            {move || notice.get().map(|n| view! { <NoticeBar notice=n target=notice/> })}
             {move || editor.get().map(|(draft, editing)| view! { <SkillEditor draft=draft editing=editing editor=editor notice=notice/> })}
         </section>
     }
@@ -438,8 +440,9 @@ fn ImportResult(report: ImportReport, on_close: Callback<()>) -> impl IntoView {
                     .imported
                     .into_iter()
                     .map(|(name, replaced, problems)| {
+                        let key = name.clone();
                         view! {
-                            <li class="import-package" data-package=name.clone()>
+                            <li class="import-package" data-package=key>
                                 <span class="ok">"✓"</span>
                                 " "
                                 <strong>{name}</strong>
@@ -463,7 +466,7 @@ fn ImportResult(report: ImportReport, on_close: Callback<()>) -> impl IntoView {
 }
 
 #[component]
-fn NoticeBar(notice: Notice, slot: RwSignal<Option<Notice>>) -> impl IntoView {
+fn NoticeBar(notice: Notice, target: RwSignal<Option<Notice>>) -> impl IntoView {
     let rt = use_runtime();
     let class = if notice.error { "toast error" } else { "toast" };
     view! {
@@ -480,15 +483,15 @@ fn NoticeBar(notice: Notice, slot: RwSignal<Option<Notice>>) -> impl IntoView {
                             match rt.agent_skills().save(&rt.db(), vec![item]).await {
                                 Ok(()) => {
                                     rt.sync_agent_skills();
-                                    slot.set(Some(Notice { message: format!("Restored {name}."), restore: None, error: false }));
+                                    target.set(Some(Notice { message: format!("Restored {name}."), restore: None, error: false }));
                                 }
-                                Err(e) => slot.set(Some(Notice { message: format!("Could not restore {name}: {e}"), restore: None, error: true })),
+                                Err(e) => target.set(Some(Notice { message: format!("Could not restore {name}: {e}"), restore: None, error: true })),
                             }
                         });
                     }>"Undo"</button>
                 }
             })}
-            <button class="icon-button" aria-label="Dismiss" on:click=move |_| slot.set(None)>"×"</button>
+            <button class="icon-button" aria-label="Dismiss" on:click=move |_| target.set(None)>"×"</button>
         </div>
     }
 }
