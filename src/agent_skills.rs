@@ -482,7 +482,10 @@ pub async fn store_outcome(
             .into_iter()
             .partition(|p| belongs_to(p, &package.folder));
         problems = rest;
-        let replaced = skills.get(package.name()).is_some();
+        let previous = skills.get(package.name());
+        let replaced = previous.is_some();
+        // Re-importing updates a skill but keeps it on or off as it was.
+        let enabled = previous.is_none_or(|p| p.record.enabled);
         report
             .imported
             .push((package.name().to_string(), replaced, own.clone()));
@@ -490,7 +493,7 @@ pub async fn store_outcome(
             record: StoredPackage {
                 name: package.name().to_string(),
                 folder: package.folder.clone(),
-                enabled: true,
+                enabled,
                 origin: origin(&package),
                 imported_ms: now_ms,
                 problems: own,
@@ -547,13 +550,17 @@ pub async fn blob_bytes(blob: &web_sys::Blob) -> Result<Vec<u8>, String> {
     Ok(Uint8Array::new(&buffer).to_vec())
 }
 
+/// Copies a live `FileList` (which empties when its input is reset).
+pub fn list_files(list: &web_sys::FileList) -> Vec<web_sys::File> {
+    (0..list.length()).filter_map(|i| list.item(i)).collect()
+}
+
 /// The files of an `<input type=file webkitdirectory>`, by their paths
 /// relative to the picked folder's parent (`folder/…`). Files under
 /// `node_modules` or `.git` are not read at all.
-pub async fn files_from_list(list: &web_sys::FileList) -> Result<Vec<SourceFile>, ImportError> {
+pub async fn files_from_list(list: Vec<web_sys::File>) -> Result<Vec<SourceFile>, ImportError> {
     let mut out = Vec::new();
-    for i in 0..list.length() {
-        let Some(file) = list.item(i) else { continue };
+    for file in list {
         let relative = Reflect::get(&file, &"webkitRelativePath".into())
             .ok()
             .and_then(|v| v.as_string())

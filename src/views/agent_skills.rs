@@ -85,16 +85,15 @@ async fn import(rt: Runtime, batches: Vec<Incoming>, report: RwSignal<Option<Imp
     report.set(Some(total));
 }
 
-async fn read_input_files(list: web_sys::FileList, folder: bool) -> Vec<Incoming> {
+async fn read_input_files(list: Vec<web_sys::File>, folder: bool) -> Vec<Incoming> {
     if folder {
-        return match adapter::files_from_list(&list).await {
+        return match adapter::files_from_list(list).await {
             Ok(files) => vec![Incoming::Folder(files)],
             Err(e) => vec![Incoming::Failed(import_problem("", e.to_string()))],
         };
     }
     let mut out = Vec::new();
-    for i in 0..list.length() {
-        let Some(file) = list.item(i) else { continue };
+    for file in list {
         out.push(archive_from_file(&file).await);
     }
     out
@@ -295,7 +294,8 @@ pub fn AgentSkillsPanel() -> impl IntoView {
         move |ev: leptos::ev::Event, folder: bool| {
             let input: web_sys::HtmlInputElement = event_target(&ev);
             let Some(list) = input.files() else { return };
-            if list.length() == 0 {
+            let list = adapter::list_files(&list);
+            if list.is_empty() {
                 return;
             }
             run_import(Box::pin(read_input_files(list, folder)));
