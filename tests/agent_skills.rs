@@ -276,7 +276,7 @@ async fn skill_tools_run_through_the_call_path_and_activations_persist() {
         )
     );
     let r = invoke(&rt, "activate_skill", json!({"name": "pdf-tools"})).await;
-    assert_eq!(r.status, ToolStatus::Success);
+    assert_eq!(r.status, ToolStatus::Completed);
     assert!(
         r.text()
             .unwrap()
