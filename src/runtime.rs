@@ -28,6 +28,7 @@ use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use serde_json::Value;
 
+use crate::agent_skills::AgentSkills;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 use crate::web::WebSkills;
@@ -128,6 +129,7 @@ pub struct BrowserExecutor {
     web: Rc<WebSkills>,
     // MCP (issue 8): the connected servers' tools run in `crate::mcp`.
     mcp: Rc<crate::mcp::skills::McpSkills>,
+    agent_skills: Rc<AgentSkills>,
 }
 
 impl BrowserExecutor {
@@ -168,6 +170,10 @@ impl Executor for BrowserExecutor {
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         async move {
+            // Agent Skills: activate_skill & co. and packages' scoped tools.
+            if AgentSkills::handles(skill) {
+                return self.agent_skills.execute(&self.db, skill, call).await;
+            }
             match &skill.kind {
                 SkillKind::Builtin => self.builtin(skill.id.as_str(), &call.arguments).await,
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
@@ -350,6 +356,8 @@ pub struct Services {
     pub approver: Rc<BrowserApprover>,
     /// web_fetch and web_search: the proxy client and the domain lists.
     pub web: Rc<WebSkills>,
+    /// Installed Agent Skills packages and the active skills.
+    pub agent_skills: Rc<AgentSkills>,
 }
 
 /// The handle components get from context.
@@ -379,6 +387,20 @@ impl Runtime {
             usage: RefCell::new(usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect()),
             versions: Versions::new(),
         });
+        // Agent Skills: a package that no longer loads stays stored, unused.
+        let (agent_skills, broken) = AgentSkills::load(&db).await.map_err(|e| e.to_string())?;
+        for name in broken {
+            web_sys::console::warn_1(&format!("skill package '{name}' no longer loads").into());
+        }
+        let agent_skills = Rc::new(agent_skills);
+        let mut registry = registry;
+        {
+            let taken: Vec<String> = registry.iter().map(|s| s.id.to_string()).collect();
+            let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
+            for def in agent_skills.definitions(&taken) {
+                let _ = registry.register(def);
+            }
+        }
         let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
@@ -395,6 +417,7 @@ impl Runtime {
             index: index.clone(),
             web: web.clone(),
             mcp: mcp.clone(),
+            agent_skills: agent_skills.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -417,6 +440,7 @@ impl Runtime {
             data,
             approver,
             web,
+            agent_skills,
         }))))
     }
 
@@ -492,6 +516,25 @@ impl Runtime {
         bump(self.versions().registry);
     }
 
+    pub fn agent_skills(&self) -> Rc<AgentSkills> {
+        self.0.agent_skills.clone()
+    }
+
+    /// Puts the registry in step with the installed Agent Skills packages:
+    /// drops their old entries and registers the current ones.
+    pub fn sync_agent_skills(&self) {
+        let is_ours = |s: &SkillDefinition| AgentSkills::handles(s);
+        self.unregister(is_ours);
+        let taken: Vec<String> = self.registry().iter().map(|s| s.id.to_string()).collect();
+        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
+        let defs = self.0.agent_skills.definitions(&taken);
+        for (id, result) in self.register(defs) {
+            if let Err(e) = result {
+                web_sys::console::warn_1(&format!("skill tool {id} not registered: {e}").into());
+            }
+        }
+    }
+
     /// Runs one call through the whole call path.
     pub async fn invoke(
         &self,
@@ -544,6 +587,7 @@ impl Runtime {
             index: self.0.index.clone(),
             web: self.0.web.clone(),
             mcp: self.0.mcp.clone(),
+            agent_skills: self.0.agent_skills.clone(),
         };
         executor.builtin(skill, &arguments).await
     }
@@ -568,6 +612,8 @@ impl Runtime {
         *d.permissions.borrow_mut() = PermissionSettings::default();
         d.usage.borrow_mut().clear();
         self.0.web.forget_lists();
+        self.0.agent_skills.clear();
+        self.sync_agent_skills();
         let v = d.versions;
         for s in [
             v.notes,

@@ -464,3 +464,60 @@ impl Db {
         to_js(record)
     }
 }
+
+// --- Raw records (Agent Skills): records holding bytes are built as JS
+// objects so file contents stay Uint8Arrays instead of number arrays. ---
+impl Db {
+    /// Every record of `store` as IndexedDB holds it.
+    pub async fn all_raw(&self, store: &str) -> Result<Vec<JsValue>, StorageError> {
+        let tx = self
+            .rexie
+            .transaction(&[store], TransactionMode::ReadOnly)
+            .map_err(|e| StorageError::Read(describe(&e)))?;
+        let s = tx
+            .store(store)
+            .map_err(|e| StorageError::Read(describe(&e)))?;
+        s.get_all(None, None)
+            .await
+            .map_err(|e| StorageError::Read(describe(&e)))
+    }
+
+    /// Deletes `deletes` (store, key) and then puts `puts` (store, record)
+    /// across several stores in one transaction: all or none.
+    pub async fn apply_raw(
+        &self,
+        puts: &[(&str, JsValue)],
+        deletes: &[(&str, String)],
+    ) -> Result<(), StorageError> {
+        let mut stores: Vec<&str> = puts
+            .iter()
+            .map(|(s, _)| *s)
+            .chain(deletes.iter().map(|(s, _)| *s))
+            .collect();
+        stores.sort_unstable();
+        stores.dedup();
+        if stores.is_empty() {
+            return Ok(());
+        }
+        let tx = self
+            .rexie
+            .transaction(&stores, TransactionMode::ReadWrite)
+            .map_err(write_error)?;
+        for (store, key) in deletes {
+            tx.store(store)
+                .map_err(write_error)?
+                .delete(JsValue::from_str(key))
+                .await
+                .map_err(write_error)?;
+        }
+        for (store, value) in puts {
+            tx.store(store)
+                .map_err(write_error)?
+                .put(value, None)
+                .await
+                .map_err(write_error)?;
+        }
+        committed(tx.done().await)?;
+        Ok(())
+    }
+}

@@ -86,3 +86,63 @@ fn notes_search_over_ten_thousand_notes_in_the_browser() {
         median(samples)
     );
 }
+
+/// Agent Skills import in the browser: scan and validate a folder of 200
+/// packages (SKILL.md, a reference file, a tools.json and a script each),
+/// store them in IndexedDB in one transaction, and load them back as the
+/// app does at start-up.
+#[wasm_bindgen_test]
+async fn agent_skills_import_and_reload() {
+    use hearth::agent_skills::{AgentSkills, PackageOrigin, scan_folder, store_outcome};
+    use hearth_core::agent_skills::scan::SourceFile;
+    const N: usize = 200;
+    let mut files = Vec::new();
+    for i in 0..N {
+        let name = format!("skill-{i:04}");
+        files.push(SourceFile::new(
+            format!("lib/{name}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: >-\n  Skill number {i}: does one thing well.\n  Use it when the task mentions thing {i}.\nmetadata:\n  version: \"1.{i}\"\n---\n# Skill {i}\n\nStep one. Step two.\n"),
+        ));
+        files.push(SourceFile::new(
+            format!("lib/{name}/references/REF.md"),
+            "# Reference\n".repeat(40),
+        ));
+        files.push(SourceFile::new(
+            format!("lib/{name}/tools.json"),
+            format!(r#"[{{"name": "tool_{i}", "description": "Tool {i}", "inputSchema": {{"type": "object", "properties": {{"q": {{"type": "string"}}}}}}, "script": "scripts/t.py"}}]"#),
+        ));
+        files.push(SourceFile::new(
+            format!("lib/{name}/scripts/t.py"),
+            "print('{}')\n",
+        ));
+    }
+    let _ = Db::delete_database("bench-agent-skills").await;
+    let db = Db::open_with("bench-agent-skills", current_schema())
+        .await
+        .unwrap();
+    let (skills, _) = AgentSkills::load(&db).await.unwrap();
+    let t0 = now();
+    let outcome = scan_folder(files, None);
+    let t1 = now();
+    let report = store_outcome(
+        &skills,
+        &db,
+        outcome,
+        |_| PackageOrigin::Folder { name: "lib".into() },
+        0.0,
+    )
+    .await
+    .unwrap();
+    let t2 = now();
+    let (reloaded, _) = AgentSkills::load(&db).await.unwrap();
+    let t3 = now();
+    console_log!(
+        "agent skills import of {} packages ({} files): scan+validate {:.1} ms, store {:.1} ms, reload {:.1} ms ({} packages back)",
+        report.imported.len(),
+        N * 4,
+        t1 - t0,
+        t2 - t1,
+        t3 - t2,
+        reloaded.installed().len()
+    );
+}

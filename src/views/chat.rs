@@ -939,11 +939,25 @@ fn Composer(
                 }
                 return;
             };
+            // Agent Skills: `/name` activates the installed skill of that
+            // name (also one hidden from the model), unless a skill id has it.
+            let package_name = (rt.registry().get_str(&parsed.name).is_none()
+                && rt
+                    .agent_skills()
+                    .library()
+                    .iter()
+                    .any(|p| p.name() == parsed.name))
+            .then(|| parsed.name.clone());
             let prepared = {
                 let registry = rt.registry();
-                command::resolve(&registry, &parsed.name).and_then(|skill| {
-                    command::arguments(skill, &parsed.input).map(|args| (skill.clone(), args))
-                })
+                if let Some(name) = package_name {
+                    command::resolve(&registry, "activate_skill")
+                        .map(|skill| (skill.clone(), serde_json::json!({ "name": name })))
+                } else {
+                    command::resolve(&registry, &parsed.name).and_then(|skill| {
+                        command::arguments(skill, &parsed.input).map(|args| (skill.clone(), args))
+                    })
+                }
             };
             let (skill, args) = match prepared {
                 Ok(p) => p,

@@ -2,6 +2,7 @@
 //! the logic they call lives in hearth-core.
 
 pub mod activity;
+pub mod agent_skills;
 pub mod approval;
 pub mod card;
 pub mod chat;

@@ -52,6 +52,8 @@ pub fn SkillsView() -> impl IntoView {
             <Show when=move || error.get().is_some()>
                 <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
+            // Agent Skills (SKILL.md packages): import and manage them.
+            <crate::views::agent_skills::AgentSkillsPanel/>
             {move || {
                 registry_version.track();
                 let skills: Vec<SkillDefinition> = rt.registry().iter().cloned().collect();

@@ -1,0 +1,703 @@
+//! Agent Skills in the browser: the installed packages (kept in IndexedDB's
+//! `skill_packages` and `skill_files` stores), the ways files come in (a
+//! picked or dropped folder, a file input, a `.zip`/`.skill` archive), the
+//! registry entries the packages add, and the executor side of
+//! `activate_skill`, `read_skill_file`, `read_resource`, `call_skill_tool`
+//! and `return_to_general`. Parsing, validation, paths and activation are
+//! hearth-core's `agent_skills`; this module only moves bytes and state.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use hearth_core::agent_skills::activation::{
+    self, ConversationSkills, DEFAULT_MAX_READ_BYTES, SkillLibrary, SkillStep,
+};
+use hearth_core::agent_skills::archive;
+use hearth_core::agent_skills::context::{self, PromptConfig};
+use hearth_core::agent_skills::package::{PackageFile, PackageSource, load_package};
+use hearth_core::agent_skills::scan::{self, ScanOptions, SourceFile};
+use hearth_core::agent_skills::virtual_skill::VirtualSkillDraft;
+use hearth_core::agent_skills::{
+    LoadOutcome, Problem, ScriptRequest, Severity, SkillPackage, ValidationMode, paths,
+};
+use hearth_core::{SkillDefinition, SkillError, SkillKind, SkillOutput, ToolCall};
+use js_sys::{Reflect, Uint8Array};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
+
+/// The settings key of the command bar's active skills.
+const COMMAND_SKILLS_KEY: &str = "command_skills";
+
+/// The ids of the tools every installed package shares.
+pub const META_TOOLS: [&str; 5] = [
+    activation::ACTIVATE_SKILL,
+    activation::READ_SKILL_FILE,
+    activation::READ_RESOURCE,
+    activation::CALL_SKILL_TOOL,
+    activation::RETURN_TO_GENERAL,
+];
+
+/// Where a package came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum PackageOrigin {
+    /// A folder, picked, dropped or chosen through the file input.
+    Folder { name: String },
+    /// A `.zip` or `.skill` archive.
+    Archive { name: String },
+    /// Written in the app's editor; the draft is kept for editing again.
+    Editor { draft: VirtualSkillDraft },
+}
+
+impl PackageOrigin {
+    pub fn describe(&self) -> String {
+        match self {
+            PackageOrigin::Folder { name } => format!("folder {name}"),
+            PackageOrigin::Archive { name } => format!("archive {name}"),
+            PackageOrigin::Editor { .. } => "written in Hearth".into(),
+        }
+    }
+}
+
+/// A package's record in `skill_packages`; its files are in `skill_files`
+/// under `name/path`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredPackage {
+    pub name: String,
+    pub folder: String,
+    pub enabled: bool,
+    pub origin: PackageOrigin,
+    pub imported_ms: f64,
+    /// The problems found when it was loaded (warnings only: errors block).
+    pub problems: Vec<Problem>,
+    /// The paths of its files, so replacing it removes the old ones.
+    pub files: Vec<String>,
+}
+
+/// An installed package: its record and the loaded package.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Installed {
+    pub record: StoredPackage,
+    pub package: SkillPackage,
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    #[error("{0}")]
+    Storage(#[from] StorageError),
+    #[error("cannot read '{name}': {reason}")]
+    Read { name: String, reason: String },
+    #[error("this browser cannot open folders directly; use Choose folder or drop the folder here")]
+    NoDirectoryPicker,
+    #[error("no folder was chosen")]
+    Cancelled,
+}
+
+fn js_error(e: JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            Reflect::get(&e, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+        })
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn file_key(package: &str, path: &str) -> String {
+    format!("{package}/{path}")
+}
+
+fn file_record(package: &str, file: &PackageFile) -> Result<JsValue, StorageError> {
+    let o = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| {
+        Reflect::set(&o, &k.into(), v).map_err(|e| StorageError::Write(js_error(e)))
+    };
+    set("key", &file_key(package, &file.path).into())?;
+    set("package", &package.into())?;
+    set("path", &file.path.as_str().into())?;
+    set("bytes", &Uint8Array::from(file.bytes.as_slice()).into())?;
+    Ok(o.into())
+}
+
+/// One stored file, as read back.
+fn read_file_record(value: &JsValue) -> Option<(String, PackageFile)> {
+    let package = Reflect::get(value, &"package".into()).ok()?.as_string()?;
+    let path = Reflect::get(value, &"path".into()).ok()?.as_string()?;
+    let bytes = Reflect::get(value, &"bytes".into())
+        .ok()?
+        .dyn_into::<Uint8Array>()
+        .ok()?
+        .to_vec();
+    Some((package, PackageFile::new(path, bytes)))
+}
+
+/// Rebuilds a stored package from its files with the lenient rules, as a
+/// load from disk would. `None` when it no longer loads.
+fn rebuild(record: &StoredPackage, files: Vec<PackageFile>) -> Option<SkillPackage> {
+    load_package(
+        files,
+        PackageSource {
+            folder: Some(&record.folder),
+            display_prefix: "",
+        },
+        ValidationMode::Lenient,
+    )
+    .package
+}
+
+/// Every installed package, enabled or not, and the active skills of the
+/// command bar. Views re-read when `version` changes.
+pub struct AgentSkills {
+    installed: RefCell<Vec<Installed>>,
+    /// The enabled packages, rebuilt on every change.
+    library: RefCell<SkillLibrary>,
+    /// Active skills per conversation; `""` is the command bar's.
+    states: RefCell<HashMap<String, ConversationSkills>>,
+    pub version: RwSignal<u64>,
+}
+
+impl AgentSkills {
+    /// Loads every stored package; a package that no longer loads is
+    /// reported in the second value and left in storage untouched.
+    pub async fn load(db: &Db) -> Result<(AgentSkills, Vec<String>), StorageError> {
+        let (records, _) = db.all::<StoredPackage>(SKILL_PACKAGES).await?;
+        let mut files: HashMap<String, Vec<PackageFile>> = HashMap::new();
+        for v in db.all_raw(SKILL_FILES).await? {
+            if let Some((package, file)) = read_file_record(&v) {
+                files.entry(package).or_default().push(file);
+            }
+        }
+        let mut installed = Vec::new();
+        let mut broken = Vec::new();
+        for record in records {
+            let own = files.remove(&record.name).unwrap_or_default();
+            match rebuild(&record, own) {
+                Some(package) => installed.push(Installed { record, package }),
+                None => broken.push(record.name),
+            }
+        }
+        let command: ConversationSkills = db.setting(COMMAND_SKILLS_KEY).await?.unwrap_or_default();
+        let skills = AgentSkills {
+            installed: RefCell::new(installed),
+            library: RefCell::new(SkillLibrary::default()),
+            states: RefCell::new(HashMap::from([(String::new(), command)])),
+            version: RwSignal::new(0),
+        };
+        skills.rebuild_library();
+        Ok((skills, broken))
+    }
+
+    fn rebuild_library(&self) {
+        let enabled: Vec<SkillPackage> = self
+            .installed
+            .borrow()
+            .iter()
+            .filter(|i| i.record.enabled)
+            .map(|i| i.package.clone())
+            .collect();
+        let library = SkillLibrary::from_packages(enabled);
+        for state in self.states.borrow_mut().values_mut() {
+            state.retain_installed(&library);
+        }
+        *self.library.borrow_mut() = library;
+        self.version.update(|n| *n += 1);
+    }
+
+    /// Every installed package, sorted by name.
+    pub fn installed(&self) -> Vec<Installed> {
+        let mut list = self.installed.borrow().clone();
+        list.sort_by(|a, b| a.record.name.cmp(&b.record.name));
+        list
+    }
+
+    pub fn get(&self, name: &str) -> Option<Installed> {
+        self.installed
+            .borrow()
+            .iter()
+            .find(|i| i.record.name == name)
+            .cloned()
+    }
+
+    /// The enabled packages, as core sees them.
+    pub fn library(&self) -> std::cell::Ref<'_, SkillLibrary> {
+        self.library.borrow()
+    }
+
+    /// The active skills of a conversation (`None`: the command bar).
+    pub fn state(&self, conversation: Option<&str>) -> ConversationSkills {
+        self.states
+            .borrow()
+            .get(conversation.unwrap_or(""))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Stores packages (replacing any with the same name in place, files
+    /// and all) in one transaction, then takes them into memory.
+    pub async fn save(&self, db: &Db, new: Vec<Installed>) -> Result<(), StorageError> {
+        let mut puts = Vec::new();
+        let mut deletes = Vec::new();
+        for item in &new {
+            if let Some(old) = self.get(&item.record.name) {
+                for path in &old.record.files {
+                    deletes.push((SKILL_FILES, file_key(&old.record.name, path)));
+                }
+            }
+            for file in &item.package.files {
+                puts.push((SKILL_FILES, file_record(&item.record.name, file)?));
+            }
+            puts.push((SKILL_PACKAGES, Db::value(&item.record)?));
+        }
+        db.apply_raw(&puts, &deletes).await?;
+        {
+            let mut installed = self.installed.borrow_mut();
+            for item in new {
+                match installed
+                    .iter()
+                    .position(|i| i.record.name == item.record.name)
+                {
+                    Some(i) => installed[i] = item,
+                    None => installed.push(item),
+                }
+            }
+        }
+        self.rebuild_library();
+        Ok(())
+    }
+
+    /// Removes a package and its files; returns it so it can be put back.
+    pub async fn remove(&self, db: &Db, name: &str) -> Result<Option<Installed>, StorageError> {
+        let Some(old) = self.get(name) else {
+            return Ok(None);
+        };
+        let mut deletes: Vec<(&str, String)> = old
+            .record
+            .files
+            .iter()
+            .map(|p| (SKILL_FILES, file_key(name, p)))
+            .collect();
+        deletes.push((SKILL_PACKAGES, name.to_string()));
+        db.apply_raw(&[], &deletes).await?;
+        self.installed
+            .borrow_mut()
+            .retain(|i| i.record.name != name);
+        self.rebuild_library();
+        Ok(Some(old))
+    }
+
+    pub async fn set_enabled(
+        &self,
+        db: &Db,
+        name: &str,
+        enabled: bool,
+    ) -> Result<(), StorageError> {
+        let Some(mut item) = self.get(name) else {
+            return Ok(());
+        };
+        item.record.enabled = enabled;
+        db.put(SKILL_PACKAGES, &item.record).await?;
+        if let Some(i) = self
+            .installed
+            .borrow_mut()
+            .iter_mut()
+            .find(|i| i.record.name == name)
+        {
+            i.record.enabled = enabled;
+        }
+        self.rebuild_library();
+        Ok(())
+    }
+
+    /// Forgets everything in memory (after the stores were cleared).
+    pub fn clear(&self) {
+        self.installed.borrow_mut().clear();
+        self.states.borrow_mut().clear();
+        self.rebuild_library();
+    }
+
+    /// The registry entries of the enabled packages: the shared skill
+    /// tools, and each package's scoped tools at the tier core gives them
+    /// (enhanced: they run in the sandbox). `taken` are the ids of the
+    /// other skills in the registry.
+    pub fn definitions(&self, taken: &[&str]) -> Vec<SkillDefinition> {
+        let library = self.library.borrow();
+        if library.is_empty() {
+            return Vec::new();
+        }
+        let names: Vec<String> = library.iter().map(|p| p.name().to_string()).collect();
+        // Every enabled package counts as reachable here; whether it is
+        // active is checked per call by core.
+        let all = ConversationSkills {
+            active: names.clone(),
+            specialist: None,
+        };
+        let mut defs: Vec<SkillDefinition> = [
+            activation::activate_skill_definition(&names),
+            activation::read_skill_file_definition(&all),
+            activation::read_resource_definition(&library, &all),
+            activation::call_skill_tool_definition(&library, &all),
+            activation::return_to_general_definition(&all),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        defs.extend(activation::scoped_tool_definitions(&library, &all, taken).definitions);
+        defs
+    }
+
+    /// What a model's turn in `conversation` gets from Agent Skills: the
+    /// skills section of the system prompt (the `<available_skills>`
+    /// catalog, the pointer to `discover_skills` when the catalog is over
+    /// budget, or the active skill's specialist context) and the skill
+    /// tools to offer. `taken` are the names of the turn's other tools.
+    pub fn model_turn(&self, conversation: &str, taken: &[&str]) -> ModelTurn {
+        let library = self.library.borrow();
+        let state = self.state(Some(conversation));
+        let prompt = context::skills_prompt(&library, &state, PromptConfig::default());
+        let activatable = library.model_invocable_names();
+        ModelTurn {
+            prompt: prompt.text().to_string(),
+            specialist: prompt.specialist().map(str::to_string),
+            tools: activation::model_tools(&library, &state, &activatable, taken),
+        }
+    }
+
+    /// Whether `skill` is one this module runs.
+    pub fn handles(skill: &SkillDefinition) -> bool {
+        match &skill.kind {
+            SkillKind::AgentSkill { .. } => true,
+            SkillKind::Builtin => META_TOOLS.contains(&skill.id.as_str()),
+            SkillKind::Mcp { .. } => false,
+        }
+    }
+
+    /// Runs a skill tool call for the executor. Active skills change only
+    /// when the call succeeds, and the command bar's are stored.
+    pub async fn execute(
+        &self,
+        db: &Db,
+        skill: &SkillDefinition,
+        call: &ToolCall,
+    ) -> Result<SkillOutput, SkillError> {
+        let key = call.conversation_id.clone().unwrap_or_default();
+        let mut state = self.states.borrow().get(&key).cloned().unwrap_or_default();
+        let before = state.clone();
+        let step = {
+            let library = self.library.borrow();
+            activation::handle_tool_call(&library, &mut state, skill, call, DEFAULT_MAX_READ_BYTES)
+        };
+        let step = match step {
+            Some(s) => s?,
+            None => {
+                return Err(SkillError::new(format!(
+                    "'{}' is not an Agent Skills tool",
+                    skill.id
+                )));
+            }
+        };
+        if state != before {
+            if key.is_empty() {
+                db.set_setting(COMMAND_SKILLS_KEY, &state)
+                    .await
+                    .map_err(|e| SkillError::new(format!("{e}; the skill was not activated")))?;
+            }
+            self.states.borrow_mut().insert(key, state);
+            self.version.update(|n| *n += 1);
+        }
+        match step {
+            SkillStep::Done(output) => Ok(output),
+            SkillStep::RunScript(request) => run_script(request).await,
+        }
+    }
+}
+
+/// Runs a package's script. The code sandbox (run_javascript /
+/// run_python in an opaque-origin iframe) is not part of this build yet,
+/// so scripts are refused with a clear message instead of being run
+/// anywhere less safe.
+async fn run_script(request: ScriptRequest) -> Result<SkillOutput, SkillError> {
+    Err(SkillError::new(format!(
+        "tool '{}' of skill '{}' runs the {} script '{}', and this build has no code sandbox to run it in yet",
+        request.tool,
+        request.skill,
+        request.language.as_str(),
+        request.script_path
+    )))
+}
+
+/// The Agent Skills part of one model turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelTurn {
+    /// Added to the system prompt; empty when no skill is visible.
+    pub prompt: String,
+    /// The skill the conversation shows as active (Level 2), if any.
+    pub specialist: Option<String>,
+    /// `activate_skill` and, while skills are active, their tools.
+    pub tools: Vec<SkillDefinition>,
+}
+
+/// What one import did, package by package.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportReport {
+    /// Stored packages, with whether they replaced one of the same name.
+    pub imported: Vec<(String, bool, Vec<Problem>)>,
+    /// Problems that belong to no imported package: skipped skills and
+    /// unreadable files or archives.
+    pub rejected: Vec<Problem>,
+}
+
+impl ImportReport {
+    pub fn is_empty(&self) -> bool {
+        self.imported.is_empty() && self.rejected.is_empty()
+    }
+}
+
+/// Whether `problem` is about the package stored in folder `folder`.
+fn belongs_to(problem: &Problem, folder: &str) -> bool {
+    let file = problem.file.as_str();
+    let prefix = format!("{folder}/");
+    file.starts_with(&prefix) || file.contains(&format!("/{prefix}")) || file == folder
+}
+
+/// Stores what a scan or an archive gave and reports it per package.
+pub async fn store_outcome(
+    skills: &AgentSkills,
+    db: &Db,
+    outcome: LoadOutcome,
+    origin: impl Fn(&SkillPackage) -> PackageOrigin,
+    now_ms: f64,
+) -> Result<ImportReport, StorageError> {
+    let mut report = ImportReport::default();
+    let mut problems = outcome.problems;
+    let mut new = Vec::new();
+    let mut packages = outcome.packages;
+    // Longer folder names first, so `pdf` does not take `pdf-tools`' problems.
+    packages.sort_by_key(|p| std::cmp::Reverse(p.folder.len()));
+    for package in packages {
+        let (own, rest): (Vec<Problem>, Vec<Problem>) = problems
+            .into_iter()
+            .partition(|p| belongs_to(p, &package.folder));
+        problems = rest;
+        let previous = skills.get(package.name());
+        let replaced = previous.is_some();
+        // Re-importing updates a skill but keeps it on or off as it was.
+        let enabled = previous.is_none_or(|p| p.record.enabled);
+        report
+            .imported
+            .push((package.name().to_string(), replaced, own.clone()));
+        new.push(Installed {
+            record: StoredPackage {
+                name: package.name().to_string(),
+                folder: package.folder.clone(),
+                enabled,
+                origin: origin(&package),
+                imported_ms: now_ms,
+                problems: own,
+                files: package.files.iter().map(|f| f.path.clone()).collect(),
+            },
+            package,
+        });
+    }
+    report.imported.sort_by(|a, b| a.0.cmp(&b.0));
+    report.rejected = problems;
+    if !new.is_empty() {
+        skills.save(db, new).await?;
+    }
+    Ok(report)
+}
+
+/// Loads the skills in a tree of files (a folder) leniently.
+pub fn scan_folder(files: Vec<SourceFile>, root_name: Option<String>) -> LoadOutcome {
+    scan::scan(
+        files,
+        &ScanOptions {
+            mode: ValidationMode::Lenient,
+            root_name,
+        },
+    )
+}
+
+/// Loads the skills in a `.zip` or `.skill` archive leniently.
+pub fn scan_archive(bytes: &[u8], name: &str) -> LoadOutcome {
+    archive::import_archive(bytes, name, ValidationMode::Lenient)
+}
+
+/// Whether a file name looks like a skill archive.
+pub fn is_archive(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".zip") || lower.ends_with(".skill")
+}
+
+/// A problem for the whole import (no package), e.g. an unreadable file.
+pub fn import_problem(file: &str, message: impl Into<String>) -> Problem {
+    Problem {
+        severity: Severity::Error,
+        file: file.to_string(),
+        line: None,
+        field: None,
+        message: message.into(),
+    }
+}
+
+pub async fn blob_bytes(blob: &web_sys::Blob) -> Result<Vec<u8>, String> {
+    let buffer = JsFuture::from(blob.array_buffer())
+        .await
+        .map_err(js_error)?;
+    Ok(Uint8Array::new(&buffer).to_vec())
+}
+
+/// Copies a live `FileList` (which empties when its input is reset).
+pub fn list_files(list: &web_sys::FileList) -> Vec<web_sys::File> {
+    (0..list.length()).filter_map(|i| list.item(i)).collect()
+}
+
+/// The files of an `<input type=file webkitdirectory>`, by their paths
+/// relative to the picked folder's parent (`folder/…`). Files under
+/// `node_modules` or `.git` are not read at all.
+pub async fn files_from_list(list: Vec<web_sys::File>) -> Result<Vec<SourceFile>, ImportError> {
+    let mut out = Vec::new();
+    for file in list {
+        let relative = Reflect::get(&file, &"webkitRelativePath".into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| file.name());
+        if relative
+            .split('/')
+            .any(|part| scan::SKIPPED_FOLDERS.contains(&part))
+        {
+            continue;
+        }
+        let bytes = blob_bytes(&file)
+            .await
+            .map_err(|reason| ImportError::Read {
+                name: relative.clone(),
+                reason,
+            })?;
+        out.push(SourceFile::new(relative, bytes));
+        if out.len() > scan::MAX_SCAN_FILES {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The name of the one top folder all `files` share, if they do.
+pub fn common_root(files: &[SourceFile]) -> Option<String> {
+    let first = files.first()?.path.split('/').next()?.to_string();
+    files
+        .iter()
+        .all(|f| f.path.starts_with(&format!("{first}/")))
+        .then_some(first)
+}
+
+async fn call_promise(target: &JsValue, method: &str) -> Result<JsValue, String> {
+    let f: js_sys::Function = Reflect::get(target, &method.into())
+        .map_err(js_error)?
+        .dyn_into()
+        .map_err(|_| format!("{method} is not available"))?;
+    let promise: js_sys::Promise = f
+        .call0(target)
+        .map_err(js_error)?
+        .dyn_into()
+        .map_err(|_| format!("{method} did not return a promise"))?;
+    JsFuture::from(promise).await.map_err(js_error)
+}
+
+/// Reads a File System Access directory handle (from the picker or a
+/// drop) into files named `folder/…`, going no deeper than a skill can
+/// sit plus the deepest path a package may hold, and skipping
+/// `node_modules` and `.git`.
+pub async fn files_from_handle(handle: &JsValue) -> Result<Vec<SourceFile>, ImportError> {
+    let root = Reflect::get(handle, &"name".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    let mut pending: Vec<(JsValue, String, usize)> = vec![(handle.clone(), root, 0)];
+    let max_depth = scan::MAX_SCAN_DEPTH + paths::MAX_DEPTH;
+    while let Some((dir, prefix, depth)) = pending.pop() {
+        let read = |reason: String| ImportError::Read {
+            name: prefix.clone(),
+            reason,
+        };
+        let iterator = Reflect::get(&dir, &"values".into())
+            .map_err(|e| read(js_error(e)))?
+            .dyn_into::<js_sys::Function>()
+            .map_err(|_| read("not a folder".into()))?
+            .call0(&dir)
+            .map_err(|e| read(js_error(e)))?;
+        loop {
+            let step = call_promise(&iterator, "next").await.map_err(read)?;
+            if Reflect::get(&step, &"done".into())
+                .ok()
+                .and_then(|d| d.as_bool())
+                .unwrap_or(true)
+            {
+                break;
+            }
+            let entry = Reflect::get(&step, &"value".into()).map_err(|e| read(js_error(e)))?;
+            let name = Reflect::get(&entry, &"name".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default();
+            let kind = Reflect::get(&entry, &"kind".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default();
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if kind == "directory" {
+                if depth < max_depth && !scan::SKIPPED_FOLDERS.contains(&name.as_str()) {
+                    pending.push((entry, path, depth + 1));
+                }
+            } else {
+                let file: web_sys::Blob = call_promise(&entry, "getFile")
+                    .await
+                    .map_err(read)?
+                    .unchecked_into();
+                let bytes = blob_bytes(&file)
+                    .await
+                    .map_err(|reason| ImportError::Read {
+                        name: path.clone(),
+                        reason,
+                    })?;
+                out.push(SourceFile::new(path, bytes));
+                if out.len() > scan::MAX_SCAN_FILES {
+                    return Ok(out);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Opens the File System Access directory picker (Chromium).
+pub async fn pick_directory() -> Result<JsValue, ImportError> {
+    let window: JsValue = web_sys::window()
+        .ok_or(ImportError::NoDirectoryPicker)?
+        .into();
+    let has = Reflect::get(&window, &"showDirectoryPicker".into())
+        .map(|f| f.is_function())
+        .unwrap_or(false);
+    if !has {
+        return Err(ImportError::NoDirectoryPicker);
+    }
+    call_promise(&window, "showDirectoryPicker")
+        .await
+        .map_err(|_| ImportError::Cancelled)
+}
+
+/// Whether the directory picker exists in this browser.
+pub fn has_directory_picker() -> bool {
+    web_sys::window()
+        .and_then(|w| Reflect::get(&w, &"showDirectoryPicker".into()).ok())
+        .is_some_and(|f| f.is_function())
+}
