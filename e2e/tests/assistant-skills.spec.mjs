@@ -32,7 +32,17 @@ test('the model discovers an MCP server\'s echo tool, asks, calls it and reads t
     await page.locator('.skill[data-skill="everything__echo"]').getByRole('switch').check();
     await useProvider(page, model.base);
 
+    // A server resource attached to the message goes with it to the model.
+    await page.getByRole('button', { name: 'Attach a resource' }).click();
+    const picker = page.getByRole('dialog', { name: 'Attach a resource' });
+    await picker.getByLabel('Filter resources').fill('architecture');
+    await picker.locator('.picker-item').first().click();
+    await expect(picker).toBeHidden();
+    const uri = await page.locator('.attachment').first().getAttribute('data-uri');
     await say(page, 'Please echo something through the server');
+    await expect(page.locator('.attachment')).toHaveCount(0);
+    await expect(page.locator('.message.user .bubble')).toHaveText('Please echo something through the server');
+    await expect(page.locator('.message.user .attached-count')).toHaveText('1 resource attached');
     const dialog = page.locator('.timeline').getByRole('dialog', { name: 'Echo Tool' });
     await expect(dialog).toBeVisible();
     const shown = await dialog.getByLabel('Full arguments').textContent();
@@ -55,6 +65,9 @@ test('the model discovers an MCP server\'s echo tool, asks, calls it and reads t
       ['discover_skills', 'everything__echo'],
     ]);
     expect(toolMessages(requests[2]).at(-1)).toContain('Echo: hello from the model');
+    const asked = requests[0].body.messages.filter((m) => m.role === 'user').at(-1).content;
+    expect(asked).toContain('Please echo something through the server');
+    expect(asked).toContain(uri);
     expect(errors).toEqual([]);
   } finally {
     await model.stop();

@@ -604,7 +604,15 @@ fn UserMessage(
     let editing = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
     let error: RwSignal<Option<String>> = RwSignal::new(None);
-    let text = move || message.with(|m| m.as_ref().map(|m| m.content.clone()).unwrap_or_default());
+    let full = move || message.with(|m| m.as_ref().map(|m| m.content.clone()).unwrap_or_default());
+    // Attached server resources travel in the message after its text; the
+    // bubble shows the text and how many went with it.
+    let text = move || split_attachments(&full()).0.to_string();
+    let attached = move || {
+        let content = full();
+        let tail = split_attachments(&content).1;
+        tail.matches(ATTACHMENT_OPEN).count()
+    };
     let edit_box = NodeRef::<html::Textarea>::new();
     Effect::new(move |_| {
         if editing.get()
@@ -628,7 +636,10 @@ fn UserMessage(
             let Some(c) = conversation.get_untracked() else {
                 return;
             };
-            match a.edit_and_resend(&c.id, &draft.get_untracked()) {
+            let content = full();
+            let tail = split_attachments(&content).1;
+            let message = format!("{}{tail}", draft.get_untracked());
+            match a.edit_and_resend(&c.id, &message) {
                 Ok(()) => {
                     editing.set(false);
                     error.set(None);
@@ -641,7 +652,15 @@ fn UserMessage(
         <div class="message user" data-role="user">
             <Show
                 when=move || editing.get()
-                fallback=move || view! { <div class="bubble">{text}</div> }
+                fallback=move || view! {
+                    <div class="bubble">{text}</div>
+                    {move || (attached() > 0).then(|| view! {
+                        <p class="muted attached-count"><Icon name="paperclip"/>{match attached() {
+                            1 => " 1 resource attached".to_string(),
+                            n => format!(" {n} resources attached"),
+                        }}</p>
+                    })}
+                }
             >
                 <div class="bubble editing">
                     <textarea
@@ -813,6 +832,18 @@ fn AssistantMessage(
                 </Show>
             </div>
         </div>
+    }
+}
+
+/// How an attachment starts in a message (core's `attachments_text`).
+const ATTACHMENT_OPEN: &str = "<attachment server=";
+
+/// A person's message as (what they wrote, the attachments after it,
+/// with the blank line before them).
+fn split_attachments(content: &str) -> (&str, &str) {
+    match content.find(&format!("\n\n{ATTACHMENT_OPEN}")) {
+        Some(i) => content.split_at(i),
+        None => (content, ""),
     }
 }
 
