@@ -760,9 +760,13 @@ pub fn store_label(name: &str) -> &str {
 /// The file name (without extension) of a backup made at `created_at_ms`:
 /// `hearth-backup-YYYY-MM-DD`, the date in UTC.
 pub fn file_stem(created_at_ms: f64) -> String {
-    let (y, m, d) =
-        crate::calculator::civil_from_days((created_at_ms / 86_400_000.0).floor() as i64);
-    format!("hearth-backup-{y:04}-{m:02}-{d:02}")
+    format!("hearth-backup-{}", utc_date(created_at_ms))
+}
+
+/// `unix_ms` as a UTC date, `YYYY-MM-DD`.
+pub fn utc_date(unix_ms: f64) -> String {
+    let (y, m, d) = crate::calculator::civil_from_days((unix_ms / 86_400_000.0).floor() as i64);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 #[cfg(test)]

@@ -287,6 +287,30 @@ pub fn markdown_file_name(c: &Conversation) -> String {
     }
 }
 
+/// Several Markdown files in one zip; names that repeat get a number.
+pub fn markdown_zip(files: &[(String, String)]) -> Result<Vec<u8>, String> {
+    use std::io::Write as _;
+    use zip::write::SimpleFileOptions;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default())
+        .unix_permissions(0o644);
+    let mut used = std::collections::HashSet::new();
+    for (name, text) in files {
+        let mut unique = name.clone();
+        let mut n = 2;
+        while !used.insert(unique.clone()) {
+            let stem = name.strip_suffix(".md").unwrap_or(name);
+            unique = format!("{stem}-{n}.md");
+            n += 1;
+        }
+        zip.start_file(unique, options).map_err(|e| e.to_string())?;
+        zip.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    Ok(zip.finish().map_err(|e| e.to_string())?.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +466,31 @@ Note: the arguments are not valid JSON
         c.title = "   ".into();
         c.id = String::new();
         assert_eq!(markdown_file_name(&c), "conversation.md");
+    }
+
+    #[test]
+    fn several_files_zip_with_unique_names() {
+        use std::io::Read as _;
+        let files = vec![
+            ("a.md".to_string(), "# A".to_string()),
+            ("a.md".to_string(), "# A again".to_string()),
+        ];
+        let bytes = markdown_zip(&files).unwrap();
+        let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let mut got = Vec::new();
+        for i in 0..z.len() {
+            let mut e = z.by_index(i).unwrap();
+            let mut text = String::new();
+            e.read_to_string(&mut text).unwrap();
+            got.push((e.name().to_string(), text));
+        }
+        assert_eq!(
+            got,
+            vec![
+                ("a.md".to_string(), "# A".to_string()),
+                ("a-2.md".to_string(), "# A again".to_string()),
+            ]
+        );
     }
 
     #[test]
