@@ -129,8 +129,10 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                         })
                         .collect_view()}
                 </ul>
+                <crate::views::offline::OfflineBadge/>
             </nav>
             <main class="content">
+                <crate::views::offline::UpdateBanner/>
                 {move || match place.get() {
                     Place::Chat => view! { <ChatView/> }.into_any(),
                     Place::Notes => view! { <NotesView/> }.into_any(),

@@ -48,6 +48,15 @@ fn paths(name: &str) -> &'static str {
         "check" => r#"<path d="M5 12.5l4.5 4.5L19 7.5"/>"#,
         "x" => r#"<path d="M6 6l12 12M18 6L6 18"/>"#,
         "shield" => r#"<path d="M12 3l7 3v6c0 4.5-3 7.5-7 9-4-1.5-7-4.5-7-9V6z"/>"#,
+        "offline" => {
+            r#"<path d="M7 18h10a4 4 0 0 0 .8-7.9A6 6 0 0 0 7.1 8.6 4.7 4.7 0 0 0 7 18z"/><path d="M4 4l16 16"/>"#
+        }
+        "download" => r#"<path d="M12 4v11M7.5 10.5L12 15l4.5-4.5M5 19h14"/>"#,
+        "upload" => r#"<path d="M12 15V4M7.5 8.5L12 4l4.5 4.5M5 19h14"/>"#,
+        "refresh" => r#"<path d="M19 12a7 7 0 1 1-2.1-5M19 4v4h-4"/>"#,
+        "database" => {
+            r#"<ellipse cx="12" cy="6" rx="7" ry="3"/><path d="M5 6v12c0 1.7 3.1 3 7 3s7-1.3 7-3V6M5 12c0 1.7 3.1 3 7 3s7-1.3 7-3"/>"#
+        }
         _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
     }
 }
