@@ -430,7 +430,8 @@ pub fn start() -> Pwa {
             }
         }
         // Once a worker is active: say hello (it tidies old caches) and
-        // make sure the Python runtime is kept for offline use.
+        // learn what is cached. The Python runtime is not fetched here: it
+        // is large, so it is cached on first use or on "Download now".
         if ready(&c).await.is_ok() {
             if let Some(active) = reg.active() {
                 let hello = js_sys::Object::new();
@@ -439,10 +440,6 @@ pub fn start() -> Pwa {
             }
             if let Some(s) = ask("status").await {
                 pwa.apply_status(&s);
-                let missing = s.python.total > 0 && s.python.cached < s.python.total;
-                if missing && !s.python.downloading && crate::online::is_online() {
-                    pwa.cache_python();
-                }
             }
         }
     });
