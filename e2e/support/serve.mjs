@@ -57,7 +57,25 @@ export function nextBuild(label) {
   const m = JSON.parse(fs.readFileSync(manifest, 'utf8'));
   m.description = `${m.description} (${label})`;
   fs.writeFileSync(manifest, JSON.stringify(m, null, 2));
-  execFileSync('cargo', ['xtask', 'precache', dir], { cwd: repoRoot, stdio: 'pipe' });
+  precache(dir);
+  return dir;
+}
+
+/// Lists `dir` for the service worker, as the trunk hook does.
+export function precache(dir) {
+  const built = path.join(repoRoot, 'target', 'debug', 'xtask');
+  if (fs.existsSync(built)) execFileSync(built, ['precache', dir], { cwd: repoRoot, stdio: 'pipe' });
+  else execFileSync('cargo', ['xtask', 'precache', dir], { cwd: repoRoot, stdio: 'pipe' });
+}
+
+/// A copy of the build with a stand-in Python runtime under pyodide/
+/// (`files`: name → bytes), listed for the worker like the real one.
+export function buildWithRuntime(files) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-python-build-'));
+  fs.cpSync(hearthDist, dir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'pyodide'), { recursive: true });
+  for (const [name, bytes] of Object.entries(files)) fs.writeFileSync(path.join(dir, 'pyodide', name), bytes);
+  precache(dir);
   return dir;
 }
 

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCommand, saveScreenshot } from '../support/app.mjs';
 import { chromiumLaunchOptions, hearthDist } from '../support/env.mjs';
-import { buildIdOf, nextBuild, startServe } from '../support/serve.mjs';
+import { buildIdOf, buildWithRuntime, nextBuild, startServe } from '../support/serve.mjs';
+import crypto from 'node:crypto';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -157,6 +158,58 @@ test('after one visit, Hearth runs with the network off and the server stopped',
   } finally {
     await context.setOffline(false);
     if (!stopped) await server.stop();
+  }
+});
+
+test('the Python runtime is never fetched at install: it is cached on first use or on request, then served offline', async ({
+  page,
+  context,
+}) => {
+  // A stand-in runtime (this branch's build has none yet): the worker treats
+  // every file under pyodide/ alike, whatever it holds.
+  const wasm = crypto.randomBytes(3_000_000);
+  const loader = Buffer.from('export const loaded = "stand-in runtime";\n');
+  const dist = buildWithRuntime({ 'pyodide.asm.wasm': wasm, 'pyodide.mjs': loader });
+  const server = await startServe({ dist });
+  let stopped = false;
+  const cachedPython = () =>
+    page.evaluate(async () => {
+      const name = (await caches.keys()).find((k) => k.startsWith('hearth-python-'));
+      if (!name) return [];
+      return (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname).sort();
+    });
+  try {
+    await openControlled(page, server.url, 'settings');
+    const python = page.getByTestId('python-cache');
+    await expect(python).toContainText('Not kept offline yet (3.0 MB)');
+    expect(await cachedPython()).toEqual([]);
+
+    // First use: the file passes through the worker, which keeps a verified copy.
+    const text = await page.evaluate(async () => (await fetch('/pyodide/pyodide.mjs')).text());
+    expect(text).toBe(loader.toString());
+    await expect.poll(cachedPython).toEqual(['/pyodide/pyodide.mjs']);
+
+    // The rest on request, with progress, until it is all there.
+    await python.getByRole('button', { name: 'Download now' }).click();
+    await expect(python).toContainText('Ready offline (3.0 MB)', { timeout: 60_000 });
+    expect(await cachedPython()).toEqual(['/pyodide/pyodide.asm.wasm', '/pyodide/pyodide.mjs']);
+    await saveScreenshot(page, 'python-ready-offline');
+
+    await context.setOffline(true);
+    await server.stop();
+    stopped = true;
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    const digest = await page.evaluate(async () => {
+      const body = await (await fetch('/pyodide/pyodide.asm.wasm')).arrayBuffer();
+      const hash = await crypto.subtle.digest('SHA-256', body);
+      return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, '0')).join('');
+    });
+    expect(digest).toBe(crypto.createHash('sha256').update(wasm).digest('hex'));
+  } finally {
+    await context.setOffline(false);
+    if (!stopped) await server.stop();
+    fs.rmSync(dist, { recursive: true, force: true });
   }
 });
 
