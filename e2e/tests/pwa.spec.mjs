@@ -107,6 +107,15 @@ test('Chromium finds Hearth installable: manifest, icons, a worker controlling t
 
     await page.getByRole('link', { name: 'Settings' }).click();
     await expect(page.getByTestId('offline-status')).toContainText('Ready: Hearth opens and runs without a network');
+    // Usage and quota, from navigator.storage.estimate().
+    await expect(page.getByTestId('storage-usage')).toHaveText(/^[\d.]+ (B|KB|MB) of [\d.]+ (MB|GB|TB) available$/);
+    // Persistence: explained, asked for on a click; the browser's answer is shown.
+    const persist = page.getByTestId('persist-status');
+    await expect(persist).toContainText('the browser may delete Hearth\'s data without asking');
+    await cdp.send('Browser.grantPermissions', { origin: server.url, permissions: ['durableStorage'] });
+    await persist.getByRole('button', { name: 'Ask the browser to keep it' }).click();
+    await expect(persist).toContainText('Yes: the browser will not delete Hearth\'s data to free space.');
+    expect(await page.evaluate(() => navigator.storage.persisted())).toBe(true);
     await expect(page.getByTestId('build')).toHaveText(buildIdOf(hearthDist));
     expect(errors).toEqual([]);
   } finally {
