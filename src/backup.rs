@@ -141,13 +141,17 @@ pub fn open_file(bytes: &[u8], schema: &Schema) -> Result<Backup, BackupError> {
     Ok(b)
 }
 
-/// What a restore would do, against this browser as it is now.
+/// What a restore would do, against this browser as it is now. Blob
+/// contents are read too, so a file holding the same Blob counts as
+/// unchanged. ([`restore`] plans inside its transaction, where Blobs cannot
+/// be read: there a Blob record of the file is written again even when the
+/// same, which changes nothing but counts as "updated".)
 pub async fn preview(
     db: &Db,
     b: &Backup,
     mode: RestoreMode,
 ) -> Result<RestorePlan, BackupAppError> {
-    let (current, _) = snapshot(db, false).await?;
+    let (current, _) = snapshot(db, true).await?;
     Ok(backup::plan(b, &current, mode))
 }
 
