@@ -296,6 +296,7 @@ mod tests {
         assert_eq!(again.id, p.id);
         let sw_again = std::fs::read_to_string(dir.join("sw.js")).unwrap();
         assert_eq!(sw_again.lines().count(), SW.lines().count());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -309,6 +310,9 @@ mod tests {
         let c = precache(&dir).unwrap();
         assert_ne!(c.id, a.id);
         assert_eq!(c.python_id, a.python_id, "the runtime did not change");
+        for name in ["a", "b", "c"] {
+            std::fs::remove_dir_all(build_dir(name)).unwrap();
+        }
     }
 
     #[test]
@@ -328,5 +332,8 @@ mod tests {
                 .0
                 .contains("index.html is missing")
         );
+        for name in ["nomarker", "nometa", "noindex"] {
+            std::fs::remove_dir_all(build_dir(name)).unwrap();
+        }
     }
 }
