@@ -312,6 +312,16 @@ impl AgentSkills {
         Ok(())
     }
 
+    /// Re-reads every stored package (after a restore or Clear all); the
+    /// names of packages that no longer load are returned.
+    pub async fn reload(&self, db: &Db) -> Result<Vec<String>, StorageError> {
+        let (fresh, broken) = AgentSkills::load(db).await?;
+        *self.installed.borrow_mut() = fresh.installed.take();
+        *self.states.borrow_mut() = fresh.states.take();
+        self.rebuild_library();
+        Ok(broken)
+    }
+
     /// Forgets everything in memory (after the stores were cleared).
     pub fn clear(&self) {
         self.installed.borrow_mut().clear();

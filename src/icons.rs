@@ -81,6 +81,11 @@ fn paths(name: &str) -> &'static str {
         }
         "refresh" => r#"<path d="M19 12a7 7 0 1 1-2.1-5"/><path d="M19 4v4h-4"/>"#,
         "sparkle" => r#"<path d="M12 3l2 6 6 2-6 2-2 6-2-6-6-2 6-2z"/>"#,
+        "download" => r#"<path d="M12 4v11M7.5 10.5L12 15l4.5-4.5M5 19h14"/>"#,
+        "upload" => r#"<path d="M12 15V4M7.5 8.5L12 4l4.5 4.5M5 19h14"/>"#,
+        "database" => {
+            r#"<ellipse cx="12" cy="6" rx="7" ry="3"/><path d="M5 6v12c0 1.7 3.1 3 7 3s7-1.3 7-3V6M5 12c0 1.7 3.1 3 7 3s7-1.3 7-3"/>"#
+        }
         _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
     }
 }

@@ -46,6 +46,9 @@ pub struct Versions {
     pub activity: RwSignal<u64>,
     /// Skills were added to or removed from the registry.
     pub registry: RwSignal<u64>,
+    /// Every store may have changed at once (a restore, Clear all): views
+    /// and modules that keep their own copy of stored data re-read it.
+    pub data: RwSignal<u64>,
 }
 
 impl Versions {
@@ -58,6 +61,7 @@ impl Versions {
             usage: RwSignal::new(0),
             activity: RwSignal::new(0),
             registry: RwSignal::new(0),
+            data: RwSignal::new(0),
         }
     }
 }
@@ -423,9 +427,12 @@ impl Runtime {
             db: db.clone(),
             data: data.clone(),
         });
-        // Order matters: permission first, so a denied call never runs;
-        // after-hooks run in reverse, so the log sees the final result.
+        // Order matters: permission before anything runs, so a denied call
+        // never runs (the offline check ahead of it only ever ends calls,
+        // so nobody is asked about a call that cannot work); after-hooks
+        // run in reverse, so the log sees the final result.
         let invoker = Invoker::new(lookup, executor, Rc::new(BrowserTime))
+            .with_hook(Rc::new(crate::online::OfflineHook))
             .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
             .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
                 db: db.clone(),
@@ -602,18 +609,46 @@ impl Runtime {
         save_permissions(&self.0.db, &self.0.data, next).await
     }
 
-    /// Empties every store and the in-memory copies.
+    /// Empties every store and the in-memory copies; skills that came from
+    /// stored packages or servers leave the registry.
     pub async fn clear_all(&self) -> Result<(), String> {
         self.0.db.clear_all().await.map_err(|e| e.to_string())?;
-        let d = &self.0.data;
-        *d.notes.borrow_mut() = Notebook::default();
-        *d.tasks.borrow_mut() = Collection::default();
-        *d.memories.borrow_mut() = Collection::default();
-        *d.permissions.borrow_mut() = PermissionSettings::default();
-        d.usage.borrow_mut().clear();
+        self.unregister(|s| match &s.kind {
+            SkillKind::Builtin => false,
+            SkillKind::AgentSkill { .. } | SkillKind::Mcp { .. } => true,
+        });
         self.0.web.forget_lists();
-        self.0.agent_skills.clear();
+        self.reload_data().await
+    }
+
+    /// Re-reads the stored data the runtime keeps in memory (after a restore
+    /// or Clear all) and bumps every version, `data` included, so views and
+    /// other modules re-read theirs.
+    pub async fn reload_data(&self) -> Result<(), String> {
+        let db = &self.0.db;
+        let notes = load(db, NOTES).await?;
+        let tasks = load(db, TASKS).await?;
+        let memories = load(db, MEMORIES).await?;
+        let permissions: PermissionSettings = db
+            .setting(PERMISSIONS_KEY)
+            .await
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let (usage, _) = db.all::<Usage>(USAGE).await.map_err(|e| e.to_string())?;
+        // Installed Agent Skills packages come back (restore) or go (Clear
+        // all) with the stores, and their tools with them.
+        self.0
+            .agent_skills
+            .reload(db)
+            .await
+            .map_err(|e| e.to_string())?;
         self.sync_agent_skills();
+        let d = &self.0.data;
+        *d.notes.borrow_mut() = Notebook::new(notes);
+        *d.tasks.borrow_mut() = Collection::new(tasks);
+        *d.memories.borrow_mut() = Collection::new(memories);
+        *d.permissions.borrow_mut() = permissions;
+        *d.usage.borrow_mut() = usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect();
         let v = d.versions;
         for s in [
             v.notes,
@@ -622,6 +657,7 @@ impl Runtime {
             v.permissions,
             v.usage,
             v.activity,
+            v.data,
         ] {
             bump(s);
         }

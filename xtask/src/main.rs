@@ -7,8 +7,11 @@
 //!   Chromium, the release build and Playwright; ends with `N passed, N failed`.
 //! - `cargo xtask build`: the release build into dist/.
 //! - `cargo xtask bench`: print size and speed figures.
+//! - `cargo xtask precache [DIR]`: write the service worker's file list
+//!   (trunk runs this after every build).
 
 mod bench;
+mod pwa;
 mod setup;
 mod test;
 mod util;
@@ -81,13 +84,14 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("usage: cargo xtask <run|test|build|bench>");
+        eprintln!("usage: cargo xtask <run|test|build|bench|precache>");
         return ExitCode::FAILURE;
     };
     let result = match cmd.as_str() {
         "run" => run_app(rest),
         "build" => setup::build_tools().and_then(|()| step("release build", build_release)),
         "bench" => bench::run(rest),
+        "precache" => pwa::run(rest),
         "test" => match test::run_all() {
             Ok(t) => {
                 println!("\n{} passed, {} failed", t.passed, t.failed);
@@ -100,7 +104,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build or bench"
+            "unknown command '{other}'; use run, test, build, bench or precache"
         ))),
     };
     match result {

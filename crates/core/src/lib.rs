@@ -9,6 +9,7 @@ pub mod activity;
 pub mod agent;
 pub mod agent_skills;
 pub mod approval;
+pub mod backup;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
