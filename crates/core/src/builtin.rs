@@ -55,7 +55,7 @@ pub fn calculator() -> SkillDefinition {
 
 /// Every built-in skill, in the order the Skills panel lists them.
 pub fn definitions() -> Vec<SkillDefinition> {
-    vec![calculator()]
+    [vec![calculator()], crate::code::definitions()].concat()
 }
 
 /// A registry holding the built-in skills.

@@ -9,6 +9,7 @@ pub mod activity;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
+pub mod code;
 pub mod command;
 pub mod display;
 pub mod invoke;
