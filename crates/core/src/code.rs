@@ -26,6 +26,16 @@ pub const MAX_RUN_FILES: u64 = 100;
 /// The most bytes of files one run may be handed.
 pub const MAX_RUN_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The Pyodide files the sandbox needs to start Python, all served by the
+/// app and handed to the sandbox as bytes.
+pub const PYTHON_RUNTIME_FILES: [&str; 5] = [
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+];
+
 /// Timeouts: a default and a cap per language, and a floor for both.
 pub const MIN_TIMEOUT_MS: u64 = 100;
 pub const JS_DEFAULT_TIMEOUT_MS: u32 = 10_000;

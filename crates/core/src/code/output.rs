@@ -297,6 +297,47 @@ pub fn skill_result(
     }
 }
 
+/// What a script run for an Agent Skills tool answers: its stdout when that
+/// parses as JSON, else the value of its last expression, else its stdout
+/// as a string. A run that did not complete is an error with the same
+/// message a code run gives.
+pub fn script_output(
+    language: Language,
+    outcome: &RunOutcome,
+    timeout_ms: u32,
+) -> Result<Value, String> {
+    match outcome.status {
+        RunStatus::Completed => {
+            let stdout = outcome.stdout.trim();
+            if !stdout.is_empty()
+                && outcome.stdout_dropped == 0
+                && let Ok(value) = serde_json::from_str::<Value>(stdout)
+            {
+                return Ok(value);
+            }
+            if stdout.is_empty()
+                && let Some(value) = &outcome.value
+            {
+                return Ok(value.clone());
+            }
+            let report = CodeReport::new(language, outcome);
+            let mut text = outcome.stdout.clone();
+            if outcome.stdout_dropped > 0 {
+                text.push_str(&truncation_notice(outcome.stdout_dropped));
+            }
+            if text.is_empty() {
+                text = completed_text(&report);
+            }
+            Ok(Value::String(text))
+        }
+        RunStatus::Error | RunStatus::Timeout | RunStatus::Crashed => Err(failure_text(
+            &CodeReport::new(language, outcome),
+            timeout_ms,
+            outcome.stopped,
+        )),
+    }
+}
+
 /// Decodes an artifact's base64 data for download.
 pub fn artifact_bytes(data: &str) -> Result<Vec<u8>, String> {
     base64::engine::general_purpose::STANDARD
@@ -465,6 +506,29 @@ mod tests {
         );
         assert_eq!(artifact_bytes("AQID"), Ok(vec![1, 2, 3]));
         assert!(artifact_bytes("!!").is_err());
+    }
+
+    #[test]
+    fn scripts_answer_with_json_value_or_text() {
+        let with = |stdout: &str, value: Option<Value>| {
+            let mut o = outcome(RunStatus::Completed);
+            o.stdout = stdout.into();
+            o.value = value;
+            script_output(Language::Python, &o, 1000)
+        };
+        let cases = [
+            (with("{\"sum\": 3}\n", None), Ok(json!({"sum": 3}))),
+            (with("plain words\n", None), Ok(json!("plain words\n"))),
+            (with("", Some(json!([1, 2]))), Ok(json!([1, 2]))),
+            (with("", None), Ok(json!("(no output)"))),
+            (
+                script_output(Language::Python, &outcome(RunStatus::Timeout), 1000),
+                Err("timed out after 1.0 s: Python did not stop when interrupted, so it was restarted and variables from earlier runs are gone".to_string()),
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
     }
 
     #[test]
