@@ -2,9 +2,11 @@
 //! adapters (IndexedDB, time, downloads) that core's traits ask for.
 
 pub mod app;
+pub mod files;
 pub mod icons;
 pub mod platform;
 pub mod runtime;
+pub mod sandbox;
 pub mod storage;
 pub mod views;
 

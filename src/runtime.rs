@@ -30,6 +30,12 @@ impl Executor for BrowserExecutor {
             match &skill.kind {
                 SkillKind::Builtin => match skill.id.as_str() {
                     "calculator" => hearth_core::calculator::run(&call.arguments, local_clock()),
+                    "run_javascript" | "run_python" => {
+                        crate::sandbox::skill::run(skill, call).await
+                    }
+                    "read_file" | "list_files" | "search_files" => {
+                        crate::files::skills::run(skill, call).await
+                    }
                     other => Err(SkillError::new(format!(
                         "the built-in skill '{other}' has no implementation in this build"
                     ))),
@@ -61,6 +67,8 @@ impl Runtime {
         let registry = hearth_core::builtin::registry().map_err(|e| e.to_string())?;
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
+        crate::files::install(db.clone());
+        crate::sandbox::install(db.clone());
         let lookup = {
             let registry = registry.clone();
             move |id: &hearth_core::SkillId| registry.borrow().get(id).cloned()
