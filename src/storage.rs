@@ -40,8 +40,34 @@ pub const SCHEMA_V1: Schema = Schema {
     }],
 };
 
+pub const GRANTS: &str = "grants";
+pub const SANDBOX: &str = "sandbox";
+
+/// Version 2: files the person granted (with their File System Access
+/// handles) and the sandbox's preferences.
+pub const SCHEMA_V2: Schema = Schema {
+    version: 2,
+    stores: &[
+        StoreSpec {
+            name: ACTIVITY,
+            key_path: "id",
+            indexes: &[("started_at", "result.started_at_ms")],
+        },
+        StoreSpec {
+            name: GRANTS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SANDBOX,
+            key_path: "id",
+            indexes: &[],
+        },
+    ],
+};
+
 /// Every schema the app has shipped, oldest first; the last is current.
-pub const SCHEMAS: &[Schema] = &[SCHEMA_V1];
+pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2];
 
 pub fn current_schema() -> Schema {
     SCHEMAS[SCHEMAS.len() - 1]
@@ -235,6 +261,33 @@ impl Db {
             .map_err(write_error)?;
         tx.done().await.map_err(write_error)?;
         Ok(())
+    }
+
+    /// Writes a record that is already a JS value, for records serde
+    /// cannot describe (a grant's File System Access handle).
+    pub async fn put_value(&self, store: &str, value: &JsValue) -> Result<(), StorageError> {
+        let tx = self
+            .rexie
+            .transaction(&[store], TransactionMode::ReadWrite)
+            .map_err(write_error)?;
+        let s = tx.store(store).map_err(write_error)?;
+        s.put(value, None).await.map_err(write_error)?;
+        tx.done().await.map_err(write_error)?;
+        Ok(())
+    }
+
+    /// Every record of `store` as JS values, in key order.
+    pub async fn all_values(&self, store: &str) -> Result<Vec<JsValue>, StorageError> {
+        let tx = self
+            .rexie
+            .transaction(&[store], TransactionMode::ReadOnly)
+            .map_err(|e| StorageError::Read(describe(&e)))?;
+        let s = tx
+            .store(store)
+            .map_err(|e| StorageError::Read(describe(&e)))?;
+        s.get_all(None, None)
+            .await
+            .map_err(|e| StorageError::Read(describe(&e)))
     }
 
     /// Empties every store in one transaction.

@@ -1,0 +1,358 @@
+//! The file skills — `read_file`, `list_files`, `search_files` — and the
+//! files handed to code runs. Paths are checked and resolved by
+//! hearth-core before any handle is touched.
+
+use hearth_core::code::files::{
+    self, Entry, EntryKind, Hit, LIST_MAX_ENTRIES, ListArgs, ReadArgs, SEARCH_MAX_FILE_BYTES,
+    SearchArgs,
+};
+use hearth_core::code::grant::{self, GrantInfo, RelPath, strip_data_mount};
+use hearth_core::code::text::{self, SNIFF_BYTES, Sniffed};
+use hearth_core::code::{MAX_RUN_FILE_BYTES, MAX_RUN_FILES};
+use hearth_core::display;
+use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall};
+use serde_json::json;
+
+use super::FilesError;
+use super::fs::{self as hfs, Node};
+use super::grants::{self, Grant};
+use crate::sandbox::RunFile;
+
+/// The most files one run may be handed, counting inside folders.
+const MAX_RUN_FILE_COUNT: usize = 2000;
+/// The most files one search reads.
+const SEARCH_MAX_FILES: usize = 20_000;
+
+fn skill_error(e: FilesError) -> SkillError {
+    if e.needs_person() {
+        SkillError::input_required(e.to_string())
+    } else {
+        SkillError::new(e.to_string())
+    }
+}
+
+/// Runs a file skill's call.
+pub async fn run(skill: &SkillDefinition, call: &ToolCall) -> Result<SkillOutput, SkillError> {
+    match skill.id.as_str() {
+        "read_file" => {
+            let args: ReadArgs = files::parse_args(&call.arguments).map_err(SkillError::new)?;
+            read_file(&args).await.map_err(skill_error)
+        }
+        "list_files" => {
+            let args: ListArgs = files::parse_args(&call.arguments).map_err(SkillError::new)?;
+            list_files(&args).await.map_err(skill_error)
+        }
+        "search_files" => {
+            let args: SearchArgs = files::parse_args(&call.arguments).map_err(SkillError::new)?;
+            search_files(&args).await.map_err(skill_error)
+        }
+        other => Err(SkillError::new(format!("'{other}' is not a file skill"))),
+    }
+}
+
+/// A checked path, the grant it is in, and its handle.
+struct Located {
+    path: RelPath,
+    node: Node,
+}
+
+async fn locate(grants: &[Grant], raw: &str) -> Result<Located, FilesError> {
+    let path = RelPath::parse(strip_data_mount(raw))?;
+    let infos: Vec<GrantInfo> = grants.iter().map(Grant::info).collect();
+    let resolved = grant::resolve(&infos, &path)?;
+    let grant = grants
+        .iter()
+        .find(|g| g.record.id == resolved.grant.id)
+        .ok_or_else(|| FilesError::NotFound(path.to_string()))?;
+    let root = grants::root(grant).await?;
+    let node = hfs::resolve(root, &resolved.inner, &path).await?;
+    Ok(Located { path, node })
+}
+
+async fn read_file(args: &ReadArgs) -> Result<SkillOutput, FilesError> {
+    let grants = grants::list().await?;
+    let located = locate(&grants, &args.path).await?;
+    let Node::File(handle) = &located.node else {
+        return Err(FilesError::IsDirectory(located.path.to_string()));
+    };
+    let path = &located.path;
+    let file = hfs::file(handle, path).await?;
+    let size = file.size() as u64;
+    let head_len = size.min(SNIFF_BYTES as u64);
+    let head = hfs::read(&file, 0, head_len, path).await?;
+    let encoding = match text::sniff(&head, head_len == size) {
+        Sniffed::Text(e) => e,
+        Sniffed::Binary(kind) => {
+            return Err(FilesError::Binary(files::binary_refusal(path, kind, size)));
+        }
+    };
+    if args.offset > size {
+        return Err(FilesError::Invalid(format!(
+            "offset {} is past the end of '{path}', which has {size} bytes",
+            args.offset
+        )));
+    }
+    let end = args.offset.saturating_add(args.length()).min(size);
+    let bytes = if args.offset == 0 && end == head_len {
+        head
+    } else {
+        hfs::read(&file, args.offset, end, path).await?
+    };
+    let decoded = text::decode_range(&bytes, args.offset, size, encoding);
+    let text = files::read_text(path, size, encoding, &decoded);
+    let value = json!({
+        "path": path.to_string(),
+        "encoding": encoding.label(),
+        "size": size,
+        "start": decoded.start,
+        "end": decoded.end,
+        "text": decoded.text,
+    });
+    Ok(SkillOutput::text_and_json(text, value))
+}
+
+/// Lists `node` (at `path`) with sizes; returns the entries and whether
+/// the listing stopped early.
+async fn listing(
+    node: &Node,
+    path: &RelPath,
+    max: usize,
+) -> Result<(Vec<Entry>, bool), FilesError> {
+    let (walked, truncated) = hfs::walk(node, path, max).await?;
+    let mut entries = Vec::with_capacity(walked.len());
+    for w in walked {
+        match &w.node {
+            Node::File(h) => entries.push((
+                w.path.clone(),
+                Entry {
+                    path: w.path.to_string(),
+                    kind: EntryKind::File,
+                    size: hfs::file(h, &w.path).await?.size() as u64,
+                },
+            )),
+            Node::Dir(_) => entries.push((
+                w.path.clone(),
+                Entry {
+                    path: w.path.to_string(),
+                    kind: EntryKind::Directory,
+                    size: 0,
+                },
+            )),
+        }
+    }
+    // Tree order: by names, segment by segment.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    // A folder's size is what its listed files hold.
+    let sizes: Vec<(RelPath, u64)> = entries
+        .iter()
+        .filter(|(_, e)| e.kind == EntryKind::File)
+        .map(|(p, e)| (p.clone(), e.size))
+        .collect();
+    let entries = entries
+        .into_iter()
+        .map(|(p, mut e)| {
+            if e.kind == EntryKind::Directory {
+                e.size = sizes
+                    .iter()
+                    .filter(|(f, _)| f.starts_with(&p))
+                    .map(|(_, s)| s)
+                    .sum();
+            }
+            e
+        })
+        .collect();
+    Ok((entries, truncated))
+}
+
+async fn list_files(args: &ListArgs) -> Result<SkillOutput, FilesError> {
+    let grants = grants::list().await?;
+    let mut text = String::new();
+    let mut all = Vec::new();
+    let mut truncated = false;
+    match &args.path {
+        Some(raw) => {
+            let located = locate(&grants, raw).await?;
+            let (entries, cut) = listing(&located.node, &located.path, LIST_MAX_ENTRIES).await?;
+            text.push_str(&files::listing_text(
+                &located.path.to_string(),
+                &entries,
+                cut,
+            ));
+            truncated = cut;
+            all = entries;
+        }
+        None => {
+            if grants.is_empty() {
+                return Err(FilesError::Resolve(grant::ResolveError::NoGrants));
+            }
+            let mut budget = LIST_MAX_ENTRIES;
+            for g in &grants {
+                let path = RelPath::parse(&g.record.name)?;
+                let root = match grants::root(g).await {
+                    Ok(root) => root,
+                    Err(e) => {
+                        text.push_str(&format!("{}: {e}\n", g.record.name));
+                        continue;
+                    }
+                };
+                let (mut entries, cut) = match &root {
+                    Node::Dir(_) => listing(&root, &path, budget).await?,
+                    Node::File(_) => listing(&root, &path, 1).await?,
+                };
+                if let Node::Dir(_) = root {
+                    // The grant's own folder first.
+                    let size = entries
+                        .iter()
+                        .filter(|e| e.kind == EntryKind::File)
+                        .map(|e| e.size)
+                        .sum();
+                    entries.insert(
+                        0,
+                        Entry {
+                            path: path.to_string(),
+                            kind: EntryKind::Directory,
+                            size,
+                        },
+                    );
+                }
+                budget = budget.saturating_sub(entries.len());
+                truncated |= cut;
+                text.push_str(&files::listing_text(&g.record.name, &entries, cut));
+                text.push('\n');
+                all.extend(entries);
+                if budget == 0 {
+                    truncated = true;
+                    break;
+                }
+            }
+        }
+    }
+    let value = json!({"entries": all, "truncated": truncated});
+    Ok(SkillOutput::text_and_json(
+        text.trim_end().to_string(),
+        value,
+    ))
+}
+
+async fn search_files(args: &SearchArgs) -> Result<SkillOutput, FilesError> {
+    let grants = grants::list().await?;
+    let max = args.max_results();
+    let mut roots: Vec<(RelPath, Node)> = Vec::new();
+    match &args.path {
+        Some(raw) => {
+            let located = locate(&grants, raw).await?;
+            roots.push((located.path, located.node));
+        }
+        None => {
+            if grants.is_empty() {
+                return Err(FilesError::Resolve(grant::ResolveError::NoGrants));
+            }
+            for g in &grants {
+                roots.push((RelPath::parse(&g.record.name)?, grants::root(g).await?));
+            }
+        }
+    }
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut scanned = 0usize;
+    let mut capped = false;
+    'roots: for (path, node) in &roots {
+        let (walked, cut) = hfs::walk(node, path, SEARCH_MAX_FILES).await?;
+        if cut {
+            skipped.push(format!(
+                "{path}: more than {SEARCH_MAX_FILES} entries; the rest"
+            ));
+        }
+        for w in walked {
+            let Node::File(handle) = &w.node else {
+                continue;
+            };
+            let file = hfs::file(handle, &w.path).await?;
+            let size = file.size() as u64;
+            if size > SEARCH_MAX_FILE_BYTES {
+                skipped.push(format!(
+                    "{}: {}, over the {} search limit",
+                    w.path,
+                    display::bytes(size as f64),
+                    display::bytes(SEARCH_MAX_FILE_BYTES as f64)
+                ));
+                continue;
+            }
+            let bytes = hfs::read(&file, 0, size, &w.path).await?;
+            let encoding = match text::sniff(&bytes, true) {
+                Sniffed::Text(e) => e,
+                Sniffed::Binary(_) => continue,
+            };
+            scanned += 1;
+            let decoded = text::decode_range(&bytes, 0, size, encoding);
+            let room = max - hits.len();
+            let found =
+                files::search_text(&decoded.text, &args.query, args.case_sensitive, room + 1);
+            for (line, text) in found {
+                if hits.len() >= max {
+                    capped = true;
+                    break 'roots;
+                }
+                hits.push(Hit {
+                    path: w.path.to_string(),
+                    line,
+                    text,
+                });
+            }
+        }
+    }
+    let text = files::search_report(&args.query, &hits, scanned, &skipped, capped);
+    let value = json!({"hits": hits, "scanned": scanned});
+    Ok(SkillOutput::text_and_json(text, value))
+}
+
+/// The files named by a run's `files` argument, read for the sandbox:
+/// each granted file, or every file below a granted folder, under
+/// `/mnt/data/<path>`.
+pub async fn files_for_run(paths: &[String]) -> Result<Vec<RunFile>, FilesError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    if paths.len() as u64 > MAX_RUN_FILES {
+        return Err(FilesError::TooLarge(format!(
+            "at most {MAX_RUN_FILES} paths can be handed to one run"
+        )));
+    }
+    let grants = grants::list().await?;
+    let mut out: Vec<RunFile> = Vec::new();
+    let mut seen: Vec<RelPath> = Vec::new();
+    let mut total = 0u64;
+    for raw in paths {
+        let located = locate(&grants, raw).await?;
+        let (walked, cut) = hfs::walk(&located.node, &located.path, MAX_RUN_FILE_COUNT).await?;
+        if cut {
+            return Err(FilesError::TooLarge(format!(
+                "'{}' holds more than {MAX_RUN_FILE_COUNT} entries; hand the code a smaller folder",
+                located.path
+            )));
+        }
+        for w in walked {
+            let Node::File(handle) = &w.node else {
+                continue;
+            };
+            if seen.contains(&w.path) {
+                continue;
+            }
+            let file = hfs::file(handle, &w.path).await?;
+            total += file.size() as u64;
+            if total > MAX_RUN_FILE_BYTES || out.len() >= MAX_RUN_FILE_COUNT {
+                return Err(FilesError::TooLarge(format!(
+                    "the files handed to one run may total at most {} and {MAX_RUN_FILE_COUNT} files",
+                    display::bytes(MAX_RUN_FILE_BYTES as f64)
+                )));
+            }
+            let bytes = hfs::read_buffer(&file, &w.path).await?;
+            out.push(RunFile {
+                path: w.path.mount_path(),
+                bytes,
+            });
+            seen.push(w.path);
+        }
+    }
+    Ok(out)
+}
