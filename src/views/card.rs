@@ -64,6 +64,7 @@ pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> imp
     let status_class = format!("status status-{}", status.as_str());
     let input = input_text(&record.arguments);
     let output = output_text(&record);
+    let code = crate::views::code::code_output(&record);
     let duration = hearth_core::display::duration(record.result.duration_ms);
     let time = format_time(record.result.started_at_ms);
     view! {
@@ -82,7 +83,10 @@ pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> imp
                 <dt>"Input"</dt>
                 <dd><pre class="card-input">{input}</pre></dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
-                <dd><pre class="card-output">{output}</pre></dd>
+                <dd>{match code {
+                    Some(view) => view,
+                    None => view! { <pre class="card-output">{output}</pre> }.into_any(),
+                }}</dd>
             </dl>
         </article>
     }

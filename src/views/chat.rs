@@ -77,6 +77,7 @@ pub fn ChatView() -> impl IntoView {
                     }
                 />
             </div>
+            <crate::views::code::PythonStatus/>
             <Composer on_result=on_result/>
         </section>
     }

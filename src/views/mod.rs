@@ -3,6 +3,8 @@
 
 pub mod card;
 pub mod chat;
+pub mod code;
 pub mod confirm;
+pub mod files;
 pub mod settings;
 pub mod skills;

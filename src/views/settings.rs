@@ -74,6 +74,8 @@ pub fn SettingsView() -> impl IntoView {
                     <dd data-testid="version">{env!("CARGO_PKG_VERSION")}</dd>
                 </dl>
             </section>
+            <crate::views::files::GrantsPanel/>
+            <crate::views::code::CodeSettings/>
             <section class="panel">
                 <h2>"Storage"</h2>
                 <p class="muted">"Everything Hearth knows lives in this browser, on this device."</p>
