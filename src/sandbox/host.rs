@@ -35,6 +35,12 @@ pub const SANDBOX_URL: &str = "/sandbox/host.html";
 const START_DEADLINE_MS: u32 = 30_000;
 /// Where replies that answer no request id (only `ready`) are matched.
 const READY_KEY: &str = "@ready";
+/// While a request waits, the sandbox is pinged this often…
+const HEARTBEAT_MS: u32 = 1_000;
+/// …and declared dead when a ping goes unanswered this long. Its page's
+/// thread never runs untrusted code, so only a dead process is silent (for
+/// example after a run exhausted its memory and took the process down).
+const SILENCE_MS: u32 = 5_000;
 
 const JAVASCRIPT_RUNNER: &str = include_str!("runners/javascript.js");
 const PYTHON_RUNNER: &str = include_str!("runners/python.js");
@@ -55,6 +61,7 @@ pub struct Connection {
     pub cross_origin_isolated: bool,
     /// Whether Python was loaded into this iframe.
     pub python_loaded: Cell<bool>,
+    pings: Cell<u64>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
 }
 
@@ -199,6 +206,7 @@ impl Connection {
             alive,
             cross_origin_isolated: false,
             python_loaded: Cell::new(false),
+            pings: Cell::new(0),
             _on_message: on_message,
         };
         let init = HostMessage::Init {
@@ -232,7 +240,8 @@ impl Connection {
     }
 
     /// Sends `message` (answered under `id`) with `buffers` transferred,
-    /// and waits at most `deadline_ms` for the reply. Past the deadline the
+    /// and waits at most `deadline_ms` for the reply, pinging the sandbox
+    /// meanwhile. Past the deadline, or when the sandbox falls silent, the
     /// whole sandbox is torn down.
     pub async fn request(
         &self,
@@ -241,6 +250,50 @@ impl Connection {
         buffers: Vec<ArrayBuffer>,
         deadline_ms: u32,
     ) -> Reply {
+        let rx = self.send(id, message, buffers)?;
+        futures::select! {
+            reply = rx.fuse() => reply.unwrap_or(Err(SandboxError::Unresponsive)),
+            _ = TimeoutFuture::new(deadline_ms).fuse() => {
+                self.pending.borrow_mut().remove(id);
+                self.close(&SandboxError::Unresponsive);
+                Err(SandboxError::Unresponsive)
+            }
+            _ = self.heartbeat().fuse() => {
+                self.pending.borrow_mut().remove(id);
+                self.close(&SandboxError::Crashed);
+                Err(SandboxError::Crashed)
+            }
+        }
+    }
+
+    /// Pings until a ping goes unanswered; returns only then.
+    async fn heartbeat(&self) {
+        loop {
+            TimeoutFuture::new(HEARTBEAT_MS).await;
+            let n = self.pings.get() + 1;
+            self.pings.set(n);
+            let id = format!("ping-{n}");
+            let Ok(rx) = self.send(&id, &HostMessage::Ping { id: id.clone() }, Vec::new()) else {
+                return;
+            };
+            let answered = futures::select! {
+                reply = rx.fuse() => matches!(reply, Ok(Ok((SandboxMessage::Pong { .. }, _)))),
+                _ = TimeoutFuture::new(SILENCE_MS).fuse() => false,
+            };
+            if !answered {
+                self.pending.borrow_mut().remove(&id);
+                return;
+            }
+        }
+    }
+
+    /// Posts `message` and returns where its reply will arrive.
+    fn send(
+        &self,
+        id: &str,
+        message: &HostMessage,
+        buffers: Vec<ArrayBuffer>,
+    ) -> Result<oneshot::Receiver<Reply>, SandboxError> {
         if !self.is_alive() {
             return Err(SandboxError::Unresponsive);
         }
@@ -257,14 +310,7 @@ impl Connection {
             self.pending.borrow_mut().remove(id);
             return Err(browser(e));
         }
-        futures::select! {
-            reply = rx.fuse() => reply.unwrap_or(Err(SandboxError::Unresponsive)),
-            _ = TimeoutFuture::new(deadline_ms).fuse() => {
-                self.pending.borrow_mut().remove(id);
-                self.close(&SandboxError::Unresponsive);
-                Err(SandboxError::Unresponsive)
-            }
-        }
+        Ok(rx)
     }
 
     /// Removes the iframe (stopping every worker in it) and fails whatever

@@ -34,6 +34,10 @@ pub enum SandboxError {
     Start(String),
     #[error("the sandbox stopped answering, so it was restarted; run the code again")]
     Unresponsive,
+    #[error(
+        "the sandbox crashed (a run may have used more memory than the browser allows), so it was restarted; any Python variables are gone"
+    )]
+    Crashed,
     #[error("the sandbox sent a message Hearth refuses ({0}), so it was restarted")]
     Protocol(String),
     #[error("the sandbox refused the run: {0}")]

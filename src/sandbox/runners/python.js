@@ -25,7 +25,7 @@
   const INDEX = 'https://pyodide.invalid/';
   const MAX_SESSIONS = 16;
   const HELPERS = String.raw`
-import json, os, reprlib, sys, traceback
+import json, linecache, os, reprlib, sys, traceback
 from pyodide.code import eval_code_async
 
 _repr = reprlib.Repr()
@@ -56,6 +56,8 @@ def _failure(e):
 
 
 async def run(code, namespace, value_limit):
+    # Tracebacks then show the lines of the person's code.
+    linecache.cache["<code>"] = (len(code), None, code.splitlines(True), "<code>")
     try:
         try:
             value = await eval_code_async(code, namespace, filename="<code>")

@@ -86,8 +86,15 @@ pub struct Entry {
 }
 
 /// A listing, as the model reads it: one path per line, folders ending in
-/// `/`, sizes after a tab.
+/// `/`, sizes in a column after the paths.
 pub fn listing_text(root: &str, entries: &[Entry], truncated: bool) -> String {
+    let width = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .map(|e| e.path.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(48);
     let files = entries.iter().filter(|e| e.kind == EntryKind::File).count();
     let total: u64 = entries
         .iter()
@@ -102,9 +109,11 @@ pub fn listing_text(root: &str, entries: &[Entry], truncated: bool) -> String {
     for e in entries {
         match e.kind {
             EntryKind::Directory => out.push_str(&format!("{}/\n", e.path)),
-            EntryKind::File => {
-                out.push_str(&format!("{}\t{}\n", e.path, display::bytes(e.size as f64)))
-            }
+            EntryKind::File => out.push_str(&format!(
+                "{:<width$}  {}\n",
+                e.path,
+                display::bytes(e.size as f64)
+            )),
         }
     }
     if truncated {
@@ -300,7 +309,7 @@ mod tests {
         ];
         assert_eq!(
             listing_text("fixtures", &entries, false),
-            "fixtures: 2 files, 2.0 KB\nfixtures/a.txt\t12 B\nfixtures/sub/\nfixtures/sub/b.csv\t2.0 KB"
+            "fixtures: 2 files, 2.0 KB\nfixtures/a.txt      12 B\nfixtures/sub/\nfixtures/sub/b.csv  2.0 KB"
         );
         assert_eq!(
             listing_text("empty", &[], true),

@@ -120,6 +120,11 @@ pub enum HostMessage {
     RestartPython {
         id: String,
     },
+    /// Are you alive? The sandbox page answers at once: its own thread
+    /// never runs untrusted code, so silence means its process died.
+    Ping {
+        id: String,
+    },
 }
 
 impl HostMessage {
@@ -233,6 +238,10 @@ pub enum SandboxMessage {
         id: String,
         outcome: Box<RunOutcome>,
     },
+    /// The answer to `ping`.
+    Pong {
+        id: String,
+    },
     /// The sandbox could not take a request.
     Refused {
         #[serde(default)]
@@ -248,7 +257,8 @@ impl SandboxMessage {
             SandboxMessage::Ready { .. } => None,
             SandboxMessage::PythonReady { id, .. }
             | SandboxMessage::PythonFailed { id, .. }
-            | SandboxMessage::Result { id, .. } => Some(id),
+            | SandboxMessage::Result { id, .. }
+            | SandboxMessage::Pong { id } => Some(id),
             SandboxMessage::Refused { id, .. } => id.as_deref(),
         }
     }
@@ -338,7 +348,7 @@ fn check_message(message: &SandboxMessage, buffer_sizes: &[u64]) -> Result<(), P
         }
     };
     match message {
-        SandboxMessage::Ready { .. } => expect_buffers(0),
+        SandboxMessage::Ready { .. } | SandboxMessage::Pong { .. } => expect_buffers(0),
         SandboxMessage::PythonReady {
             version, load_ms, ..
         } => {
@@ -507,7 +517,7 @@ mod tests {
             (
                 json!({"v": 1, "kind": "html", "markup": "<img onerror=alert(1)>"}).to_string(),
                 vec![],
-                "err the message does not have the expected shape: unknown variant `html`, expected one of `ready`, `python_ready`, `python_failed`, `result`, `refused`",
+                "err the message does not have the expected shape: unknown variant `html`, expected one of `ready`, `python_ready`, `python_failed`, `result`, `pong`, `refused`",
             ),
             (
                 json!({"v": 1, "kind": "ready", "cross_origin_isolated": true, "extra": 1}).to_string(),
