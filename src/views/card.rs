@@ -65,6 +65,7 @@ pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> imp
     let input = input_text(&record.arguments);
     let output = output_text(&record);
     let code = crate::views::code::code_output(&record);
+    let code_input = crate::views::code::code_input(&record);
     let duration = hearth_core::display::duration(record.result.duration_ms);
     let time = format_time(record.result.started_at_ms);
     view! {
@@ -81,7 +82,10 @@ pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> imp
             </header>
             <dl class="card-body">
                 <dt>"Input"</dt>
-                <dd><pre class="card-input">{input}</pre></dd>
+                <dd>{match code_input {
+                    Some(view) => view,
+                    None => view! { <pre class="card-input">{input}</pre> }.into_any(),
+                }}</dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
                 <dd>{match code {
                     Some(view) => view,

@@ -18,6 +18,32 @@ use wasm_bindgen::JsCast;
 
 use crate::sandbox::{PythonState, sandbox};
 
+/// The card's input for a code run: the code as written, then the files
+/// and input it was handed; `None` for other records.
+pub fn code_input(record: &ActivityRecord) -> Option<AnyView> {
+    Language::from_skill_id(record.skill_id.as_str())?;
+    let args = hearth_core::code::RunArgs::parse(&record.arguments).ok()?;
+    let files = (!args.files.is_empty()).then(|| args.files.join(", "));
+    let input = args
+        .input
+        .as_ref()
+        .map(|v| serde_json::to_string(v).unwrap_or_default());
+    let timeout = args
+        .timeout_ms
+        .map(|t| hearth_core::display::duration(t as f64));
+    Some(
+        view! {
+            <div class="code-input">
+                <pre class="card-input code-source">{args.code}</pre>
+                {files.map(|f| view! { <p class="code-meta"><span class="code-label">"Files"</span>" "{f}</p> })}
+                {input.map(|i| view! { <p class="code-meta"><span class="code-label">"Input"</span>" "<code>{i}</code></p> })}
+                {timeout.map(|t| view! { <p class="code-meta"><span class="code-label">"Time limit"</span>" "{t}</p> })}
+            </div>
+        }
+        .into_any(),
+    )
+}
+
 /// The card body for a completed code run, or `None` for other records.
 pub fn code_output(record: &ActivityRecord) -> Option<AnyView> {
     Language::from_skill_id(record.skill_id.as_str())?;

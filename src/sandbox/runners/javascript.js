@@ -48,6 +48,37 @@
 
   let secret = null;
   let started = false;
+  // What the snippet threw, kept for the fallback answer.
+  let lastThrown;
+
+  /** The message of a thrown value, read without calling its methods. */
+  const plainMessage = (thrown) => {
+    try {
+      const message = thrown !== null && typeof thrown === 'object' ? thrown.message : thrown;
+      return typeof message === 'string' ? message : '';
+    } catch (_) {
+      return '';
+    }
+  };
+
+  /** An answer built with no built-in methods a snippet could replace. */
+  const fallback = (id) => {
+    const said = plainMessage(lastThrown);
+    post({
+      kind: 'result',
+      nonce: secret,
+      id,
+      outcome: {
+        status: 'error',
+        error: {
+          name: 'Error',
+          message: (said ? said + ' ' : '') + '(the snippet changed built-in objects the runner needs, so no more of its result could be read)',
+          line: null,
+          traceback: null,
+        },
+      },
+    });
+  };
 
   // A run gets one thread: no workers of its own.
   for (const name of ['Worker', 'SharedWorker']) {
@@ -374,6 +405,7 @@
         }
       }
     } catch (thrown) {
+      lastThrown = thrown instanceof EvalFailure ? thrown.error : thrown;
       outcome.status = 'error';
       outcome.error = thrown instanceof EvalFailure
         ? describeError(thrown.error, thrown.offset, thrown.syntax)
@@ -402,7 +434,13 @@
       secret = String(m.nonce);
     } else if (m.kind === 'run' && secret !== null && !started) {
       started = true;
-      run(m);
+      (async () => {
+        try {
+          await run(m);
+        } catch (_) {
+          fallback(m.id);
+        }
+      })();
     }
   });
 })();

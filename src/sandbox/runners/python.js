@@ -20,6 +20,83 @@
   const utf8 = new TextDecoder();
   const decode = utf8.decode.bind(utf8);
   const now = performance.now.bind(performance);
+  const testRegExp = Function.prototype.call.bind(RegExp.prototype.test);
+  const objectFromEntries = Object.fromEntries;
+
+  // --- Keeping the JavaScript realm clean between runs -------------------
+  // The worker lives across runs, and Python reaches its JavaScript realm
+  // through `import js`. A run that replaces built-ins (JSON, Array.prototype
+  // methods, globals) would otherwise break every later run and Pyodide's
+  // own glue. So the built-ins are recorded once Pyodide is up and put back
+  // before every run: added properties on them are removed, replaced or
+  // deleted ones restored. Globals a run adds are left alone.
+  const ownKeys = Reflect.ownKeys;
+  const describe = Object.getOwnPropertyDescriptor;
+  const define = Reflect.defineProperty;
+  const remove = Reflect.deleteProperty;
+  const intrinsics = [
+    Object, Object.prototype, Function, Function.prototype, Array, Array.prototype,
+    String, String.prototype, Number, Number.prototype, Boolean.prototype, Symbol, Symbol.prototype,
+    BigInt.prototype, RegExp, RegExp.prototype, Date.prototype, Error, Error.prototype,
+    Promise, Promise.prototype, Map.prototype, Set.prototype, WeakMap.prototype, WeakRef.prototype,
+    ArrayBuffer, ArrayBuffer.prototype, Object.getPrototypeOf(Uint8Array), Object.getPrototypeOf(Uint8Array.prototype),
+    Uint8Array.prototype, Int32Array.prototype, DataView.prototype, JSON, Math, Reflect, Atomics,
+    TextEncoder.prototype, TextDecoder.prototype, Response.prototype, Blob.prototype, URL, WebAssembly,
+    WebAssembly.Module, WebAssembly.Instance.prototype, WebAssembly.Memory.prototype, Proxy,
+  ];
+  let realm = null;
+  // Restoring must not lean on what it restores: index loops only, and
+  // Set's methods called through bound intrinsics.
+  const NativeSet = Set;
+  const setAdd = Function.prototype.call.bind(Set.prototype.add);
+  const setHas = Function.prototype.call.bind(Set.prototype.has);
+
+  const snapshot = (target) => {
+    const keys = ownKeys(target);
+    const entries = [];
+    for (let i = 0; i < keys.length; i++) entries[i] = { key: keys[i], was: describe(target, keys[i]) };
+    return entries;
+  };
+
+  const sameDescriptor = (a, b) => a !== undefined && b !== undefined
+    && a.value === b.value && a.get === b.get && a.set === b.set
+    && a.writable === b.writable && a.enumerable === b.enumerable && a.configurable === b.configurable;
+
+  const recordRealm = () => {
+    const objects = [];
+    for (let i = 0; i < intrinsics.length; i++) objects[i] = { target: intrinsics[i], entries: snapshot(intrinsics[i]) };
+    realm = { objects, globals: snapshot(self) };
+  };
+
+  const restoreEntries = (target, entries, removeAdded) => {
+    const known = new NativeSet();
+    for (let i = 0; i < entries.length; i++) {
+      const { key, was } = entries[i];
+      setAdd(known, key);
+      const now = describe(target, key);
+      if (!sameDescriptor(now, was)) {
+        if (now !== undefined && now.configurable) remove(target, key);
+        define(target, key, was);
+      }
+    }
+    if (removeAdded) {
+      const keys = ownKeys(target);
+      for (let i = 0; i < keys.length; i++) {
+        if (!setHas(known, keys[i])) remove(target, keys[i]);
+      }
+    }
+  };
+
+  const restoreRealm = () => {
+    if (!realm) return;
+    for (let i = 0; i < realm.objects.length; i++) restoreEntries(realm.objects[i].target, realm.objects[i].entries, true);
+    restoreEntries(self, realm.globals, false);
+  };
+
+  // Python gets one thread: no workers of its own.
+  for (const name of ['Worker', 'SharedWorker']) {
+    try { delete self[name]; } catch (_) { /* keep going */ }
+  }
 
   // A host name that can never resolve: requests for it are answered here.
   const INDEX = 'https://pyodide.invalid/';
@@ -169,6 +246,9 @@ async def run(code, namespace, value_limit):
       const namespace = py.globals.get('dict')();
       py.runPython(HELPERS, { globals: namespace });
       helpers = { run: namespace.get('run'), newNamespace: namespace.get('new_namespace') };
+      // fetch goes back to the browser's own before the realm is recorded.
+      self.fetch = realFetch;
+      recordRealm();
       send({ kind: 'booted', version: py.version, ms: now() - t0 });
     } catch (e) {
       send({ kind: 'boot_failed', message: String((e && e.message) || e) });
@@ -285,7 +365,7 @@ async def run(code, namespace, value_limit):
       const { namespace, keep } = namespaceFor(typeof m.session === 'string' ? m.session : null);
       const pending = helpers.run(m.code, namespace, limits.max_value_bytes);
       const proxy = await pending;
-      const result = proxy.toJs({ dict_converter: Object.fromEntries });
+      const result = proxy.toJs({ dict_converter: objectFromEntries });
       proxy.destroy();
       if (!keep) namespace.destroy();
       if (result.ok) {
@@ -300,7 +380,7 @@ async def run(code, namespace, value_limit):
       ({ artifacts, dropped: droppedFiles } = collectOut(limits));
     } catch (e) {
       const message = String((e && e.message) || e);
-      if (/fatal error/i.test(message)) fatal = message;
+      if (testRegExp(/fatal error/i, message)) fatal = message;
       outcome.status = 'error';
       outcome.error = { name: (e && e.name) || 'Error', message, line: null, traceback: null };
     } finally {
@@ -323,7 +403,30 @@ async def run(code, namespace, value_limit):
         artifacts,
         artifacts_dropped: droppedFiles,
       },
-    }, artifacts.map((a) => a.bytes.buffer));
+    }, transferList(artifacts));
+  };
+
+  const transferList = (artifacts) => {
+    const list = [];
+    for (let i = 0; i < artifacts.length; i++) list[i] = artifacts[i].bytes.buffer;
+    return list;
+  };
+
+  /** An answer built with no built-in methods a run could have replaced. */
+  const fallback = (id) => {
+    send({
+      kind: 'result',
+      id,
+      outcome: {
+        status: 'error',
+        error: {
+          name: 'Error',
+          message: 'an earlier run changed JavaScript built-ins the Python runner needs; restart Python (Settings → Code) to get a clean interpreter',
+          line: null,
+          traceback: null,
+        },
+      },
+    });
   };
 
   listen('message', async (e) => {
@@ -335,7 +438,10 @@ async def run(code, namespace, value_limit):
     } else if (m.kind === 'run' && helpers && !busy) {
       busy = true;
       try {
+        restoreRealm();
         await run(m);
+      } catch (_) {
+        fallback(m.id);
       } finally {
         busy = false;
       }

@@ -219,7 +219,10 @@ pub fn failure_text(report: &CodeReport, timeout_ms: u32, stopped: Option<Stop>)
                 if let Some(tb) = &e.traceback
                     && !tb.trim().is_empty()
                 {
-                    s.push_str("\n\n");
+                    // Frames alone (JavaScript's "    at …") continue the
+                    // header; a whole traceback (Python's) stands apart.
+                    let frames_only = tb.starts_with(char::is_whitespace);
+                    s.push_str(if frames_only { "\n" } else { "\n\n" });
                     s.push_str(tb.trim_end());
                 }
                 s
@@ -424,6 +427,13 @@ mod tests {
             line: Some(3),
             traceback: Some("Traceback (most recent call last):\n  File \"<code>\", line 3, in <module>\nNameError: name 'x' is not defined\n".into()),
         });
+        let mut thrown = outcome(RunStatus::Error);
+        thrown.error = Some(RunError {
+            name: "TypeError".into(),
+            message: "Failed to fetch".into(),
+            line: Some(1),
+            traceback: Some("    at snippet.js:1:7".into()),
+        });
         let mut interrupted = outcome(RunStatus::Timeout);
         interrupted.stopped = Some(Stop::Interrupt);
         interrupted.stdout = "tick\n".into();
@@ -453,6 +463,11 @@ mod tests {
                 Language::Python,
                 raised,
                 "err NameError: name 'x' is not defined (line 3)\n\nTraceback (most recent call last):\n  File \"<code>\", line 3, in <module>\nNameError: name 'x' is not defined\n\nOutput before it stopped:\nstdout:\nbefore",
+            ),
+            (
+                Language::Javascript,
+                thrown,
+                "err TypeError: Failed to fetch (line 1)\n    at snippet.js:1:7",
             ),
             (
                 Language::Python,
