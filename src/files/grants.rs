@@ -7,6 +7,7 @@
 //! files in the origin private file system under `grants/<id>/`, which
 //! survives reloads and needs no permission.
 
+use futures::StreamExt;
 use hearth_core::code::grant::{GrantInfo, GrantKind, GrantSource, RelPath, unique_name};
 use js_sys::Reflect;
 use serde::{Deserialize, Serialize};
@@ -221,25 +222,31 @@ pub async fn add_copy(
     let name = unique_name(wanted_name, &taken);
     let id = new_id();
     let dir = copy_dir(&id, true).await?;
-    let (mut count, mut bytes, mut skipped) = (0u64, 0u64, 0usize);
-    for (inner, file) in &files {
-        if inner.is_empty() || RelPath::from_segments(inner).is_err() {
-            skipped += 1;
-            continue;
-        }
-        if let Err(e) = write_file(&dir, inner, file).await {
-            let _ = remove_copy(&id).await;
-            let message = js_message(&e);
-            return Err(if message.contains("Quota") {
-                FilesError::TooLarge(
-                    "the browser's storage is full, so the copy was not kept".into(),
-                )
-            } else {
-                FilesError::NoCopies(message)
-            });
-        }
-        count += 1;
-        bytes += file.size() as u64;
+    let total = files.len();
+    let usable: Vec<(Vec<String>, File)> = files
+        .into_iter()
+        .filter(|(inner, _)| !inner.is_empty() && RelPath::from_segments(inner).is_ok())
+        .collect();
+    let skipped = total - usable.len();
+    let count = usable.len() as u64;
+    let bytes: u64 = usable.iter().map(|(_, f)| f.size() as u64).sum();
+    // Several writes in flight: each is a handful of asynchronous calls.
+    let written: Vec<Result<(), JsValue>> = futures::stream::iter(usable)
+        .map(|(inner, file)| {
+            let dir = dir.clone();
+            async move { write_file(&dir, &inner, &file).await }
+        })
+        .buffer_unordered(4)
+        .collect()
+        .await;
+    if let Some(Err(e)) = written.into_iter().find(Result::is_err) {
+        let _ = remove_copy(&id).await;
+        let message = js_message(&e);
+        return Err(if message.contains("Quota") {
+            FilesError::TooLarge("the browser's storage is full, so the copy was not kept".into())
+        } else {
+            FilesError::NoCopies(message)
+        });
     }
     let record = GrantRecord {
         id,

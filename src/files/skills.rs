@@ -2,6 +2,7 @@
 //! files handed to code runs. Paths are checked and resolved by
 //! hearth-core before any handle is touched.
 
+use futures::StreamExt;
 use hearth_core::code::files::{
     self, Entry, EntryKind, Hit, LIST_MAX_ENTRIES, ListArgs, ReadArgs, SEARCH_MAX_FILE_BYTES,
     SearchArgs,
@@ -14,7 +15,7 @@ use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall};
 use serde_json::json;
 
 use super::FilesError;
-use super::fs::{self as hfs, Node};
+use super::fs::{self as hfs, Node, Walked};
 use super::grants::{self, Grant};
 use crate::sandbox::RunFile;
 
@@ -22,6 +23,9 @@ use crate::sandbox::RunFile;
 const MAX_RUN_FILE_COUNT: usize = 2000;
 /// The most files one search reads.
 const SEARCH_MAX_FILES: usize = 20_000;
+/// How many file reads are in flight at once: the browser's file APIs
+/// answer each call asynchronously, so one at a time leaves them idle.
+const IN_FLIGHT: usize = 8;
 
 fn skill_error(e: FilesError) -> SkillError {
     if e.needs_person() {
@@ -119,27 +123,25 @@ async fn listing(
     max: usize,
 ) -> Result<(Vec<Entry>, bool), FilesError> {
     let (walked, truncated) = hfs::walk(node, path, max).await?;
-    let mut entries = Vec::with_capacity(walked.len());
-    for w in walked {
-        match &w.node {
-            Node::File(h) => entries.push((
+    let sized: Vec<Result<(RelPath, Entry), FilesError>> = futures::stream::iter(walked)
+        .map(|w| async move {
+            let (kind, size) = match &w.node {
+                Node::File(h) => (EntryKind::File, hfs::file(h, &w.path).await?.size() as u64),
+                Node::Dir(_) => (EntryKind::Directory, 0),
+            };
+            Ok((
                 w.path.clone(),
                 Entry {
                     path: w.path.to_string(),
-                    kind: EntryKind::File,
-                    size: hfs::file(h, &w.path).await?.size() as u64,
+                    kind,
+                    size,
                 },
-            )),
-            Node::Dir(_) => entries.push((
-                w.path.clone(),
-                Entry {
-                    path: w.path.to_string(),
-                    kind: EntryKind::Directory,
-                    size: 0,
-                },
-            )),
-        }
-    }
+            ))
+        })
+        .buffered(IN_FLIGHT)
+        .collect()
+        .await;
+    let mut entries = sized.into_iter().collect::<Result<Vec<_>, _>>()?;
     // Tree order: by names, segment by segment.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     // A folder's size is what its listed files hold.
@@ -256,54 +258,89 @@ async fn search_files(args: &SearchArgs) -> Result<SkillOutput, FilesError> {
     let mut skipped: Vec<String> = Vec::new();
     let mut scanned = 0usize;
     let mut capped = false;
-    'roots: for (path, node) in &roots {
+    for (path, node) in &roots {
         let (walked, cut) = hfs::walk(node, path, SEARCH_MAX_FILES).await?;
         if cut {
             skipped.push(format!(
                 "{path}: more than {SEARCH_MAX_FILES} entries; the rest"
             ));
         }
-        for w in walked {
-            let Node::File(handle) = &w.node else {
-                continue;
-            };
-            let file = hfs::file(handle, &w.path).await?;
-            let size = file.size() as u64;
-            if size > SEARCH_MAX_FILE_BYTES {
-                skipped.push(format!(
-                    "{}: {}, over the {} search limit",
-                    w.path,
-                    display::bytes(size as f64),
-                    display::bytes(SEARCH_MAX_FILE_BYTES as f64)
-                ));
-                continue;
-            }
-            let bytes = hfs::read(&file, 0, size, &w.path).await?;
-            let encoding = match text::sniff(&bytes, true) {
-                Sniffed::Text(e) => e,
-                Sniffed::Binary(_) => continue,
-            };
-            scanned += 1;
-            let decoded = text::decode_range(&bytes, 0, size, encoding);
-            let room = max - hits.len();
-            let found =
-                files::search_text(&decoded.text, &args.query, args.case_sensitive, room + 1);
-            for (line, text) in found {
-                if hits.len() >= max {
-                    capped = true;
-                    break 'roots;
+        let files: Vec<Walked> = walked
+            .into_iter()
+            .filter(|w| matches!(w.node, Node::File(_)))
+            .collect();
+        let query = args.query.as_str();
+        let case_sensitive = args.case_sensitive;
+        let mut found = futures::stream::iter(files)
+            .map(|w| async move { search_one(&w, query, case_sensitive, max + 1).await })
+            .buffered(IN_FLIGHT);
+        while let Some(one) = found.next().await {
+            match one? {
+                Searched::Text(path, lines) => {
+                    scanned += 1;
+                    for (line, text) in lines {
+                        if hits.len() >= max {
+                            capped = true;
+                            break;
+                        }
+                        hits.push(Hit {
+                            path: path.to_string(),
+                            line,
+                            text,
+                        });
+                    }
                 }
-                hits.push(Hit {
-                    path: w.path.to_string(),
-                    line,
-                    text,
-                });
+                Searched::TooBig(note) => skipped.push(note),
+                Searched::Binary => {}
             }
+            if capped {
+                break;
+            }
+        }
+        if capped {
+            break;
         }
     }
     let text = files::search_report(&args.query, &hits, scanned, &skipped, capped);
     let value = json!({"hits": hits, "scanned": scanned});
     Ok(SkillOutput::text_and_json(text, value))
+}
+
+enum Searched {
+    Text(RelPath, Vec<(usize, String)>),
+    TooBig(String),
+    Binary,
+}
+
+async fn search_one(
+    w: &Walked,
+    query: &str,
+    case_sensitive: bool,
+    max: usize,
+) -> Result<Searched, FilesError> {
+    let Node::File(handle) = &w.node else {
+        return Ok(Searched::Binary);
+    };
+    let file = hfs::file(handle, &w.path).await?;
+    let size = file.size() as u64;
+    if size > SEARCH_MAX_FILE_BYTES {
+        return Ok(Searched::TooBig(format!(
+            "{}: {}, over the {} search limit",
+            w.path,
+            display::bytes(size as f64),
+            display::bytes(SEARCH_MAX_FILE_BYTES as f64)
+        )));
+    }
+    let bytes = hfs::read(&file, 0, size, &w.path).await?;
+    let encoding = match text::sniff(&bytes, true) {
+        Sniffed::Text(e) => e,
+        Sniffed::Binary(_) => return Ok(Searched::Binary),
+    };
+    let decoded = text::decode_range(&bytes, 0, size, encoding);
+    Ok(Searched::Text(
+        w.path.clone(),
+        files::search_text(&decoded.text, query, case_sensitive, max),
+    ))
 }
 
 /// The files named by a run's `files` argument, read for the sandbox:
@@ -319,9 +356,7 @@ pub async fn files_for_run(paths: &[String]) -> Result<Vec<RunFile>, FilesError>
         )));
     }
     let grants = grants::list().await?;
-    let mut out: Vec<RunFile> = Vec::new();
-    let mut seen: Vec<RelPath> = Vec::new();
-    let mut total = 0u64;
+    let mut chosen: Vec<Walked> = Vec::new();
     for raw in paths {
         let located = locate(&grants, raw).await?;
         let (walked, cut) = hfs::walk(&located.node, &located.path, MAX_RUN_FILE_COUNT).await?;
@@ -332,27 +367,45 @@ pub async fn files_for_run(paths: &[String]) -> Result<Vec<RunFile>, FilesError>
             )));
         }
         for w in walked {
-            let Node::File(handle) = &w.node else {
-                continue;
-            };
-            if seen.contains(&w.path) {
-                continue;
+            if matches!(w.node, Node::File(_)) && !chosen.iter().any(|c| c.path == w.path) {
+                chosen.push(w);
             }
-            let file = hfs::file(handle, &w.path).await?;
-            total += file.size() as u64;
-            if total > MAX_RUN_FILE_BYTES || out.len() >= MAX_RUN_FILE_COUNT {
-                return Err(FilesError::TooLarge(format!(
-                    "the files handed to one run may total at most {} and {MAX_RUN_FILE_COUNT} files",
-                    display::bytes(MAX_RUN_FILE_BYTES as f64)
-                )));
-            }
-            let bytes = hfs::read_buffer(&file, &w.path).await?;
-            out.push(RunFile {
-                path: w.path.mount_path(),
-                bytes,
-            });
-            seen.push(w.path);
+        }
+        if chosen.len() > MAX_RUN_FILE_COUNT {
+            return Err(FilesError::TooLarge(format!(
+                "at most {MAX_RUN_FILE_COUNT} files can be handed to one run"
+            )));
         }
     }
+    let opened: Vec<Result<(RelPath, web_sys::File), FilesError>> = futures::stream::iter(chosen)
+        .map(|w| async move {
+            let Node::File(handle) = &w.node else {
+                return Err(FilesError::IsDirectory(w.path.to_string()));
+            };
+            Ok((w.path.clone(), hfs::file(handle, &w.path).await?))
+        })
+        .buffered(IN_FLIGHT)
+        .collect()
+        .await;
+    let opened = opened.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let total: u64 = opened.iter().map(|(_, f)| f.size() as u64).sum();
+    if total > MAX_RUN_FILE_BYTES {
+        return Err(FilesError::TooLarge(format!(
+            "the files handed to one run may total at most {}; these hold {}",
+            display::bytes(MAX_RUN_FILE_BYTES as f64),
+            display::bytes(total as f64)
+        )));
+    }
+    let read: Vec<Result<RunFile, FilesError>> = futures::stream::iter(opened)
+        .map(|(path, file)| async move {
+            Ok(RunFile {
+                path: path.mount_path(),
+                bytes: hfs::read_buffer(&file, &path).await?,
+            })
+        })
+        .buffered(IN_FLIGHT)
+        .collect()
+        .await;
+    let out = read.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(out)
 }

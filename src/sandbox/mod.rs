@@ -375,11 +375,22 @@ struct PythonPrefs {
     persist_state: bool,
 }
 
-/// Reads the stored preferences into the sandbox; at start-up.
+/// How long after start-up the sandbox is started, once the app has
+/// rendered: code runs are on by default, and starting the sandbox (a page
+/// in a process of its own, and a worker) would otherwise fall on the first
+/// run.
+const WARM_UP_AFTER_MS: u32 = 1_500;
+
+/// Reads the stored preferences into the sandbox and starts it shortly
+/// after start-up; called once.
 pub fn install(db: Rc<Db>) {
     wasm_bindgen_futures::spawn_local(async move {
         if let Ok(Some(p)) = db.get::<PythonPrefs>(storage::SANDBOX, PYTHON_PREFS).await {
             sandbox().set_persist_python(p.persist_state);
+        }
+        gloo_timers::future::TimeoutFuture::new(WARM_UP_AFTER_MS).await;
+        if let Err(e) = sandbox().warm_up().await {
+            web_sys::console::warn_1(&format!("the code sandbox did not start: {e}").into());
         }
     });
 }

@@ -142,6 +142,9 @@ pub fn GrantsPanel() -> impl IntoView {
                 </button>
             </div>
             <p class="hint">{how}</p>
+            <Show when=move || busy.get()>
+                <p class="notice" role="status">"Granting… large folders take a moment while Hearth reads them."</p>
+            </Show>
             <Show when=move || loaded.get() && rows.with(Vec::is_empty)>
                 <p class="muted empty">"Nothing granted yet."</p>
             </Show>

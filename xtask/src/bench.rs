@@ -1,6 +1,8 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
-//! bundle's size (raw and gzip) and the time to first render in headless
-//! Chromium (median of 5 cold loads).
+//! bundle's size (raw and gzip), the time to first render in headless
+//! Chromium (median of 5 cold loads), and the sandbox's and file skills'
+//! figures (JS and Python round trips, Python's cold start against bare
+//! Pyodide, 1,000 granted files).
 
 use std::io::Write;
 use std::process::Command;
@@ -83,6 +85,20 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             }
         },
     )?;
+    step("code sandbox and file skills (headless Chromium)", || {
+        let (ok, _) = run_tee(
+            Command::new("node")
+                .arg("e2e/bench/sandbox.mjs")
+                .env("HEARTH_BIN", root.join("target/release/hearth"))
+                .env("HEARTH_DIST", root.join("dist"))
+                .current_dir(&root),
+        )?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Failure::new("the sandbox benchmark failed"))
+        }
+    })?;
     Ok(())
 }
 
