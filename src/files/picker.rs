@@ -121,18 +121,16 @@ async fn with_input(what: Pick) -> Result<Picked, FilesError> {
             picked.granted.push(record);
             picked.skipped = skipped;
         }
-        Pick::Files => {
-            for file in files {
-                let name = file.name();
-                let (record, skipped) =
-                    grants::add_copy(&name, GrantKind::File, vec![(vec![name.clone()], file)])
-                        .await?;
-                picked.granted.push(record);
-                picked.skipped += skipped;
-            }
-        }
+        Pick::Files => return grant_files(files).await,
     }
     Ok(picked)
+}
+
+/// Attaches files in the chat: always through `<input type=file>` and
+/// always as copies, since an attachment is what the file held when it was
+/// attached. Cancelling attaches nothing.
+pub async fn attach() -> Result<Picked, FilesError> {
+    grant_files(choose_with_input(Pick::Files).await?).await
 }
 
 /// Opens a file input and waits for the person's choice (empty when they
@@ -197,7 +195,8 @@ async fn choose_with_input(what: Pick) -> Result<Vec<File>, FilesError> {
     Ok(files)
 }
 
-/// Grants files the app already has (dropped or attached), as copies.
+/// Grants files the app already has (dropped or attached), as copies,
+/// one grant per file.
 pub async fn grant_files(files: Vec<File>) -> Result<Picked, FilesError> {
     let mut picked = Picked::default();
     for file in files {

@@ -10,6 +10,7 @@ use leptos::task::spawn_local;
 use crate::icons::Icon;
 use crate::runtime::use_runtime;
 use crate::storage::ACTIVITY;
+use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
 use crate::views::card::ResultCard;
 
 const EXAMPLES: [&str; 3] = [
@@ -58,9 +59,19 @@ pub fn ChatView() -> impl IntoView {
     };
 
     let on_result = move |record: ActivityRecord| records.update(|list| list.push(record));
+    // Files attached or dropped here go to the next code run.
+    let attachments = Attachments::default();
+    provide_context(attachments);
 
     view! {
-        <section class="chat" aria-label="Chat">
+        <section
+            class="chat"
+            aria-label="Chat"
+            class:dragging=move || attachments.dragging()
+            on:dragover=attachments.on_drag_over()
+            on:dragleave=attachments.on_drag_leave()
+            on:drop=attachments.on_drop()
+        >
             <div class="timeline" aria-live="polite">
                 <Show when=move || load_error.get().is_some()>
                     <p class="error" role="alert">{move || load_error.get().unwrap_or_default()}</p>
@@ -118,6 +129,7 @@ fn suggestions(skills: &[SkillDefinition], text: &str) -> Vec<(String, String, S
 #[component]
 fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoView {
     let rt = use_runtime();
+    let attachments = use_attachments();
     let text = RwSignal::new(String::new());
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     let busy = RwSignal::new(false);
@@ -158,6 +170,10 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                     return;
                 }
             };
+            let (args, handed) = attachments.hand_to(skill.id.as_str(), args);
+            if handed {
+                attachments.spent();
+            }
             error.set(None);
             busy.set(true);
             let rt = rt.clone();
@@ -246,7 +262,9 @@ fn Composer(on_result: impl Fn(ActivityRecord) + Copy + 'static) -> impl IntoVie
                     }}
                 </ul>
             </Show>
+            <AttachmentList/>
             <div class="composer-row">
+                <AttachButton/>
                 <textarea
                     class="composer-input"
                     rows="1"

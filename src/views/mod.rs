@@ -1,6 +1,7 @@
 //! The app's places and shared components. Components render and dispatch;
 //! the logic they call lives in hearth-core.
 
+pub mod attach;
 pub mod card;
 pub mod chat;
 pub mod code;

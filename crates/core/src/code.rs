@@ -390,6 +390,32 @@ impl RunArgs {
     }
 }
 
+/// Hands attached files to a code run: the arguments of `skill_id` with
+/// `names` added to its `files` (after any it names itself, without
+/// repeats). `None` when the skill is not a code run or nothing is
+/// attached, so the attachments wait for one.
+pub fn with_attached_files(skill_id: &str, arguments: &Value, names: &[String]) -> Option<Value> {
+    Language::from_skill_id(skill_id)?;
+    let object = arguments.as_object()?;
+    if names.is_empty() {
+        return None;
+    }
+    let mut files: Vec<Value> = match object.get("files") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items.clone(),
+        // A malformed `files` is left for the schema to refuse.
+        Some(_) => return None,
+    };
+    for name in names {
+        if !files.iter().any(|f| f.as_str() == Some(name)) {
+            files.push(Value::String(name.clone()));
+        }
+    }
+    let mut object = object.clone();
+    object.insert("files".into(), Value::Array(files));
+    Some(Value::Object(object))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,5 +509,46 @@ mod tests {
             Some(Language::Python)
         );
         assert_eq!(Language::from_skill_id("read_file"), None);
+    }
+
+    #[test]
+    fn attached_files_go_to_the_next_code_run_only() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let cases: Vec<(&str, Value, Vec<String>, Option<Value>)> = vec![
+            (
+                "run_python",
+                json!({"code": "1"}),
+                names(&["data.csv"]),
+                Some(json!({"code": "1", "files": ["data.csv"]})),
+            ),
+            (
+                "run_javascript",
+                json!({"code": "1", "files": ["project", "data.csv"]}),
+                names(&["data.csv", "b.txt"]),
+                Some(json!({"code": "1", "files": ["project", "data.csv", "b.txt"]})),
+            ),
+            ("run_python", json!({"code": "1"}), names(&[]), None),
+            ("read_file", json!({"path": "a"}), names(&["a"]), None),
+            (
+                "calculator",
+                json!({"expression": "1"}),
+                names(&["a"]),
+                None,
+            ),
+            (
+                "run_python",
+                json!({"code": "1", "files": "x"}),
+                names(&["a"]),
+                None,
+            ),
+            ("run_python", json!("print(1)"), names(&["a"]), None),
+        ];
+        for (skill, args, attached, want) in cases {
+            assert_eq!(
+                with_attached_files(skill, &args, &attached),
+                want,
+                "{skill} {args}"
+            );
+        }
     }
 }
