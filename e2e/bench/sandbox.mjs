@@ -20,6 +20,9 @@ import { chromiumLaunchOptions, hearthBin, hearthDist } from '../support/env.mjs
 const COLD_TRIALS = Number(process.env.HEARTH_BENCH_COLD || 5);
 const WARM_RUNS = Number(process.env.HEARTH_BENCH_WARM || 30);
 const FILES = 1000;
+// HEARTH_BENCH_ONLY=js|python|files runs one section.
+const ONLY = process.env.HEARTH_BENCH_ONLY || '';
+const section = (name) => !ONLY || ONLY === name;
 
 const port = 8890 + Math.floor(Math.random() * 100);
 const server = spawn(hearthBin, ['serve', '--host', '127.0.0.1', '--port', String(port), '--dist', hearthDist], { stdio: 'ignore' });
@@ -74,6 +77,7 @@ const report = (record) => record.result.content.find((c) => c.type === 'json')?
 
 try {
   // --- JavaScript ----------------------------------------------------------
+  if (section('js')) {
   const cold = [];
   const prestarted = [];
   let warm = [];
@@ -101,8 +105,10 @@ try {
   line(`warm: median of ${WARM_RUNS} (p90 ${ms(p90(warm))})`, ms(median(warm)), 'goal ≤ 5 ms');
   line('warm: of which inside the sandbox page (worker round trip)', ms(median(warmInner)));
   console.log(`    cold samples: ${cold.map(ms).join(', ')}`);
+  }
 
   // --- Python cold start: sandbox against bare Pyodide --------------------
+  if (section('python')) {
   const sandboxed = [];
   const bare = [];
   let pyWarm = [];
@@ -146,8 +152,10 @@ try {
   console.log('\n  Warm Python call');
   line(`1+1, whole call (median of ${WARM_RUNS}, p90 ${ms(p90(pyWarm))})`, ms(median(pyWarm)), 'goal ≤ 5 ms');
   line('of which inside the sandbox page (worker round trip)', ms(median(pyInner)));
+  }
 
   // --- 1,000 files -----------------------------------------------------------
+  if (section('files')) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-'));
   const root = path.join(dir, 'bench');
   let total = 0;
@@ -170,7 +178,10 @@ try {
   const list = await run(page, 'list_files', { path: 'bench' });
   const search = await run(page, 'search_files', { query: 'needle', path: 'bench' });
   const one = await run(page, 'read_file', { path: 'bench/dir07/f0777.txt' });
+  // Python warm first, so the figure is the files' own cost.
+  await run(page, 'run_python', { code: '1+1' });
   const handed = await run(page, 'run_python', { code: "import os\nsum(len(fs) for _, _, fs in os.walk('/mnt/data/bench'))", files: ['bench'] });
+  const handedJs = await run(page, 'run_javascript', { code: 'listFiles().length', files: ['bench'] });
   await context.close();
   fs.rmSync(dir, { recursive: true, force: true });
   console.log(`\n  1,000 files (${(total / 1e6).toFixed(2)} MB in 10 folders), granted through <input webkitdirectory>`);
@@ -178,8 +189,12 @@ try {
   line('list_files, recursive with sizes', ms(list.result.duration_ms));
   line('search_files across all 1,000 (reads every file)', ms(search.result.duration_ms));
   line('read_file of one file', ms(one.result.duration_ms));
-  line('run_python handed all 1,000 (read, copy in, count)', ms(handed.result.duration_ms));
+  line('run_python (warm) handed all 1,000: read, copy in, count', ms(handed.result.duration_ms));
+  line('  of which inside the sandbox page', ms(report(handed).run_ms));
+  line('run_javascript handed all 1,000: read, hand over, count', ms(handedJs.result.duration_ms));
+  line('  of which inside the sandbox page', ms(report(handedJs).run_ms));
   console.log(`    search found: ${search.result.content[0].text.split('\n')[1]}`);
+  }
 } finally {
   await browser.close();
   server.kill();
