@@ -8,6 +8,7 @@ use leptos::ev::DragEvent;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::Value;
+use wasm_bindgen::JsCast;
 use web_sys::File;
 
 use crate::files::FilesError;
@@ -133,7 +134,18 @@ impl Attachments {
 
     pub fn on_drag_leave(self) -> impl Fn(DragEvent) + Copy + 'static {
         let dragging = self.dragging;
-        move |_: DragEvent| dragging.set(false)
+        move |ev: DragEvent| {
+            // Moving onto a child fires dragleave on the area too.
+            let inside = match (ev.current_target(), ev.related_target()) {
+                (Some(area), Some(to)) => area
+                    .dyn_ref::<web_sys::Node>()
+                    .is_some_and(|area| area.contains(to.dyn_ref::<web_sys::Node>())),
+                _ => false,
+            };
+            if !inside {
+                dragging.set(false);
+            }
+        }
     }
 
     pub fn on_drop(self) -> impl Fn(DragEvent) + Copy + 'static {
