@@ -57,4 +57,11 @@ test('flooding output is cut with a notice, and written files come back as downl
   expect(fs.readFileSync(saved, 'utf8')).toBe('a,b\n1,2\n');
   await expect(r.card.locator('.code-file[data-file="data.bin"]')).toContainText('4 B');
   await saveScreenshot(page, 'code-javascript-files');
+
+  // The files are kept with the run's card: after a reload they still download.
+  await page.reload();
+  const kept = page.locator('.result-card').last().locator('.code-file[data-file="data.bin"]');
+  const again = page.waitForEvent('download');
+  await kept.getByRole('button', { name: 'Download data.bin' }).click();
+  expect([...fs.readFileSync(await (await again).path())]).toEqual([0, 1, 2, 255]);
 });
