@@ -1,9 +1,17 @@
 // Playwright runs the user journeys against a real `hearth serve` that it
 // starts itself on 127.0.0.1, in Debian's Chromium.
 import { defineConfig } from '@playwright/test';
-import { chromiumLaunchOptions, hearthServeCommand } from './support/env.mjs';
+import { chromiumLaunchOptions, e2ePorts, freshConfigDir, hearthServeCommand } from './support/env.mjs';
 
-const port = Number(process.env.HEARTH_E2E_PORT || 8765);
+const { app: port, pages, searx } = e2ePorts();
+// The web tests' own servers are the only non-public destinations allowed.
+// Workers inherit the environment, so they see the same directory.
+process.env.HEARTH_E2E_CONFIG_DIR ||= freshConfigDir();
+const serveExtra = [
+  `--config-dir "${process.env.HEARTH_E2E_CONFIG_DIR}"`,
+  `--allow-private-fetch 127.0.0.1:${pages}`,
+  `--allow-private-fetch 127.0.0.1:${searx}`,
+].join(' ');
 
 export default defineConfig({
   testDir: './tests',
@@ -23,7 +31,7 @@ export default defineConfig({
     screenshot: 'only-on-failure',
   },
   webServer: {
-    command: hearthServeCommand(port),
+    command: hearthServeCommand(port, serveExtra),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,
     timeout: 30_000,

@@ -6,26 +6,49 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
 use crate::icons::Icon;
+use crate::online::provide_online;
 use crate::runtime::Runtime;
+use crate::views::activity::ActivityView;
+use crate::views::approval::ApprovalDialog;
 use crate::views::chat::ChatView;
+use crate::views::memory::MemoryView;
+use crate::views::notes::NotesView;
 use crate::views::settings::SettingsView;
 use crate::views::skills::SkillsView;
+use crate::views::tasks::TasksView;
+use crate::views::web::OfflineIndicator;
 
 /// The places in the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
     Chat,
+    Notes,
+    Tasks,
+    Memory,
     Skills,
+    Activity,
     Settings,
 }
 
 impl Place {
-    pub const ALL: [Place; 3] = [Place::Chat, Place::Skills, Place::Settings];
+    pub const ALL: [Place; 7] = [
+        Place::Chat,
+        Place::Notes,
+        Place::Tasks,
+        Place::Memory,
+        Place::Skills,
+        Place::Activity,
+        Place::Settings,
+    ];
 
     pub fn slug(self) -> &'static str {
         match self {
             Place::Chat => "chat",
+            Place::Notes => "notes",
+            Place::Tasks => "tasks",
+            Place::Memory => "memory",
             Place::Skills => "skills",
+            Place::Activity => "activity",
             Place::Settings => "settings",
         }
     }
@@ -33,7 +56,11 @@ impl Place {
     pub fn label(self) -> &'static str {
         match self {
             Place::Chat => "Chat",
+            Place::Notes => "Notes",
+            Place::Tasks => "Tasks",
+            Place::Memory => "Memory",
             Place::Skills => "Skills",
+            Place::Activity => "Activity",
             Place::Settings => "Settings",
         }
     }
@@ -41,7 +68,11 @@ impl Place {
     pub fn icon(self) -> &'static str {
         match self {
             Place::Chat => "chat",
+            Place::Notes => "note",
+            Place::Tasks => "tasks",
+            Place::Memory => "memory",
             Place::Skills => "skills",
+            Place::Activity => "activity",
             Place::Settings => "settings",
         }
     }
@@ -64,6 +95,7 @@ fn current_hash() -> String {
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
     provide_context(runtime);
+    provide_online();
     let place = RwSignal::new(Place::from_hash(&current_hash()));
 
     // Follow back/forward and hand-edited hashes.
@@ -100,14 +132,20 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                         })
                         .collect_view()}
                 </ul>
+                <OfflineIndicator/>
             </nav>
             <main class="content">
                 {move || match place.get() {
                     Place::Chat => view! { <ChatView/> }.into_any(),
+                    Place::Notes => view! { <NotesView/> }.into_any(),
+                    Place::Tasks => view! { <TasksView/> }.into_any(),
+                    Place::Memory => view! { <MemoryView/> }.into_any(),
                     Place::Skills => view! { <SkillsView/> }.into_any(),
+                    Place::Activity => view! { <ActivityView/> }.into_any(),
                     Place::Settings => view! { <SettingsView/> }.into_any(),
                 }}
             </main>
+            <ApprovalDialog/>
         </div>
     }
 }

@@ -34,10 +34,11 @@ fn paths(name: &str) -> &'static str {
             r#"<path d="M20 11.5l-8 8a5 5 0 0 1-7-7l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7L9.7 17.2a1.7 1.7 0 0 1-2.4-2.4L15 7"/>"#
         }
         "folder" => r#"<path d="M3 6h6l2 2h10v11H3z"/>"#,
-        "globe" => {
+        // The web skills' definitions name emoji; draw them like the rest.
+        "globe" | "\u{1f310}" => {
             r#"<circle cx="12" cy="12" r="9"/><path d="M3 12h18M12 3c2.5 3 2.5 15 0 18M12 3c-2.5 3-2.5 15 0 18"/>"#
         }
-        "search" => r#"<circle cx="11" cy="11" r="6.5"/><path d="M16 16l4.5 4.5"/>"#,
+        "search" | "\u{1f50e}" => r#"<circle cx="11" cy="11" r="6.5"/><path d="M16 16l4.5 4.5"/>"#,
         "plug" => r#"<path d="M9 3v5M15 3v5M6 8h12v3a6 6 0 0 1-12 0zM12 17v4"/>"#,
         "server" => {
             r#"<rect x="4" y="4" width="16" height="6" rx="1.5"/><rect x="4" y="14" width="16" height="6" rx="1.5"/><path d="M8 7h.01M8 17h.01"/>"#
@@ -50,6 +51,9 @@ fn paths(name: &str) -> &'static str {
         }
         "check" => r#"<path d="M5 12.5l4.5 4.5L19 7.5"/>"#,
         "x" => r#"<path d="M6 6l12 12M18 6L6 18"/>"#,
+        "offline" => {
+            r#"<path d="M3 3l18 18"/><path d="M8.5 8.6A5.5 5.5 0 0 0 7 8.5 4.5 4.5 0 0 0 7 17.5h9.5M13.2 6.2A6 6 0 0 1 18 11.5a3.5 3.5 0 0 1 2.6 4.5"/>"#
+        }
         "shield" => r#"<path d="M12 3l7 3v6c0 4.5-3 7.5-7 9-4-1.5-7-4.5-7-9V6z"/>"#,
         _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
     }

@@ -4,11 +4,13 @@
 pub mod app;
 pub mod files;
 pub mod icons;
+pub mod online;
 pub mod platform;
 pub mod runtime;
 pub mod sandbox;
 pub mod storage;
 pub mod views;
+pub mod web;
 
 use leptos::prelude::*;
 
@@ -23,7 +25,7 @@ pub fn start() {
     // on wasm-bindgen-futures directly.
     wasm_bindgen_futures::spawn_local(async {
         let runtime = match Db::open().await {
-            Ok(db) => Runtime::new(db),
+            Ok(db) => Runtime::start(db).await,
             Err(e) => Err(e.to_string()),
         };
         match runtime {

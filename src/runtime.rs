@@ -1,24 +1,163 @@
-//! The running app's services: database, registry and the call path,
+//! The running app's services: storage, the registry, the skills' data and
+//! the call path with its hooks (permission, activity log, usage),
 //! assembled once at start-up and shared through Leptos context.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use futures::FutureExt;
+use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::ActivityHook;
+use hearth_core::activity::{ActivityHook, ActivityRecord, ActivityStore, Usage};
+use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySource};
+use hearth_core::call::UndoAction;
+use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
+use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
 use hearth_core::invoke::{Executor, Invoker};
+use hearth_core::memory::Memories;
+use hearth_core::notes::Notebook;
+use hearth_core::permission::{ApprovalAnswer, CallFacts, PermissionSettings, Policy};
+use hearth_core::registry::{Registered, RegistryError};
+use hearth_core::tasks::TaskList;
 use hearth_core::{
-    CallOrigin, Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, ToolCall, ToolResult,
+    CallOrigin, Registry, SkillDefinition, SkillError, SkillId, SkillKind, SkillOutput, ToolCall,
+    ToolResult,
 };
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;
+use serde_json::Value;
 
 use crate::platform::{BrowserTime, local_clock, new_id};
-use crate::storage::Db;
+use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
+use crate::web::WebSkills;
+
+const PERMISSIONS_KEY: &str = "permissions";
+
+/// Bumped whenever a part of the data changes, so views re-read it.
+#[derive(Clone, Copy)]
+pub struct Versions {
+    pub notes: RwSignal<u64>,
+    pub tasks: RwSignal<u64>,
+    pub memories: RwSignal<u64>,
+    pub permissions: RwSignal<u64>,
+    pub usage: RwSignal<u64>,
+    pub activity: RwSignal<u64>,
+    /// Skills were added to or removed from the registry.
+    pub registry: RwSignal<u64>,
+}
+
+impl Versions {
+    fn new() -> Self {
+        Self {
+            notes: RwSignal::new(0),
+            tasks: RwSignal::new(0),
+            memories: RwSignal::new(0),
+            permissions: RwSignal::new(0),
+            usage: RwSignal::new(0),
+            activity: RwSignal::new(0),
+            registry: RwSignal::new(0),
+        }
+    }
+}
+
+pub fn bump(v: RwSignal<u64>) {
+    v.update(|n| *n += 1);
+}
+
+/// The data the core skills work on, loaded once and kept in step with
+/// IndexedDB: a change is applied here only after it is stored.
+pub struct Data {
+    pub notes: RefCell<Notebook>,
+    pub tasks: RefCell<TaskList>,
+    pub memories: RefCell<Memories>,
+    pub permissions: RefCell<PermissionSettings>,
+    pub usage: RefCell<HashMap<String, Usage>>,
+    pub versions: Versions,
+}
+
+fn stamp() -> Stamp {
+    Stamp {
+        now_ms: js_sys::Date::now(),
+        new_id: new_id(),
+        today: local_clock().local_date(),
+    }
+}
+
+fn storage_failure(e: StorageError) -> SkillError {
+    SkillError::new(format!("{e}; nothing was changed"))
+}
+
+/// Runs one action of a collection-backed skill: compute the change from
+/// the current data, store it in one transaction, and only then apply it
+/// in memory. A failed write leaves both copies as they were.
+async fn collection_call<T: Record, C: Store<T>, A>(
+    db: &Db,
+    store: &str,
+    collection: &RefCell<C>,
+    version: RwSignal<u64>,
+    parse: fn(&Value) -> Result<A, SkillError>,
+    run: fn(&C, A, &Stamp) -> Changed<T>,
+    arguments: &Value,
+) -> Result<SkillOutput, SkillError> {
+    let action = parse(arguments)?;
+    let (output, changes) = run(&collection.borrow(), action, &stamp())?;
+    if !changes.is_empty() {
+        let mut puts = Vec::new();
+        let mut deletes = Vec::new();
+        for c in &changes {
+            match c {
+                Change::Put(item) => puts.push(item.clone()),
+                Change::Delete(id) => deletes.push(id.clone()),
+            }
+        }
+        db.apply(store, &puts, &deletes)
+            .await
+            .map_err(storage_failure)?;
+        collection.borrow_mut().apply_changes(&changes);
+        bump(version);
+    }
+    Ok(output)
+}
 
 /// Runs skills in the browser, dispatching on their kind.
-pub struct BrowserExecutor;
+pub struct BrowserExecutor {
+    db: Rc<Db>,
+    data: Rc<Data>,
+    index: Rc<RefCell<SkillIndex>>,
+    web: Rc<WebSkills>,
+}
+
+impl BrowserExecutor {
+    async fn builtin(&self, id: &str, arguments: &Value) -> Result<SkillOutput, SkillError> {
+        let (db, d, v) = (&self.db, &self.data, self.data.versions);
+        match id {
+            "calculator" => hearth_core::calculator::run(arguments, local_clock()),
+            DISCOVER_SKILLS_ID => {
+                let permissions = d.permissions.borrow().clone();
+                let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
+                discover_output(&self.index.borrow(), arguments, &enabled)
+                    .map_err(|e| SkillError::new(e.to_string()))
+            }
+            "notes" => {
+                use hearth_core::notes::{parse, run};
+                collection_call(db, NOTES, &d.notes, v.notes, parse, run, arguments).await
+            }
+            "tasks" => {
+                use hearth_core::tasks::{parse, run};
+                collection_call(db, TASKS, &d.tasks, v.tasks, parse, run, arguments).await
+            }
+            "memory" => {
+                use hearth_core::memory::{parse, run};
+                collection_call(db, MEMORIES, &d.memories, v.memories, parse, run, arguments).await
+            }
+            web if crate::web::is_web_skill(web) => self.web.run(web, arguments).await,
+            other => Err(SkillError::new(format!(
+                "the built-in skill '{other}' has no implementation in this build"
+            ))),
+        }
+    }
+}
 
 impl Executor for BrowserExecutor {
     fn execute<'a>(
@@ -29,16 +168,15 @@ impl Executor for BrowserExecutor {
         async move {
             match &skill.kind {
                 SkillKind::Builtin => match skill.id.as_str() {
-                    "calculator" => hearth_core::calculator::run(&call.arguments, local_clock()),
+                    // The enhanced tier: the code sandbox and granted files
+                    // (src/sandbox, src/files) need the whole call.
                     "run_javascript" | "run_python" => {
                         crate::sandbox::skill::run(skill, call).await
                     }
                     "read_file" | "list_files" | "search_files" => {
                         crate::files::skills::run(skill, call).await
                     }
-                    other => Err(SkillError::new(format!(
-                        "the built-in skill '{other}' has no implementation in this build"
-                    ))),
+                    id => self.builtin(id, &call.arguments).await,
                 },
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
                     "skill package '{package}' cannot run yet"
@@ -50,35 +188,226 @@ impl Executor for BrowserExecutor {
         }
         .boxed_local()
     }
+
+    fn assess(&self, skill: &SkillDefinition, call: &ToolCall) -> CallFacts {
+        match skill.id.as_str() {
+            "notes" => hearth_core::notes::assess(&call.arguments),
+            "tasks" => hearth_core::tasks::assess(&call.arguments),
+            "memory" => hearth_core::memory::assess(&call.arguments),
+            _ => CallFacts::default(),
+        }
+    }
+}
+
+/// Reads the person's permission settings; stores "always allow".
+struct BrowserPolicy {
+    db: Rc<Db>,
+    data: Rc<Data>,
+}
+
+impl PolicySource for BrowserPolicy {
+    fn policy(&self, skill: &SkillDefinition) -> Policy {
+        self.data.permissions.borrow().policy(skill)
+    }
+
+    fn always_allow<'a>(&'a self, skill: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>> {
+        async move {
+            let mut next = self.data.permissions.borrow().clone();
+            next.set_approval(
+                skill.as_str(),
+                Some(hearth_core::permission::ApprovalSetting::AlwaysAllow),
+            );
+            save_permissions(&self.db, &self.data, next).await
+        }
+        .boxed_local()
+    }
+}
+
+async fn save_permissions(db: &Db, data: &Data, next: PermissionSettings) -> Result<(), String> {
+    db.set_setting(PERMISSIONS_KEY, &next)
+        .await
+        .map_err(|e| e.to_string())?;
+    *data.permissions.borrow_mut() = next;
+    bump(data.versions.permissions);
+    Ok(())
+}
+
+/// An approval waiting for the person, as the dialog shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pending {
+    pub id: u64,
+    pub request: ApprovalRequest,
+}
+
+/// Queues approval requests for the dialog; the dialog's buttons are the
+/// only way to answer them.
+pub struct BrowserApprover {
+    pub queue: RwSignal<Vec<Pending>>,
+    senders: RefCell<HashMap<u64, oneshot::Sender<ApprovalAnswer>>>,
+    next: Cell<u64>,
+}
+
+impl BrowserApprover {
+    fn new() -> Self {
+        Self {
+            queue: RwSignal::new(Vec::new()),
+            senders: RefCell::new(HashMap::new()),
+            next: Cell::new(1),
+        }
+    }
+
+    /// Delivers the person's answer to the waiting call.
+    pub fn answer(&self, id: u64, answer: ApprovalAnswer) {
+        if let Some(tx) = self.senders.borrow_mut().remove(&id) {
+            let _ = tx.send(answer);
+        }
+        self.queue.update(|q| q.retain(|p| p.id != id));
+    }
+
+    /// Denies everything still waiting, e.g. when the person presses Stop.
+    pub fn deny_all(&self) {
+        let ids: Vec<u64> = self
+            .queue
+            .with_untracked(|q| q.iter().map(|p| p.id).collect());
+        for id in ids {
+            self.answer(id, ApprovalAnswer::Deny);
+        }
+    }
+}
+
+impl Approver for BrowserApprover {
+    fn ask<'a>(&'a self, request: ApprovalRequest) -> LocalBoxFuture<'a, ApprovalAnswer> {
+        let id = self.next.get();
+        self.next.set(id + 1);
+        let (tx, rx) = oneshot::channel();
+        self.senders.borrow_mut().insert(id, tx);
+        self.queue.update(|q| q.push(Pending { id, request }));
+        // A dropped sender (the app tearing down) counts as a deny.
+        async move { rx.await.unwrap_or(ApprovalAnswer::Deny) }.boxed_local()
+    }
+}
+
+/// The execution log: each call's record goes to IndexedDB in one
+/// transaction with its skill's updated usage count.
+struct ActivityLog {
+    db: Rc<Db>,
+    data: Rc<Data>,
+}
+
+impl ActivityStore for ActivityLog {
+    fn append<'a>(&'a self, record: &'a ActivityRecord) -> LocalBoxFuture<'a, Result<(), String>> {
+        async move {
+            let mut usage = self
+                .data
+                .usage
+                .borrow()
+                .get(record.skill_id.as_str())
+                .cloned()
+                .unwrap_or_else(|| Usage {
+                    skill_id: record.skill_id.to_string(),
+                    ..Usage::default()
+                });
+            usage.record(&record.result);
+            let entries = [
+                (ACTIVITY, Db::value(record).map_err(|e| e.to_string())?),
+                (USAGE, Db::value(&usage).map_err(|e| e.to_string())?),
+            ];
+            let stored = self
+                .db
+                .put_across(&entries)
+                .await
+                .map_err(|e| e.to_string());
+            if stored.is_ok() {
+                self.data
+                    .usage
+                    .borrow_mut()
+                    .insert(usage.skill_id.clone(), usage);
+                bump(self.data.versions.usage);
+            }
+            bump(self.data.versions.activity);
+            stored
+        }
+        .boxed_local()
+    }
 }
 
 pub struct Services {
     pub db: Rc<Db>,
     pub registry: Rc<RefCell<Registry>>,
+    /// The discovery index, kept in step with the registry.
+    pub index: Rc<RefCell<SkillIndex>>,
     pub invoker: Invoker,
+    pub data: Rc<Data>,
+    pub approver: Rc<BrowserApprover>,
+    /// web_fetch and web_search: the proxy client and the domain lists.
+    pub web: Rc<WebSkills>,
 }
 
 /// The handle components get from context.
 #[derive(Clone)]
 pub struct Runtime(SendWrapper<Rc<Services>>);
 
+async fn load<T: Record>(db: &Db, store: &str) -> Result<Vec<T>, String> {
+    let (items, _) = db.all::<T>(store).await.map_err(|e| e.to_string())?;
+    Ok(items)
+}
+
 impl Runtime {
-    pub fn new(db: Db) -> Result<Runtime, String> {
+    /// Loads the stored data and assembles the call path.
+    pub async fn start(db: Db) -> Result<Runtime, String> {
         let registry = hearth_core::builtin::registry().map_err(|e| e.to_string())?;
+        let permissions: PermissionSettings = db
+            .setting(PERMISSIONS_KEY)
+            .await
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let (usage, _) = db.all::<Usage>(USAGE).await.map_err(|e| e.to_string())?;
+        let data = Rc::new(Data {
+            notes: RefCell::new(Notebook::new(load(&db, NOTES).await?)),
+            tasks: RefCell::new(Collection::new(load(&db, TASKS).await?)),
+            memories: RefCell::new(Collection::new(load(&db, MEMORIES).await?)),
+            permissions: RefCell::new(permissions),
+            usage: RefCell::new(usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect()),
+            versions: Versions::new(),
+        });
+        let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
+        let web = Rc::new(WebSkills::load(db.clone()).await?);
+        let approver = Rc::new(BrowserApprover::new());
+        // The enhanced tier's adapters: granted files and the code sandbox.
         crate::files::install(db.clone());
         crate::sandbox::install(db.clone());
         let lookup = {
             let registry = registry.clone();
-            move |id: &hearth_core::SkillId| registry.borrow().get(id).cloned()
+            move |id: &SkillId| registry.borrow().get(id).cloned()
         };
-        let invoker = Invoker::new(lookup, Rc::new(BrowserExecutor), Rc::new(BrowserTime))
-            .with_hook(Rc::new(ActivityHook::new(db.clone())));
+        let executor = Rc::new(BrowserExecutor {
+            db: db.clone(),
+            data: data.clone(),
+            index: index.clone(),
+            web: web.clone(),
+        });
+        let policy = Rc::new(BrowserPolicy {
+            db: db.clone(),
+            data: data.clone(),
+        });
+        // Order matters: permission first, so a denied call never runs;
+        // after-hooks run in reverse, so the log sees the final result.
+        let invoker = Invoker::new(lookup, executor, Rc::new(BrowserTime))
+            .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
+            .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
+                db: db.clone(),
+                data: data.clone(),
+            }))));
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
             registry,
+            index,
             invoker,
+            data,
+            approver,
+            web,
         }))))
     }
 
@@ -90,15 +419,75 @@ impl Runtime {
         self.0.db.clone()
     }
 
+    pub fn data(&self) -> &Data {
+        &self.0.data
+    }
+
+    pub fn versions(&self) -> Versions {
+        self.0.data.versions
+    }
+
+    pub fn approver(&self) -> &BrowserApprover {
+        &self.0.approver
+    }
+
+    pub fn web(&self) -> Rc<WebSkills> {
+        self.0.web.clone()
+    }
+
     pub fn registry(&self) -> std::cell::Ref<'_, Registry> {
         self.0.registry.borrow()
+    }
+
+    /// Adds skills to the registry (replacing any with the same id) and to
+    /// the discovery index. Each skill's outcome is returned, so schema
+    /// warnings and refusals can be shown next to it.
+    pub fn register(
+        &self,
+        skills: Vec<SkillDefinition>,
+    ) -> Vec<(SkillId, Result<Registered, RegistryError>)> {
+        let mut out = Vec::with_capacity(skills.len());
+        {
+            let mut registry = self.0.registry.borrow_mut();
+            let mut index = self.0.index.borrow_mut();
+            for def in skills {
+                let id = def.id.clone();
+                let result = registry.register(def);
+                if result.is_ok()
+                    && let Some(def) = registry.get(&id)
+                {
+                    index.upsert(def);
+                }
+                out.push((id, result));
+            }
+        }
+        bump(self.versions().registry);
+        out
+    }
+
+    /// Removes every skill `remove` selects, e.g. one MCP server's tools.
+    pub fn unregister(&self, remove: impl Fn(&SkillDefinition) -> bool) {
+        {
+            let mut registry = self.0.registry.borrow_mut();
+            let mut index = self.0.index.borrow_mut();
+            let gone: Vec<SkillId> = registry
+                .iter()
+                .filter(|s| remove(s))
+                .map(|s| s.id.clone())
+                .collect();
+            for id in &gone {
+                index.remove(id);
+            }
+            registry.retain(|s| !remove(s));
+        }
+        bump(self.versions().registry);
     }
 
     /// Runs one call through the whole call path.
     pub async fn invoke(
         &self,
-        skill_id: hearth_core::SkillId,
-        arguments: serde_json::Value,
+        skill_id: SkillId,
+        arguments: Value,
         origin: CallOrigin,
     ) -> (ToolCall, ToolResult) {
         let call = ToolCall {
@@ -110,6 +499,59 @@ impl Runtime {
         };
         let result = self.0.invoker.invoke(call.clone()).await;
         (call, result)
+    }
+
+    /// Runs an undo from a result card: an ordinary call, made by the person.
+    pub async fn undo(&self, undo: UndoAction) -> (ToolCall, ToolResult) {
+        self.invoke(undo.skill_id, undo.arguments, CallOrigin::User)
+            .await
+    }
+
+    /// An edit the person makes in a skill's own panel. It changes the same
+    /// data the skill does, without the permission layer (the person is
+    /// acting directly, not a skill) and without a log entry.
+    pub async fn edit(&self, skill: &str, arguments: Value) -> Result<SkillOutput, SkillError> {
+        let executor = BrowserExecutor {
+            db: self.db(),
+            data: self.0.data.clone(),
+            index: self.0.index.clone(),
+            web: self.0.web.clone(),
+        };
+        executor.builtin(skill, &arguments).await
+    }
+
+    /// Changes the permission settings and stores them.
+    pub async fn update_permissions(
+        &self,
+        f: impl FnOnce(&mut PermissionSettings),
+    ) -> Result<(), String> {
+        let mut next = self.0.data.permissions.borrow().clone();
+        f(&mut next);
+        save_permissions(&self.0.db, &self.0.data, next).await
+    }
+
+    /// Empties every store and the in-memory copies.
+    pub async fn clear_all(&self) -> Result<(), String> {
+        self.0.db.clear_all().await.map_err(|e| e.to_string())?;
+        let d = &self.0.data;
+        *d.notes.borrow_mut() = Notebook::default();
+        *d.tasks.borrow_mut() = Collection::default();
+        *d.memories.borrow_mut() = Collection::default();
+        *d.permissions.borrow_mut() = PermissionSettings::default();
+        d.usage.borrow_mut().clear();
+        self.0.web.forget_lists();
+        let v = d.versions;
+        for s in [
+            v.notes,
+            v.tasks,
+            v.memories,
+            v.permissions,
+            v.usage,
+            v.activity,
+        ] {
+            bump(s);
+        }
+        Ok(())
     }
 }
 

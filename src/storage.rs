@@ -40,11 +40,14 @@ pub const SCHEMA_V1: Schema = Schema {
     }],
 };
 
-pub const GRANTS: &str = "grants";
-pub const SANDBOX: &str = "sandbox";
+pub const NOTES: &str = "notes";
+pub const TASKS: &str = "tasks";
+pub const MEMORIES: &str = "memories";
+/// Key-value records: `{key, value}`, e.g. the permission settings.
+pub const SETTINGS: &str = "settings";
+pub const USAGE: &str = "usage";
 
-/// Version 2: files the person granted (with their File System Access
-/// handles) and the sandbox's preferences.
+/// Version 2: the core skills' data, settings and usage counts.
 pub const SCHEMA_V2: Schema = Schema {
     version: 2,
     stores: &[
@@ -54,20 +57,114 @@ pub const SCHEMA_V2: Schema = Schema {
             indexes: &[("started_at", "result.started_at_ms")],
         },
         StoreSpec {
-            name: GRANTS,
+            name: NOTES,
             key_path: "id",
             indexes: &[],
         },
         StoreSpec {
-            name: SANDBOX,
+            name: TASKS,
             key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: MEMORIES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SETTINGS,
+            key_path: "key",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: USAGE,
+            key_path: "skill_id",
             indexes: &[],
         },
     ],
 };
 
+pub const CONVERSATIONS: &str = "conversations";
+/// Agent Skills packages (SKILL.md and metadata), keyed by skill name.
+pub const SKILL_PACKAGES: &str = "skill_packages";
+/// The files of those packages, keyed `package/path`.
+pub const SKILL_FILES: &str = "skill_files";
+pub const MCP_SERVERS: &str = "mcp_servers";
+/// Folder and file grants for the file-reading skill.
+pub const GRANTS: &str = "grants";
+/// Files produced by code runs, kept with their conversation.
+pub const ARTIFACTS: &str = "artifacts";
+
+/// Version 3: conversations, Agent Skills packages, MCP servers, file
+/// grants and code artifacts.
+pub const SCHEMA_V3: Schema = Schema {
+    version: 3,
+    stores: &[
+        StoreSpec {
+            name: ACTIVITY,
+            key_path: "id",
+            indexes: &[("started_at", "result.started_at_ms")],
+        },
+        StoreSpec {
+            name: NOTES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: TASKS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: MEMORIES,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SETTINGS,
+            key_path: "key",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: USAGE,
+            key_path: "skill_id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: CONVERSATIONS,
+            key_path: "id",
+            indexes: &[("updated", "updated_ms")],
+        },
+        StoreSpec {
+            name: SKILL_PACKAGES,
+            key_path: "name",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: SKILL_FILES,
+            key_path: "key",
+            indexes: &[("package", "package")],
+        },
+        StoreSpec {
+            name: MCP_SERVERS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: GRANTS,
+            key_path: "id",
+            indexes: &[],
+        },
+        StoreSpec {
+            name: ARTIFACTS,
+            key_path: "id",
+            indexes: &[("conversation", "conversation_id")],
+        },
+    ],
+};
+
 /// Every schema the app has shipped, oldest first; the last is current.
-pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2];
+pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 pub fn current_schema() -> Schema {
     SCHEMAS[SCHEMAS.len() - 1]
@@ -81,6 +178,12 @@ pub enum StorageError {
         "browser storage is full; nothing was changed. Free space by deleting old activity or data in Settings"
     )]
     Quota,
+    /// The browser aborted the transaction when committing it; with
+    /// nothing else wrong, that is storage running out.
+    #[error(
+        "the browser refused to store the change, most likely because storage is full; nothing was changed. Free space by deleting old activity or data in Settings"
+    )]
+    Aborted,
     #[error("the browser database refused the change: {0}")]
     Write(String),
     #[error("cannot read from the browser database: {0}")]
@@ -108,6 +211,14 @@ fn write_error(e: rexie::Error) -> StorageError {
         StorageError::Quota
     } else {
         StorageError::Write(text)
+    }
+}
+
+/// A write transaction's end: committed, or the reason it was not.
+fn committed(done: Result<rexie::TransactionResult, rexie::Error>) -> Result<(), StorageError> {
+    match done.map_err(write_error)? {
+        rexie::TransactionResult::Committed => Ok(()),
+        rexie::TransactionResult::Aborted => Err(StorageError::Aborted),
     }
 }
 
@@ -164,13 +275,14 @@ impl Db {
         self.rexie.store_names()
     }
 
-    /// Writes `records` to `store` in one transaction: all or none.
-    pub async fn put_all<T: Serialize>(
+    /// Puts `puts` and deletes `deletes` in one transaction: all or none.
+    pub async fn apply<T: Serialize>(
         &self,
         store: &str,
-        records: &[T],
+        puts: &[T],
+        deletes: &[String],
     ) -> Result<(), StorageError> {
-        let values = records.iter().map(to_js).collect::<Result<Vec<_>, _>>()?;
+        let values = puts.iter().map(to_js).collect::<Result<Vec<_>, _>>()?;
         let tx = self
             .rexie
             .transaction(&[store], TransactionMode::ReadWrite)
@@ -179,12 +291,37 @@ impl Db {
         for v in &values {
             s.put(v, None).await.map_err(write_error)?;
         }
-        tx.done().await.map_err(write_error)?;
+        for id in deletes {
+            s.delete(JsValue::from_str(id)).await.map_err(write_error)?;
+        }
+        committed(tx.done().await)?;
         Ok(())
     }
 
+    /// Reads a key-value record from the settings store.
+    pub async fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        #[derive(serde::Deserialize)]
+        struct Entry<T> {
+            value: T,
+        }
+        Ok(self.get::<Entry<T>>(SETTINGS, key).await?.map(|e| e.value))
+    }
+
+    pub async fn set_setting<T: Serialize>(
+        &self,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StorageError> {
+        #[derive(Serialize)]
+        struct Entry<'a, T> {
+            key: &'a str,
+            value: &'a T,
+        }
+        self.put(SETTINGS, &Entry { key, value }).await
+    }
+
     pub async fn put<T: Serialize>(&self, store: &str, record: &T) -> Result<(), StorageError> {
-        self.put_all(store, std::slice::from_ref(record)).await
+        self.apply(store, std::slice::from_ref(record), &[]).await
     }
 
     pub async fn get<T: DeserializeOwned>(
@@ -259,7 +396,22 @@ impl Db {
         s.delete(JsValue::from_str(key))
             .await
             .map_err(write_error)?;
-        tx.done().await.map_err(write_error)?;
+        committed(tx.done().await)?;
+        Ok(())
+    }
+
+    /// Empties one store.
+    pub async fn clear(&self, store: &str) -> Result<(), StorageError> {
+        let tx = self
+            .rexie
+            .transaction(&[store], TransactionMode::ReadWrite)
+            .map_err(write_error)?;
+        tx.store(store)
+            .map_err(write_error)?
+            .clear()
+            .await
+            .map_err(write_error)?;
+        committed(tx.done().await)?;
         Ok(())
     }
 
@@ -304,7 +456,7 @@ impl Db {
                 .await
                 .map_err(write_error)?;
         }
-        tx.done().await.map_err(write_error)?;
+        committed(tx.done().await)?;
         Ok(())
     }
 }
@@ -312,5 +464,30 @@ impl Db {
 impl ActivityStore for Db {
     fn append<'a>(&'a self, record: &'a ActivityRecord) -> LocalBoxFuture<'a, Result<(), String>> {
         async move { self.put(ACTIVITY, record).await.map_err(|e| e.to_string()) }.boxed_local()
+    }
+}
+
+impl Db {
+    /// Puts one record into each of several stores in one transaction.
+    pub async fn put_across(&self, entries: &[(&str, JsValue)]) -> Result<(), StorageError> {
+        let stores: Vec<&str> = entries.iter().map(|(s, _)| *s).collect();
+        let tx = self
+            .rexie
+            .transaction(&stores, TransactionMode::ReadWrite)
+            .map_err(write_error)?;
+        for (store, value) in entries {
+            tx.store(store)
+                .map_err(write_error)?
+                .put(value, None)
+                .await
+                .map_err(write_error)?;
+        }
+        committed(tx.done().await)?;
+        Ok(())
+    }
+
+    /// A record as IndexedDB stores it.
+    pub fn value<T: Serialize>(record: &T) -> Result<JsValue, StorageError> {
+        to_js(record)
     }
 }

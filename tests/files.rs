@@ -7,7 +7,8 @@ use std::rc::Rc;
 
 use hearth::files::grants::{self, Access};
 use hearth::files::{self, skills};
-use hearth::storage::{ACTIVITY, Db, GRANTS, SCHEMA_V1, SCHEMA_V2, current_schema};
+use hearth::sandbox;
+use hearth::storage::{ACTIVITY, Db, GRANTS, SCHEMA_V1, SCHEMA_V2, SETTINGS, current_schema};
 use hearth_core::code::grant::{GrantKind, GrantSource};
 use hearth_core::{CallOrigin, SkillError, SkillId, ToolCall, builtin};
 use js_sys::{Array, Uint8Array};
@@ -269,22 +270,40 @@ async fn grants_get_unique_names_survive_reopening_and_revoke_their_copies() {
 
 #[wasm_bindgen_test]
 async fn upgrading_from_version_1_keeps_the_activity_log_and_adds_the_new_stores() {
-    let name = "test-files-upgrade";
-    let _ = Db::delete_database(name).await;
-    let v1 = Db::open_with(name, SCHEMA_V1).await.unwrap();
-    v1.put(
-        ACTIVITY,
-        &json!({"id": "kept", "result": {"started_at_ms": 1.5}}),
-    )
-    .await
-    .unwrap();
-    v1.close();
-    let v2 = Db::open_with(name, SCHEMA_V2).await.unwrap();
-    let mut stores = v2.store_names();
-    stores.sort();
-    assert_eq!(stores, vec!["activity", "grants", "sandbox"]);
-    assert_eq!(
-        v2.get::<Value>(ACTIVITY, "kept").await.unwrap(),
-        Some(json!({"id": "kept", "result": {"started_at_ms": 1.5}}))
-    );
+    // Grants live in the `grants` store schema v3 added, Python's
+    // preferences in the `settings` store v2 added: a database from every
+    // earlier version upgrades to both and keeps its activity log.
+    for old in [SCHEMA_V1, SCHEMA_V2] {
+        let name = format!("test-files-upgrade-from-{}", old.version);
+        let _ = Db::delete_database(&name).await;
+        let before = Db::open_with(&name, old).await.unwrap();
+        before
+            .put(
+                ACTIVITY,
+                &json!({"id": "kept", "result": {"started_at_ms": 1.5}}),
+            )
+            .await
+            .unwrap();
+        before.close();
+        let now = Db::open_with(&name, current_schema()).await.unwrap();
+        let stores = now.store_names();
+        for store in [ACTIVITY, GRANTS, SETTINGS] {
+            assert!(
+                stores.iter().any(|s| s == store),
+                "{store} after upgrading from v{}: {stores:?}",
+                old.version
+            );
+        }
+        assert_eq!(
+            now.get::<Value>(ACTIVITY, "kept").await.unwrap(),
+            Some(json!({"id": "kept", "result": {"started_at_ms": 1.5}}))
+        );
+        assert_eq!(sandbox::load_persist_python(&now).await.unwrap(), None);
+        sandbox::save_persist_python(&now, true).await.unwrap();
+        assert_eq!(
+            sandbox::load_persist_python(&now).await.unwrap(),
+            Some(true)
+        );
+        assert_eq!(now.count(GRANTS).await.unwrap(), 0);
+    }
 }

@@ -90,7 +90,7 @@ async fn opening_at_the_current_schema_keeps_version_one_data() {
 #[wasm_bindgen_test]
 async fn the_call_path_writes_the_execution_log() {
     let db = fresh("test-callpath").await;
-    let rt = hearth::runtime::Runtime::new(db).unwrap();
+    let rt = hearth::runtime::Runtime::start(db).await.unwrap();
     let (call, result) = rt
         .invoke(
             SkillId::new("calculator").unwrap(),

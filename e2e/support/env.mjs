@@ -1,4 +1,6 @@
 // Where the tests find Chromium, the hearth binary and the built app.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,4 +28,18 @@ export function chromiumLaunchOptions() {
 
 export function hearthServeCommand(port, extra = '') {
   return `"${hearthBin}" serve --host 127.0.0.1 --port ${port} --dist "${hearthDist}" ${extra}`.trim();
+}
+
+/// The ports of one Playwright run: the app, and the servers the web tests
+/// start on 127.0.0.1 (a page server and a fake SearXNG), which `hearth
+/// serve` is told it may reach. Offset far from the app ports of other runs.
+export function e2ePorts() {
+  const app = Number(process.env.HEARTH_E2E_PORT || 8765);
+  return { app, pages: app + 1000, searx: app + 1001 };
+}
+
+/// A fresh config directory for this run's `hearth serve`, so its token and
+/// search backend setting never touch the developer's own.
+export function freshConfigDir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-e2e-config-'));
 }

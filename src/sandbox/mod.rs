@@ -25,7 +25,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::platform::new_id;
-use crate::storage::{self, Db, StorageError};
+use crate::storage::{Db, StorageError};
 use host::Connection;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -366,12 +366,12 @@ impl Sandbox {
     }
 }
 
-const PYTHON_PREFS: &str = "python";
+/// The settings-store key of Python's preferences.
+pub const PYTHON_PREFS_KEY: &str = "sandbox.python";
 
-/// The sandbox's stored preferences.
+/// The sandbox's stored preferences, kept in the settings store.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct PythonPrefs {
-    id: String,
     persist_state: bool,
 }
 
@@ -385,8 +385,8 @@ const WARM_UP_AFTER_MS: u32 = 1_500;
 /// after start-up; called once.
 pub fn install(db: Rc<Db>) {
     wasm_bindgen_futures::spawn_local(async move {
-        if let Ok(Some(p)) = db.get::<PythonPrefs>(storage::SANDBOX, PYTHON_PREFS).await {
-            sandbox().set_persist_python(p.persist_state);
+        if let Ok(Some(on)) = load_persist_python(&db).await {
+            sandbox().set_persist_python(on);
         }
         gloo_timers::future::TimeoutFuture::new(WARM_UP_AFTER_MS).await;
         if let Err(e) = sandbox().warm_up().await {
@@ -397,14 +397,16 @@ pub fn install(db: Rc<Db>) {
 
 /// Stores whether Python keeps variables between runs.
 pub async fn save_persist_python(db: &Db, on: bool) -> Result<(), StorageError> {
-    db.put(
-        storage::SANDBOX,
-        &PythonPrefs {
-            id: PYTHON_PREFS.into(),
-            persist_state: on,
-        },
-    )
-    .await
+    db.set_setting(PYTHON_PREFS_KEY, &PythonPrefs { persist_state: on })
+        .await
+}
+
+/// Whether Python keeps variables between runs, if the person chose.
+pub async fn load_persist_python(db: &Db) -> Result<Option<bool>, StorageError> {
+    Ok(db
+        .setting::<PythonPrefs>(PYTHON_PREFS_KEY)
+        .await?
+        .map(|p| p.persist_state))
 }
 
 /// A fresh request id: letters, digits and '-', as the protocol wants.

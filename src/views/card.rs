@@ -2,6 +2,7 @@
 //! how long it took.
 
 use hearth_core::activity::ActivityRecord;
+use hearth_core::call::UndoAction;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -58,14 +59,56 @@ fn output_text(record: &ActivityRecord) -> String {
     }
 }
 
+/// Output longer than this is shown collapsed; it is always stored whole.
+const COLLAPSE_LINES: usize = 12;
+const COLLAPSE_CHARS: usize = 1_200;
+
+/// Text in a `<pre>`, collapsed to a preview when long. It is always
+/// stored whole; this only changes what is shown at first.
 #[component]
-pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> impl IntoView {
+pub fn Output(text: String, #[prop(default = "card-output")] class: &'static str) -> impl IntoView {
+    let lines = text.lines().count();
+    let chars = text.chars().count();
+    if lines > COLLAPSE_LINES || chars > COLLAPSE_CHARS {
+        let mut preview: String = text.lines().take(4).collect::<Vec<_>>().join("\n");
+        if preview.chars().count() > 300 {
+            preview = preview.chars().take(300).collect::<String>() + "…";
+        }
+        view! {
+            <details class="collapsed-output">
+                <summary>
+                    <pre class=format!("{class} preview")>{preview}</pre>
+                    <span class="muted">{format!("Show all ({lines} lines, {chars} characters)")}</span>
+                </summary>
+                <pre class=class>{text}</pre>
+            </details>
+        }
+        .into_any()
+    } else {
+        view! { <pre class=class>{text}</pre> }.into_any()
+    }
+}
+
+#[component]
+pub fn ResultCard(
+    record: ActivityRecord,
+    #[prop(optional)] icon: String,
+    /// Runs the result's undo; shown as a button when the result has one.
+    #[prop(optional)]
+    on_undo: Option<Callback<UndoAction>>,
+) -> impl IntoView {
+    let undo = record.result.undo.clone().zip(on_undo);
+    let undone = RwSignal::new(false);
     let status = record.result.status;
     let status_class = format!("status status-{}", status.as_str());
     let input = input_text(&record.arguments);
     let output = output_text(&record);
-    let code = crate::views::code::code_output(&record);
+    // Code runs show their source and output (views/code.rs); web skills
+    // read as pages and result lists (views/web.rs).
     let code_input = crate::views::code::code_input(&record);
+    let body = crate::views::code::code_output(&record)
+        .or_else(|| crate::views::web::web_result(&record, &output))
+        .unwrap_or_else(|| view! { <Output text=output/> }.into_any());
     let duration = hearth_core::display::duration(record.result.duration_ms);
     let time = format_time(record.result.started_at_ms);
     view! {
@@ -84,14 +127,28 @@ pub fn ResultCard(record: ActivityRecord, #[prop(optional)] icon: String) -> imp
                 <dt>"Input"</dt>
                 <dd>{match code_input {
                     Some(view) => view,
-                    None => view! { <pre class="card-input">{input}</pre> }.into_any(),
+                    None => view! { <Output text=input class="card-input"/> }.into_any(),
                 }}</dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
-                <dd>{match code {
-                    Some(view) => view,
-                    None => view! { <pre class="card-output">{output}</pre> }.into_any(),
-                }}</dd>
+                <dd>{body}</dd>
             </dl>
+            {undo.map(|(action, cb)| {
+                let label = action.label.clone();
+                view! {
+                    <div class="card-actions">
+                        <button
+                            class="small"
+                            disabled=move || undone.get()
+                            on:click=move |_| {
+                                undone.set(true);
+                                cb.run(action.clone());
+                            }
+                        >
+                            {move || if undone.get() { "Undone".to_string() } else { label.clone() }}
+                        </button>
+                    </div>
+                }
+            })}
         </article>
     }
 }

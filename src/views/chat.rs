@@ -62,6 +62,17 @@ pub fn ChatView() -> impl IntoView {
     // Files attached or dropped here go to the next code run.
     let attachments = Attachments::default();
     provide_context(attachments);
+    let on_undo = {
+        let rt = rt.clone();
+        Callback::new(move |undo: hearth_core::call::UndoAction| {
+            let rt = rt.clone();
+            spawn_local(async move {
+                let skill = rt.registry().get(&undo.skill_id).cloned();
+                let (call, result) = rt.undo(undo).await;
+                on_result(ActivityRecord::new(&call, skill.as_ref(), &result));
+            });
+        })
+    };
 
     view! {
         <section
@@ -84,7 +95,7 @@ pub fn ChatView() -> impl IntoView {
                     key=|r| r.id.clone()
                     children=move |r| {
                         let icon = icon_for(r.skill_id.as_str());
-                        view! { <ResultCard record=r icon=icon/> }
+                        view! { <ResultCard record=r icon=icon on_undo=on_undo/> }
                     }
                 />
             </div>

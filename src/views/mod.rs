@@ -1,11 +1,19 @@
 //! The app's places and shared components. Components render and dispatch;
 //! the logic they call lives in hearth-core.
 
+pub mod activity;
+pub mod approval;
 pub mod attach;
 pub mod card;
 pub mod chat;
 pub mod code;
 pub mod confirm;
 pub mod files;
+pub mod memory;
+pub mod modal;
+pub mod notes;
 pub mod settings;
 pub mod skills;
+pub mod tasks;
+pub mod toast;
+pub mod web;

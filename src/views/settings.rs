@@ -6,6 +6,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
+use crate::views::web::SearchBackendPanel;
 
 /// Storage used and available, as the browser reports it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,9 +49,9 @@ pub fn SettingsView() -> impl IntoView {
     let clear = {
         let rt = rt.clone();
         move || {
-            let db = rt.db();
+            let rt = rt.clone();
             spawn_local(async move {
-                match db.clear_all().await {
+                match rt.clear_all().await {
                     Ok(()) => {
                         notice.set(Some("All data was deleted.".into()));
                         estimate.set(Some(storage_estimate().await));
@@ -74,6 +75,8 @@ pub fn SettingsView() -> impl IntoView {
                     <dd data-testid="version">{env!("CARGO_PKG_VERSION")}</dd>
                 </dl>
             </section>
+            <PermissionPanel/>
+            <SearchBackendPanel/>
             <crate::views::files::GrantsPanel/>
             <crate::views::code::CodeSettings/>
             <section class="panel">
@@ -96,7 +99,7 @@ pub fn SettingsView() -> impl IntoView {
                 <div class="danger-zone">
                     <div>
                         <h3>"Clear all data"</h3>
-                        <p class="muted">"Deletes the activity log and everything else Hearth stored in this browser."</p>
+                        <p class="muted">"Deletes notes, tasks, memories, settings, the activity log and everything else Hearth stored in this browser."</p>
                     </div>
                     <button class="danger" on:click=move |_| confirming.set(true)>"Clear all data…"</button>
                 </div>
@@ -115,6 +118,69 @@ pub fn SettingsView() -> impl IntoView {
                     }
                     on_cancel=move || confirming.set(false)
                 />
+            </Show>
+        </section>
+    }
+}
+
+/// The global permission mode.
+#[component]
+fn PermissionPanel() -> impl IntoView {
+    use hearth_core::permission::PermissionMode;
+    let rt = use_runtime();
+    let version = rt.versions().permissions;
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let mode = {
+        let rt = rt.clone();
+        move || {
+            version.track();
+            rt.data().permissions.borrow().mode
+        }
+    };
+    let set_mode = move |m: PermissionMode| {
+        let rt = rt.clone();
+        spawn_local(async move {
+            if let Err(e) = rt.update_permissions(move |p| p.mode = m).await {
+                error.set(Some(format!("Not saved: {e}")));
+            }
+        });
+    };
+    let explain = |m: PermissionMode| match m {
+        PermissionMode::AskSensitive => {
+            "Network and integration skills, and skills that need approval, ask first. The rest just run."
+        }
+        PermissionMode::AskEverything => {
+            "Every skill call asks first, unless you chose Always allow for that skill."
+        }
+        PermissionMode::Auto => {
+            "Nothing asks unless you set a skill to ask. Bulk deletes still ask."
+        }
+        PermissionMode::ChatOnly => "No skill runs at all.",
+    };
+    view! {
+        <section class="panel">
+            <h2>"Permissions"</h2>
+            <p class="muted">"When skills ask before they run. Each skill can override this in Skills."</p>
+            <fieldset class="modes">
+                <legend class="visually-hidden">"Permission mode"</legend>
+                {PermissionMode::ALL.into_iter().map(|m| {
+                    let mode = mode.clone();
+                    let set_mode = set_mode.clone();
+                    view! {
+                        <label class="mode">
+                            <input type="radio" name="permission-mode" value=m.as_str()
+                                prop:checked=move || mode() == m
+                                on:change=move |_| set_mode(m)/>
+                            <span>
+                                <strong>{m.label()}</strong>
+                                <span class="muted">{explain(m)}</span>
+                            </span>
+                        </label>
+                    }
+                }).collect_view()}
+            </fieldset>
+            <Show when=move || error.get().is_some()>
+                <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
         </section>
     }

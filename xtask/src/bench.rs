@@ -1,8 +1,10 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
 //! bundle's size (raw and gzip), the time to first render in headless
-//! Chromium (median of 5 cold loads), and the sandbox's and file skills'
+//! Chromium (median of 5 cold loads), the sandbox's and file skills'
 //! figures (JS and Python round trips, Python's cold start against bare
-//! Pyodide, 1,000 granted files).
+//! Pyodide, 1,000 granted files), the core and browser benches, and
+//! the network tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy --bench net`,
+//! built with the `native` profile like the `hearth` people run).
 
 use std::io::Write;
 use std::process::Command;
@@ -66,15 +68,11 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     step(
         "time to first render (headless Chromium, median of 5)",
         || {
-            util::run(
-                Command::new("cargo")
-                    .args(["build", "--release", "-p", "hearth-proxy"])
-                    .current_dir(&root),
-            )?;
+            let hearth = crate::build_native_hearth()?;
             let (ok, _) = run_tee(
                 Command::new("node")
                     .arg("e2e/bench/first-render.mjs")
-                    .env("HEARTH_BIN", root.join("target/release/hearth"))
+                    .env("HEARTH_BIN", hearth)
                     .env("HEARTH_DIST", root.join("dist"))
                     .current_dir(&root),
             )?;
@@ -99,6 +97,69 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             Err(Failure::new("the sandbox benchmark failed"))
         }
     })?;
+    step("native benches (hearth-core)", || {
+        for bench in [
+            "call_path",
+            "discovery",
+            "tokens",
+            "agent_skills",
+            "mcp_registry",
+        ] {
+            util::run(
+                Command::new("cargo")
+                    .args(["bench", "-p", "hearth-core", "--bench", bench])
+                    .current_dir(&root),
+            )?;
+        }
+        Ok(())
+    })?;
+    step("browser benches (wasm, headless Chromium)", || {
+        let mut cmd = Command::new("cargo");
+        cmd.args([
+            "test",
+            "-p",
+            "hearth",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+            "--features",
+            "bench",
+            "--test",
+            "browser_bench",
+            "--",
+            "--nocapture",
+        ])
+        .current_dir(&root);
+        let (ok, _) = run_tee(crate::test::wasm_test_env(&mut cmd))?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Failure::new("the browser benchmarks failed"))
+        }
+    })?;
+    step(
+        "network tier: proxy overhead and sustained load (native profile)",
+        || {
+            let (ok, _) = run_tee(
+                Command::new("cargo")
+                    .args([
+                        "bench",
+                        "--profile",
+                        "native",
+                        "-p",
+                        "hearth-proxy",
+                        "--bench",
+                        "net",
+                    ])
+                    .current_dir(&root),
+            )?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the network-tier benchmark failed"))
+            }
+        },
+    )?;
     Ok(())
 }
 

@@ -15,6 +15,7 @@ mod setup;
 mod test;
 mod util;
 
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use util::{Failure, repo_root, run, step};
@@ -36,6 +37,16 @@ pub fn build_release() -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// The `hearth` binary built with the `native` profile (opt-level 3; the
+/// workspace's release profile is tuned for the wasm bundle's size).
+pub fn build_native_hearth() -> Result<PathBuf, Failure> {
+    let root = repo_root();
+    run(Command::new("cargo")
+        .args(["build", "--profile", "native", "-p", "hearth-proxy"])
+        .current_dir(&root))?;
+    Ok(root.join("target/native/hearth"))
 }
 
 fn run_app(args: &[String]) -> Result<(), Failure> {
@@ -66,13 +77,9 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
     let root = repo_root();
     setup::build_tools()?;
     step("release build of the app", build_release)?;
-    step("release build of hearth", || {
-        run(Command::new("cargo")
-            .args(["build", "--release", "-p", "hearth-proxy"])
-            .current_dir(&root))
-    })?;
+    let hearth = step("native build of hearth", build_native_hearth)?;
     println!();
-    run(Command::new(root.join("target/release/hearth"))
+    run(Command::new(hearth)
         .args(["serve", "--host", &host, "--port", &port, "--dist"])
         .arg(root.join("dist"))
         .current_dir(&root))

@@ -97,6 +97,27 @@ impl Hook for ActivityHook {
     }
 }
 
+/// How often a skill ran and when it last did, for the Skills panel.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub skill_id: String,
+    pub count: u64,
+    pub last_used_ms: f64,
+}
+
+impl Usage {
+    /// Counts one finished call; denied calls did not use the skill.
+    pub fn record(&mut self, result: &ToolResult) {
+        match result.status {
+            ToolStatus::Completed | ToolStatus::Failed | ToolStatus::InputRequired => {
+                self.count += 1;
+                self.last_used_ms = self.last_used_ms.max(result.started_at_ms);
+            }
+            ToolStatus::Denied => {}
+        }
+    }
+}
+
 /// The Activity view's filters.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ActivityFilter {

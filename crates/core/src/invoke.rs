@@ -15,7 +15,7 @@ use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 
 use crate::call::{SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
-use crate::permission::CallFacts;
+use crate::permission::{CallFacts, DecisionRecord};
 use crate::schema::{ValidationError, validate};
 use crate::skill::{SkillDefinition, SkillId};
 
@@ -52,6 +52,9 @@ pub struct CallContext {
     /// Problems with the input; the executor does not run when non-empty.
     pub input_errors: Vec<ValidationError>,
     pub started_at_ms: f64,
+    /// How permission was settled; set by the permission hook and copied
+    /// onto the result.
+    pub decision: Option<DecisionRecord>,
 }
 
 impl CallContext {
@@ -129,6 +132,7 @@ impl Invoker {
             facts,
             input_errors,
             started_at_ms,
+            decision: None,
         };
 
         let mut result = None;
@@ -144,6 +148,9 @@ impl Invoker {
         };
         result.started_at_ms = started_at_ms;
         result.duration_ms = (self.time.monotonic_ms() - t0).max(0.0);
+        if result.decision.is_none() {
+            result.decision = cx.decision.clone();
+        }
         for hook in self.hooks.iter().rev() {
             hook.after(&cx, &mut result).await;
         }

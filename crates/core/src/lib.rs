@@ -6,18 +6,32 @@
 //! through the traits defined here.
 
 pub mod activity;
+pub mod agent;
+pub mod agent_skills;
+pub mod approval;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
 pub mod code;
+pub mod collection;
 pub mod command;
+pub mod discovery;
 pub mod display;
 pub mod invoke;
+pub mod markdown;
+pub mod mcp;
+pub mod memory;
+pub mod notes;
 pub mod permission;
+pub mod providers;
 pub mod registry;
 pub mod schema;
 pub mod skill;
 pub mod sse;
+pub mod tasks;
+pub mod text;
+pub mod tokens;
+pub mod web;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;

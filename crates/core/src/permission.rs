@@ -8,10 +8,13 @@
 //! 3. a "never allow" setting denies;
 //! 4. a bulk destructive call asks, whatever else is set;
 //! 5. an "ask" setting asks;
-//! 6. the mode decides: ask-everything asks, auto allows, and
+//! 6. an "always allow" setting allows: the person answered this question
+//!    before, and asking again would make "always" a lie;
+//! 7. the mode decides: ask-everything asks, auto allows, and
 //!    ask-sensitive asks for network and integration skills and skills that
-//!    require approval, and allows the rest — unless the person chose
-//!    "always allow" for that skill.
+//!    require approval, and allows the rest.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +27,7 @@ pub enum PermissionMode {
     /// Network and integration tiers and skills that require approval ask.
     #[default]
     AskSensitive,
-    /// Every call asks.
+    /// Every call asks, unless the person always allowed that skill.
     AskEverything,
     /// Nothing asks unless a skill is set to ask.
     Auto,
@@ -104,6 +107,78 @@ pub struct SkillSettings {
 impl SkillSettings {
     pub fn is_enabled(&self, skill: &SkillDefinition) -> bool {
         self.enabled.unwrap_or(skill.default_enabled)
+    }
+}
+
+/// Everything the person set about permissions, stored as one record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PermissionSettings {
+    #[serde(default)]
+    pub mode: PermissionMode,
+    /// Per-skill settings; a missing entry means the defaults.
+    #[serde(default)]
+    pub skills: BTreeMap<String, SkillSettings>,
+    /// Tier-level switches; a missing entry means on.
+    #[serde(default)]
+    pub tiers: BTreeMap<Tier, bool>,
+}
+
+impl PermissionSettings {
+    pub fn skill(&self, id: &str) -> SkillSettings {
+        self.skills.get(id).copied().unwrap_or_default()
+    }
+
+    pub fn tier_enabled(&self, tier: Tier) -> bool {
+        self.tiers.get(&tier).copied().unwrap_or(true)
+    }
+
+    pub fn policy(&self, skill: &SkillDefinition) -> Policy {
+        Policy {
+            mode: self.mode,
+            settings: self.skill(skill.id.as_str()),
+            tier_enabled: self.tier_enabled(skill.tier),
+        }
+    }
+
+    /// Whether `skill` is enabled, counting its tier's switch.
+    pub fn is_enabled(&self, skill: &SkillDefinition) -> bool {
+        self.tier_enabled(skill.tier) && self.skill(skill.id.as_str()).is_enabled(skill)
+    }
+
+    /// The same, for an entry of the discovery index.
+    pub fn is_indexed_enabled(&self, skill: &crate::discovery::IndexedSkill) -> bool {
+        self.tier_enabled(skill.tier)
+            && self
+                .skill(skill.id.as_str())
+                .enabled
+                .unwrap_or(skill.default_enabled)
+    }
+
+    pub fn set_enabled(&mut self, id: &str, enabled: Option<bool>) {
+        self.edit(id, |s| s.enabled = enabled);
+    }
+
+    pub fn set_approval(&mut self, id: &str, approval: Option<ApprovalSetting>) {
+        self.edit(id, |s| s.approval = approval);
+    }
+
+    fn edit(&mut self, id: &str, f: impl FnOnce(&mut SkillSettings)) {
+        let mut s = self.skill(id);
+        f(&mut s);
+        if s == SkillSettings::default() {
+            self.skills.remove(id);
+        } else {
+            self.skills.insert(id.to_string(), s);
+        }
+    }
+
+    /// Skills the person chose to always allow, for the Skills panel.
+    pub fn always_allowed(&self) -> Vec<&str> {
+        self.skills
+            .iter()
+            .filter(|(_, s)| s.approval == Some(ApprovalSetting::AlwaysAllow))
+            .map(|(id, _)| id.as_str())
+            .collect()
     }
 }
 
@@ -207,7 +282,11 @@ pub fn decide(skill: &SkillDefinition, policy: &Policy, facts: &CallFacts) -> De
             by: DecidedBy::Setting,
         };
     }
-    let always = policy.settings.approval == Some(ApprovalSetting::AlwaysAllow);
+    if policy.settings.approval == Some(ApprovalSetting::AlwaysAllow) {
+        return Decision::Allow {
+            by: DecidedBy::Setting,
+        };
+    }
     match policy.mode {
         PermissionMode::AskEverything => Decision::Ask {
             reason: "Hearth is set to ask before every skill".into(),
@@ -215,9 +294,6 @@ pub fn decide(skill: &SkillDefinition, policy: &Policy, facts: &CallFacts) -> De
         },
         PermissionMode::Auto => Decision::Allow {
             by: DecidedBy::Mode,
-        },
-        PermissionMode::AskSensitive if always => Decision::Allow {
-            by: DecidedBy::Setting,
         },
         PermissionMode::AskSensitive => match skill.tier {
             Tier::Network => Decision::Ask {
@@ -338,23 +414,23 @@ mod tests {
         let expected = "\
 core          default A?AD
 core          ask     ???D
-core          always  A?AD
+core          always  AAAD
 core          never   DDDD
 core+approval default ??AD
 core+approval ask     ???D
-core+approval always  A?AD
+core+approval always  AAAD
 core+approval never   DDDD
 enhanced      default A?AD
 enhanced      ask     ???D
-enhanced      always  A?AD
+enhanced      always  AAAD
 enhanced      never   DDDD
 network       default ??AD
 network       ask     ???D
-network       always  A?AD
+network       always  AAAD
 network       never   DDDD
 integration   default ??AD
 integration   ask     ???D
-integration   always  A?AD
+integration   always  AAAD
 integration   never   DDDD
 ";
         assert_eq!(table, expected);
@@ -385,6 +461,41 @@ integration   never   DDDD
                 assert_eq!(letter(&decide(&s, &tier_off, &CallFacts::default())), 'D');
             }
         }
+    }
+
+    #[test]
+    fn settings_records_round_trip_and_drop_defaults() {
+        let mut p = PermissionSettings::default();
+        p.set_approval("web_fetch", Some(AlwaysAllow));
+        p.set_enabled("web_fetch", Some(true));
+        p.tiers.insert(Tier::Integration, false);
+        assert_eq!(p.always_allowed(), ["web_fetch"]);
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "mode": "ask-sensitive",
+                "skills": {"web_fetch": {"enabled": true, "approval": "always-allow"}},
+                "tiers": {"integration": false}
+            })
+        );
+        assert_eq!(
+            serde_json::from_value::<PermissionSettings>(json).unwrap(),
+            p
+        );
+        // Revoking back to the defaults removes the entry entirely.
+        p.set_approval("web_fetch", None);
+        p.set_enabled("web_fetch", None);
+        assert!(p.skills.is_empty());
+        // An empty or partial record reads as the defaults.
+        assert_eq!(
+            serde_json::from_str::<PermissionSettings>("{}").unwrap(),
+            PermissionSettings::default()
+        );
+        let mut s = skill(Tier::Integration, true);
+        assert!(!p.is_enabled(&s), "the integration tier is switched off");
+        s.tier = Tier::Core;
+        assert!(p.is_enabled(&s));
     }
 
     #[test]

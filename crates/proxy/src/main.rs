@@ -1,7 +1,10 @@
 //! The `hearth` binary: `hearth serve` and the CLI over hearth-core.
 
+mod mcp;
+mod net;
 mod serve;
 mod skills_cli;
+mod skills_search;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,11 +39,30 @@ enum Command {
         /// for a model server on your LAN. Repeatable.
         #[arg(long = "allow-connect")]
         allow_connect: Vec<String>,
+        /// Hearth's config directory, holding config.toml and the API token
+        /// (default: your platform's config dir + /hearth, e.g. ~/.config/hearth).
+        #[arg(long = "config-dir", env = "HEARTH_CONFIG_DIR")]
+        config_dir: Option<PathBuf>,
+        /// The config file, if not config.toml in the config directory. It
+        /// must exist when given.
+        #[arg(long = "config", env = "HEARTH_CONFIG")]
+        config: Option<PathBuf>,
+        /// A non-public destination web_fetch and web_search may reach anyway,
+        /// as IP:PORT ([IPv6]:PORT), e.g. a local SearXNG or a test server.
+        /// Repeatable. Loopback and private addresses are refused otherwise.
+        #[arg(long = "allow-private-fetch", value_name = "IP:PORT")]
+        allow_private_fetch: Vec<String>,
     },
-    /// Inspect the skill registry.
+    /// Inspect the skill registry; validate and render Agent Skills folders.
     Skills {
         #[command(subcommand)]
         command: skills_cli::SkillsCommand,
+    },
+    /// Talk to an MCP server: list its tools, call one, browse resources
+    /// and prompts, or act as the conformance suite's client.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::cli::McpCommand,
     },
 }
 
@@ -52,6 +74,9 @@ fn main() -> ExitCode {
             port,
             dist,
             allow_connect,
+            config_dir,
+            config: config_file,
+            allow_private_fetch,
         } => {
             tracing_subscriber::fmt()
                 .with_env_filter(
@@ -64,6 +89,26 @@ fn main() -> ExitCode {
                 dist: dist.unwrap_or_else(serve::default_dist),
                 extra_connect_src: allow_connect,
             };
+            let Some(config_dir) = config_dir.or_else(net::config::default_config_dir) else {
+                eprintln!(
+                    "error: cannot tell where your config directory is; pass --config-dir or set HEARTH_CONFIG_DIR"
+                );
+                return ExitCode::FAILURE;
+            };
+            let mut net_config =
+                match net::config::NetConfig::load(&config_dir, config_file.as_deref(), &|name| {
+                    std::env::var(name).ok()
+                }) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+            if let Err(e) = net_config.allow_private_from_flags(&allow_private_fetch) {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
             let rt = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()
@@ -74,7 +119,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match rt.block_on(serve::run(config, host, port)) {
+            match rt.block_on(serve::run(config, net_config, host, port)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -83,5 +128,6 @@ fn main() -> ExitCode {
             }
         }
         Command::Skills { command } => skills_cli::run(command),
+        Command::Mcp { command } => mcp::cli::run(command),
     }
 }

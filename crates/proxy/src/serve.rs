@@ -24,6 +24,13 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use tower_http::services::ServeDir;
 
+use crate::net::NetState;
+use crate::net::client::ClientConfig;
+use crate::net::config::NetConfig;
+use crate::net::guard::AppGuard;
+use crate::net::resolve::SystemResolver;
+use crate::net::token::ApiToken;
+
 /// Why the server cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -50,15 +57,58 @@ pub struct ServeConfig {
 }
 
 struct AppState {
-    csp: HeaderValue,
+    index: PathBuf,
+    extra_connect_src: Vec<String>,
+    /// The shell's CSP and the index.html modification time it was built
+    /// from: a rebuild while serving changes the bootstrap script's hash.
+    csp: std::sync::RwLock<(Option<std::time::SystemTime>, HeaderValue)>,
+    /// The sandbox pages' CSP (sandbox/host.html's script by hash).
     sandbox_csp: HeaderValue,
+}
+
+impl AppState {
+    fn csp_for(html: &str, extra: &[String]) -> HeaderValue {
+        HeaderValue::from_str(&app_csp(&inline_script_hashes(html), extra))
+            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"))
+    }
+
+    /// The current CSP, rebuilt if index.html changed since it was made.
+    fn csp(&self) -> HeaderValue {
+        let modified = std::fs::metadata(&self.index)
+            .and_then(|m| m.modified())
+            .ok();
+        if let Ok(cached) = self.csp.read()
+            && cached.0 == modified
+        {
+            return cached.1.clone();
+        }
+        let Ok(html) = std::fs::read_to_string(&self.index) else {
+            return self
+                .csp
+                .read()
+                .map(|c| c.1.clone())
+                .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
+        };
+        let fresh = Self::csp_for(&html, &self.extra_connect_src);
+        if let Ok(mut cached) = self.csp.write() {
+            *cached = (modified, fresh.clone());
+        }
+        fresh
+    }
 }
 
 /// The sandbox host page, whose inline script the sandbox CSP allows.
 pub const SANDBOX_PAGE: &str = "sandbox/host.html";
 
-/// Builds the router that serves `config.dist`.
+/// Builds the router that serves `config.dist` alone, without the API.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
+    router_with(config, Router::new())
+}
+
+/// Builds the router that serves `config.dist` plus `api` (routes under
+/// `/api/`, each with its own guard), all with the security headers.
+pub fn router_with(config: &ServeConfig, api: Router) -> Result<Router, ServeError> {
     let index = config.dist.join("index.html");
     let html = match std::fs::read_to_string(&index) {
         Ok(html) => html,
@@ -75,7 +125,6 @@ pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
     if html.trim().is_empty() {
         return Err(ServeError::MissingDist(config.dist.clone()));
     }
-    let csp = app_csp(&inline_script_hashes(&html), &config.extra_connect_src);
     // A build without the sandbox page still serves; its sandbox CSP then
     // allows no script at all.
     let sandbox_hashes = match std::fs::read_to_string(config.dist.join(SANDBOX_PAGE)) {
@@ -88,15 +137,21 @@ pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
             });
         }
     };
+    let modified = std::fs::metadata(&index).and_then(|m| m.modified()).ok();
     let state = Arc::new(AppState {
-        csp: HeaderValue::from_str(&csp)
-            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'")),
+        csp: std::sync::RwLock::new((
+            modified,
+            AppState::csp_for(&html, &config.extra_connect_src),
+        )),
+        index,
+        extra_connect_src: config.extra_connect_src.clone(),
         sandbox_csp: HeaderValue::from_str(&sandbox_csp(&sandbox_hashes))
             .unwrap_or_else(|_| HeaderValue::from_static("sandbox; default-src 'none'")),
     });
     let files = ServeDir::new(&config.dist).append_index_html_on_directories(true);
     Ok(Router::new()
         .route("/healthz", get(healthz))
+        .merge(api)
         .fallback_service(files)
         .layer(middleware::from_fn_with_state(state, security_headers)))
 }
@@ -136,9 +191,12 @@ async fn security_headers(
         h.insert(header::CONTENT_SECURITY_POLICY, state.sandbox_csp.clone());
         set(h, "permissions-policy", SANDBOX_PERMISSIONS);
     } else if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
-        h.insert(header::CONTENT_SECURITY_POLICY, state.csp.clone());
+        h.insert(header::CONTENT_SECURITY_POLICY, state.csp());
     }
-    if status.is_success() || status == StatusCode::NOT_MODIFIED {
+    if is_api_path(&path) {
+        // Answers of the API hold tokens and fetched pages: never cached.
+        set(h, "cache-control", "no-store");
+    } else if status.is_success() || status == StatusCode::NOT_MODIFIED {
         let cache = if is_hashed_asset(&path) {
             "public, max-age=31536000, immutable"
         } else {
@@ -172,6 +230,10 @@ fn not_found(path: &str) -> Response {
 
 fn set(h: &mut HeaderMap, name: &'static str, value: &'static str) {
     h.insert(name, HeaderValue::from_static(value));
+}
+
+fn is_api_path(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
 }
 
 /// Pages under /sandbox/ get the sandbox's CSP and are meant to be framed
@@ -275,15 +337,34 @@ pub fn default_dist() -> PathBuf {
     Path::new("dist").to_path_buf()
 }
 
-/// Serves until Ctrl-C.
+/// Serves until Ctrl-C: the app, and the network-tier API configured by
+/// `net` (guarded for the address actually bound).
 pub async fn run(
     config: ServeConfig,
+    net: NetConfig,
     host: String,
     port: u16,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let app = router(&config)?;
+    let token = ApiToken::load_or_create(&net.state_dir)?;
     let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await?;
     let addr = listener.local_addr()?;
+    let guard = AppGuard::for_bound_address(addr, token);
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        eprintln!(
+            "note: the network-tier API answers only loopback connections, so it is off on {}",
+            addr.ip()
+        );
+    }
+    for allow in &net.allow_private {
+        tracing::warn!(target: "hearth::net", destination = %allow, "fetching this non-public destination is allowed");
+    }
+    let state = Arc::new(NetState::new(
+        net,
+        guard,
+        Arc::new(SystemResolver),
+        ClientConfig::default_tls(),
+    ));
+    let app = router_with(&config, crate::net::router(state))?;
     let shown_host = if addr.ip().is_loopback() {
         "127.0.0.1".to_string()
     } else {
@@ -291,11 +372,14 @@ pub async fn run(
     };
     println!("Hearth is running at http://{shown_host}:{}/", addr.port());
     println!("Serving {}. Press Ctrl-C to stop.", config.dist.display());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }
 
@@ -500,6 +584,29 @@ mod tests {
         let body = res.into_body().collect().await.unwrap().to_bytes();
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["status"], "ok");
+    }
+
+    #[tokio::test]
+    async fn a_rebuild_while_serving_refreshes_the_csp_hash() {
+        let dir = dist();
+        let app = app(&dir);
+        let before = header(&get(&app, "/").await, "content-security-policy").to_string();
+        // Make sure the file system records a different modification time.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let rebuilt = INDEX.replace("init();", "init(); /* new build */");
+        std::fs::write(dir.path().join("index.html"), &rebuilt).unwrap();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("index.html"))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        let after = header(&get(&app, "/").await, "content-security-policy").to_string();
+        assert_ne!(before, after);
+        assert!(
+            after.contains(&inline_script_hashes(&rebuilt)[0]),
+            "{after}"
+        );
     }
 
     #[test]

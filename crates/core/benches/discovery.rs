@@ -1,0 +1,197 @@
+//! Discovery benchmark: ranking quality (recall@1 and recall@3 on the
+//! labelled queries, with ablations) and latency at 10,000 skills.
+//!
+//! `cargo bench -p hearth-core --bench discovery`
+
+#[path = "../tests/support/eval.rs"]
+mod eval;
+
+use std::time::Instant;
+
+use eval::LabelledQuery;
+use hearth_core::discovery::{self, Expansions, SkillIndex, Weights};
+
+fn recall_line(label: &str, index: &SkillIndex, queries: &[LabelledQuery]) {
+    let (r1, _) = eval::recall_at(index, queries, 1);
+    let (r3, _) = eval::recall_at(index, queries, 3);
+    println!(
+        "  {label:<28} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
+        queries.len()
+    );
+}
+
+fn quality() {
+    let catalog = eval::catalog();
+    let dev = eval::queries();
+    let holdout = eval::holdout_queries();
+    let index = SkillIndex::build(&catalog);
+    println!("Discovery quality: {} skills in the catalog", catalog.len());
+    recall_line("development set", &index, &dev);
+    for kind in ["paraphrase", "typo", "terse", "wordy", "model"] {
+        let subset: Vec<LabelledQuery> = dev.iter().filter(|q| q.kind == kind).cloned().collect();
+        recall_line(&format!("  {kind}"), &index, &subset);
+    }
+    recall_line("holdout (written after tuning)", &index, &holdout);
+
+    let (_, misses) = eval::recall_at(&index, &dev, 3);
+    println!("  development misses at 3:");
+    for (q, got) in misses {
+        println!("    {q:?} -> {got:?}");
+    }
+
+    println!("\nAblations (development set | holdout):");
+    let none = Expansions {
+        fuzzy: false,
+        prefix: false,
+        compound: false,
+        synonyms: false,
+    };
+    let variants: Vec<(&str, Expansions, Weights)> = vec![
+        (
+            "BM25F only",
+            none,
+            Weights {
+                coordination: 0.0,
+                ..Weights::default()
+            },
+        ),
+        ("+ coordination", none, Weights::default()),
+        (
+            "+ typo correction",
+            Expansions {
+                fuzzy: true,
+                ..none
+            },
+            Weights::default(),
+        ),
+        (
+            "+ prefixes",
+            Expansions {
+                prefix: true,
+                ..none
+            },
+            Weights::default(),
+        ),
+        (
+            "+ compounds",
+            Expansions {
+                compound: true,
+                ..none
+            },
+            Weights::default(),
+        ),
+        (
+            "+ synonyms",
+            Expansions {
+                synonyms: true,
+                ..none
+            },
+            Weights::default(),
+        ),
+        ("all", Expansions::default(), Weights::default()),
+        (
+            "all, no coordination",
+            Expansions::default(),
+            Weights {
+                coordination: 0.0,
+                ..Weights::default()
+            },
+        ),
+    ];
+    for (label, expansions, weights) in variants {
+        let index = SkillIndex::build(&catalog)
+            .with_expansions(expansions)
+            .with_weights(weights);
+        let (d1, _) = eval::recall_at(&index, &dev, 1);
+        let (d3, _) = eval::recall_at(&index, &dev, 3);
+        let (h1, _) = eval::recall_at(&index, &holdout, 1);
+        let (h3, _) = eval::recall_at(&index, &holdout, 3);
+        println!("  {label:<22} r@1 {d1:.3}  r@3 {d3:.3}  |  r@1 {h1:.3}  r@3 {h3:.3}");
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn latency() {
+    let n = 10_000;
+    let catalog = eval::scaled_catalog(n);
+    let t = Instant::now();
+    let mut index = SkillIndex::build(&catalog);
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let queries: Vec<String> = eval::queries()
+        .into_iter()
+        .chain(eval::holdout_queries())
+        .map(|q| q.query)
+        .collect();
+    let enabled =
+        |s: &discovery::IndexedSkill| s.default_enabled || s.tier == hearth_core::Tier::Network;
+    // Warm up, then time every query several times.
+    for q in &queries {
+        std::hint::black_box(discovery::discover(&index, q, None, &enabled));
+    }
+    let mut samples = Vec::new();
+    let mut per_query: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
+    for _ in 0..20 {
+        for (i, q) in queries.iter().enumerate() {
+            let t = Instant::now();
+            std::hint::black_box(discovery::discover(&index, q, None, &enabled));
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            per_query[i].push(ms);
+            samples.push(ms);
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    // Per-query medians, so a scheduler hiccup does not name a query slow.
+    let medians = per_query.into_iter().map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    });
+    let mut slowest: Vec<(f64, &String)> = medians.zip(&queries).collect();
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!(
+        "\nLatency at {} skills ({} queries × 20):",
+        index.len(),
+        queries.len()
+    );
+    println!("  index build            {build_ms:.1} ms");
+    println!(
+        "  discover_skills        median {:.3} ms  p95 {:.3} ms  max {:.3} ms",
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[samples.len() - 1]
+    );
+    for (ms, q) in slowest.iter().take(3) {
+        println!("  slowest (median)       {ms:.3} ms  {q:?}");
+    }
+    // Updates: an MCP server with 20 tools connecting and disconnecting.
+    let extra: Vec<_> = catalog
+        .iter()
+        .take(20)
+        .map(|s| {
+            let mut s = s.clone();
+            s.id = hearth_core::SkillId::new(format!("{}_new", s.id))
+                .unwrap_or_else(|e| panic!("{e}"));
+            s
+        })
+        .collect();
+    let t = Instant::now();
+    for s in &extra {
+        index.upsert(s);
+    }
+    let add_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    for s in &extra {
+        index.remove(&s.id);
+    }
+    let remove_ms = t.elapsed().as_secs_f64() * 1e3;
+    println!("  add 20 skills          {add_ms:.2} ms   remove 20 skills {remove_ms:.2} ms");
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` does not run us.
+    quality();
+    latency();
+}

@@ -1,0 +1,145 @@
+//! Token accounting with a real BPE tokenizer (o200k_base, natively):
+//! the opening context of a conversation with the discovery pattern versus
+//! sending every tool upfront, for 10 to 10,000 registered skills, and the
+//! error of the cheap estimator the app's meter uses.
+//!
+//! `cargo bench -p hearth-core --bench tokens`
+
+#[path = "../tests/support/eval.rs"]
+mod eval;
+
+use hearth_core::agent::{Conversation, prompt};
+use hearth_core::providers::{ChatRequest, Protocol, Provider, ProviderConfig, ToolSpec, preset};
+use hearth_core::tokens::estimate_tokens;
+use serde_json::Value;
+use tiktoken_rs::CoreBPE;
+
+/// The system prompt and tools exactly as a provider receives them.
+fn opening_text(kind: &str, request: &ChatRequest) -> String {
+    let provider = Provider::new(ProviderConfig::from_preset(preset(kind).unwrap(), "k", "m"));
+    let body: Value =
+        serde_json::from_str(provider.chat_request(request).body.as_deref().unwrap()).unwrap();
+    let tools = body.get("tools").map(Value::to_string).unwrap_or_default();
+    format!("{}\n{}", request.system, tools)
+}
+
+fn count(bpe: &CoreBPE, text: &str) -> usize {
+    bpe.encode_with_special_tokens(text).len()
+}
+
+fn opening_context(bpe: &CoreBPE) {
+    let conversation = Conversation::new("bench", 0.0);
+    let discovery = prompt::build_request(&conversation, &|_| None, &[]);
+    println!("Opening context tokens (system prompt + tools), o200k_base:");
+    println!(
+        "  {:>7}  {:>18} {:>18}  {:>18} {:>18}",
+        "skills", "discovery/OpenAI", "upfront/OpenAI", "discovery/Anthropic", "upfront/Anthropic"
+    );
+    for n in [10, 100, 1_000, 10_000] {
+        let skills = eval::scaled_catalog(n);
+        let upfront = ChatRequest {
+            system: discovery.system.clone(),
+            messages: vec![],
+            tools: skills.iter().map(ToolSpec::from_skill).collect(),
+        };
+        let row: Vec<usize> = [
+            ("openai", &discovery),
+            ("openai", &upfront),
+            ("anthropic", &discovery),
+            ("anthropic", &upfront),
+        ]
+        .iter()
+        .map(|(kind, r)| count(bpe, &opening_text(kind, r)))
+        .collect();
+        println!(
+            "  {n:>7}  {:>18} {:>18}  {:>18} {:>18}",
+            row[0], row[1], row[2], row[3]
+        );
+    }
+    let user = "What's 15% of 847?";
+    println!(
+        "  (the first user message adds {} tokens; system prompt alone: {})",
+        count(bpe, user),
+        count(bpe, &discovery.system)
+    );
+}
+
+fn estimator_error(bpe: &CoreBPE) {
+    let catalog = eval::catalog();
+    let mut samples: Vec<(&str, String)> = Vec::new();
+    samples.push(("system prompt", prompt::SYSTEM_PROMPT.to_string()));
+    for s in &catalog {
+        samples.push(("description", s.description.clone()));
+        samples.push((
+            "tool JSON",
+            serde_json::to_string(&ToolSpec::from_skill(s)).unwrap(),
+        ));
+    }
+    for q in eval::queries().into_iter().chain(eval::holdout_queries()) {
+        samples.push(("user message", q.query));
+    }
+    for name in [
+        "openai_text.sse",
+        "anthropic_tool_use.sse",
+        "openai_parallel_tools.sse",
+    ] {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/streams")
+            .join(name);
+        samples.push(("SSE stream", std::fs::read_to_string(path).unwrap()));
+    }
+    samples.push(("non-English", "Ich möchte wissen, wie das Wetter morgen in München wird. 明日の東京の天気を教えてください。Погода в Москве завтра?".to_string()));
+    samples.push(("code", "fn main() {\n    let xs: Vec<u32> = (0..10).map(|x| x * x).collect();\n    println!(\"{xs:?}\");\n}\n".to_string()));
+
+    println!("\nEstimator vs o200k_base (signed error = estimate/real - 1):");
+    let kinds = [
+        "system prompt",
+        "description",
+        "tool JSON",
+        "user message",
+        "SSE stream",
+        "non-English",
+        "code",
+    ];
+    let mut all_abs = Vec::new();
+    for kind in kinds {
+        let (mut est, mut real, mut abs_sum, mut n, mut worst) =
+            (0usize, 0usize, 0.0f64, 0usize, 0.0f64);
+        for (_, text) in samples.iter().filter(|(k, _)| *k == kind) {
+            let e = estimate_tokens(text);
+            let r = count(bpe, text);
+            est += e;
+            real += r;
+            let rel = e as f64 / r.max(1) as f64 - 1.0;
+            abs_sum += rel.abs();
+            worst = if rel.abs() > worst.abs() { rel } else { worst };
+            all_abs.push(rel.abs());
+            n += 1;
+        }
+        println!(
+            "  {kind:<14} n={n:>3}  total {est:>6} vs {real:>6} ({:+.1}%)  mean |err| {:.1}%  worst {:+.1}%",
+            (est as f64 / real.max(1) as f64 - 1.0) * 100.0,
+            abs_sum / n.max(1) as f64 * 100.0,
+            worst * 100.0
+        );
+    }
+    all_abs.sort_by(f64::total_cmp);
+    println!(
+        "  all samples: median |err| {:.1}%, p90 |err| {:.1}%",
+        all_abs[all_abs.len() / 2] * 100.0,
+        all_abs[all_abs.len() * 9 / 10] * 100.0
+    );
+    let all_tools: Vec<ToolSpec> = catalog.iter().map(ToolSpec::from_skill).collect();
+    let whole = serde_json::to_string(&all_tools).unwrap();
+    println!(
+        "  the whole catalog's tools as one JSON: estimate {} vs real {}",
+        estimate_tokens(&whole),
+        count(bpe, &whole)
+    );
+}
+
+fn main() {
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base is bundled in tiktoken-rs");
+    opening_context(&bpe);
+    estimator_error(&bpe);
+}

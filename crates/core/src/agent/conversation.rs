@@ -1,0 +1,800 @@
+//! Conversations as plain data: messages with their tool calls and
+//! results, the skills loaded into the conversation, and the pure
+//! operations the chat list needs (rename, auto-title, search, the
+//! "always loaded" suggestion, edit-and-resend).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::call::{ToolResult, ToolStatus};
+use crate::discovery::DISCOVER_SKILLS_ID;
+use crate::providers::{
+    FinishReason, ProviderError, Usage, WireMessage, WireToolCall, WireToolResult,
+};
+use crate::skill::SkillId;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Where a message stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    /// Tokens are still arriving.
+    Streaming,
+    Complete,
+    /// The provider failed; `error` says how. Partial text is kept.
+    Error,
+    /// The person stopped it. Partial text is kept.
+    Cancelled,
+}
+
+/// Where a tool call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallState {
+    /// Handed to the app to run through the permission layer.
+    Waiting,
+    /// The app returned a result (completed, failed or denied).
+    Finished,
+    /// Never run: the name, arguments or step limit ruled it out; `note`
+    /// says why.
+    Refused,
+    /// Stopped by the person before a result came; `note` says so.
+    Cancelled,
+}
+
+/// A tool call the model made, with what became of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The provider's call id, which the result must echo.
+    pub id: String,
+    /// The tool name as the model wrote it.
+    pub name: String,
+    /// The arguments object; `{}` when they were not valid JSON.
+    pub arguments: Value,
+    /// The raw text, kept when it did not parse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_arguments: Option<String>,
+    pub state: CallState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ToolResult>,
+    /// Why a call was refused or cancelled; also what the model is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ToolCallRecord {
+    /// What the model is told about this call, and whether it failed.
+    pub fn model_result(&self) -> (String, bool) {
+        if let Some(r) = &self.result {
+            return (r.to_model_text(), r.status != ToolStatus::Completed);
+        }
+        let note = self.note.clone().unwrap_or_else(|| match self.state {
+            CallState::Waiting => "interrupted: Hearth stopped before this call finished".into(),
+            CallState::Finished | CallState::Refused | CallState::Cancelled => "no result".into(),
+        });
+        (note, true)
+    }
+
+    /// The skill the call names, when the name is a valid id.
+    pub fn skill_id(&self) -> Option<SkillId> {
+        SkillId::new(self.name.clone()).ok()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub content: String,
+    /// Reasoning the model showed; kept for the UI, never sent back.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub created_at_ms: f64,
+    pub updated_at_ms: f64,
+    pub status: MessageStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ProviderError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish: Option<FinishReason>,
+}
+
+impl Message {
+    pub fn user(id: String, text: impl Into<String>, now_ms: f64) -> Self {
+        Self {
+            id,
+            role: Role::User,
+            content: text.into(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            status: MessageStatus::Complete,
+            error: None,
+            usage: None,
+            finish: None,
+        }
+    }
+
+    pub fn assistant(id: String, now_ms: f64) -> Self {
+        Self {
+            role: Role::Assistant,
+            status: MessageStatus::Streaming,
+            ..Self::user(id, "", now_ms)
+        }
+    }
+}
+
+/// Per-conversation settings; `None` means "use the global setting".
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConversationSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub id: String,
+    pub title: String,
+    /// Set once the person renames it; auto-titles never overwrite it.
+    #[serde(default)]
+    pub title_is_custom: bool,
+    pub created_at_ms: f64,
+    pub updated_at_ms: f64,
+    /// Skills discovered (or pinned) in this conversation, sent as tools
+    /// on every request, in the order they were loaded.
+    #[serde(default)]
+    pub loaded_skills: Vec<SkillId>,
+    /// The Agent Skill (SKILL.md package) active in this conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_agent_skill: Option<String>,
+    #[serde(default)]
+    pub settings: ConversationSettings,
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// Numbers message ids; never reused, even after edits.
+    #[serde(default)]
+    pub next_seq: u64,
+}
+
+pub const UNTITLED: &str = "New conversation";
+
+/// Bad input to a conversation operation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConversationError {
+    #[error("a conversation title cannot be empty")]
+    EmptyTitle,
+    #[error("a title has at most {max} characters")]
+    TitleTooLong { max: usize },
+}
+
+impl Conversation {
+    pub const MAX_TITLE: usize = 200;
+
+    pub fn new(id: impl Into<String>, now_ms: f64) -> Self {
+        Self {
+            id: id.into(),
+            title: UNTITLED.to_string(),
+            title_is_custom: false,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            loaded_skills: Vec::new(),
+            active_agent_skill: None,
+            settings: ConversationSettings::default(),
+            messages: Vec::new(),
+            next_seq: 0,
+        }
+    }
+
+    /// A new message id, unique within the conversation.
+    pub fn next_message_id(&mut self) -> String {
+        self.next_seq += 1;
+        format!("{}-m{}", self.id, self.next_seq)
+    }
+
+    pub fn rename(&mut self, title: &str, now_ms: f64) -> Result<(), ConversationError> {
+        let t = title.split_whitespace().collect::<Vec<_>>().join(" ");
+        if t.is_empty() {
+            return Err(ConversationError::EmptyTitle);
+        }
+        if t.chars().count() > Self::MAX_TITLE {
+            return Err(ConversationError::TitleTooLong {
+                max: Self::MAX_TITLE,
+            });
+        }
+        self.title = t;
+        self.title_is_custom = true;
+        self.updated_at_ms = now_ms;
+        Ok(())
+    }
+
+    /// Titles the conversation from its first user message, unless the
+    /// person named it.
+    pub fn auto_title(&mut self) {
+        if self.title_is_custom {
+            return;
+        }
+        if let Some(first) = self.messages.iter().find(|m| m.role == Role::User) {
+            let t = title_from_first_message(&first.content);
+            if !t.is_empty() {
+                self.title = t;
+            }
+        }
+    }
+
+    /// Adds skills to the loaded set; returns those that were new.
+    pub fn load_skills(&mut self, ids: impl IntoIterator<Item = SkillId>) -> Vec<SkillId> {
+        let mut added = Vec::new();
+        for id in ids {
+            if id.as_str() != DISCOVER_SKILLS_ID && !self.loaded_skills.contains(&id) {
+                self.loaded_skills.push(id.clone());
+                added.push(id);
+            }
+        }
+        added
+    }
+
+    /// Removes a skill chip; says whether it was loaded.
+    pub fn unload_skill(&mut self, id: &SkillId) -> bool {
+        let before = self.loaded_skills.len();
+        self.loaded_skills.retain(|s| s != id);
+        before != self.loaded_skills.len()
+    }
+
+    /// Makes a conversation read back from storage consistent: a message
+    /// still streaming or a call still waiting when Hearth closed cannot
+    /// finish any more.
+    pub fn repair(&mut self, now_ms: f64) -> bool {
+        let mut changed = false;
+        for m in &mut self.messages {
+            if m.status == MessageStatus::Streaming {
+                m.status = MessageStatus::Cancelled;
+                m.updated_at_ms = now_ms;
+                changed = true;
+            }
+            for c in &mut m.tool_calls {
+                if c.state == CallState::Waiting {
+                    c.state = CallState::Cancelled;
+                    c.note = Some(
+                        "interrupted: Hearth was closed before this call finished".to_string(),
+                    );
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Removes the last user message and everything after it and returns
+    /// its text, for "edit and resend".
+    pub fn retract_last_user_message(&mut self, now_ms: f64) -> Option<String> {
+        let i = self.messages.iter().rposition(|m| m.role == Role::User)?;
+        let text = self.messages[i].content.clone();
+        self.messages.truncate(i);
+        self.updated_at_ms = now_ms;
+        Some(text)
+    }
+
+    /// Removes the replies after the last user message, for "regenerate";
+    /// the user message stays. Says whether there was one.
+    pub fn drop_last_reply(&mut self, now_ms: f64) -> bool {
+        match self.messages.iter().rposition(|m| m.role == Role::User) {
+            Some(i) => {
+                self.messages.truncate(i + 1);
+                self.updated_at_ms = now_ms;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The history as both providers accept it: every tool call followed
+    /// by a result (cancelled and refused ones included), empty replies
+    /// left out.
+    pub fn to_wire(&self) -> Vec<WireMessage> {
+        let mut out = Vec::new();
+        for m in &self.messages {
+            match m.role {
+                Role::User => out.push(WireMessage::User {
+                    text: m.content.clone(),
+                }),
+                Role::Assistant => {
+                    if m.content.trim().is_empty() && m.tool_calls.is_empty() {
+                        continue;
+                    }
+                    out.push(WireMessage::Assistant {
+                        text: m.content.clone(),
+                        tool_calls: m
+                            .tool_calls
+                            .iter()
+                            .map(|c| WireToolCall {
+                                id: c.id.clone(),
+                                name: c.name.clone(),
+                                arguments: c.arguments.clone(),
+                            })
+                            .collect(),
+                    });
+                    if !m.tool_calls.is_empty() {
+                        out.push(WireMessage::ToolResults {
+                            results: m
+                                .tool_calls
+                                .iter()
+                                .map(|c| {
+                                    let (content, is_error) = c.model_result();
+                                    WireToolResult {
+                                        call_id: c.id.clone(),
+                                        name: c.name.clone(),
+                                        content,
+                                        is_error,
+                                    }
+                                })
+                                .collect(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The skills this conversation's calls ran successfully.
+    pub fn used_skills(&self) -> Vec<SkillId> {
+        let mut out: Vec<SkillId> = Vec::new();
+        for m in &self.messages {
+            for c in &m.tool_calls {
+                let ok = c
+                    .result
+                    .as_ref()
+                    .is_some_and(|r| r.status == ToolStatus::Completed);
+                if let (true, Some(id)) = (ok, c.skill_id())
+                    && id.as_str() != DISCOVER_SKILLS_ID
+                    && !out.contains(&id)
+                {
+                    out.push(id);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A title from the first message: its first line, markup and extra
+/// spaces removed, cut at a word boundary near 48 characters.
+pub fn title_from_first_message(text: &str) -> String {
+    const MAX: usize = 48;
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("```"))
+        .unwrap_or("");
+    let cleaned: String = line
+        .trim_start_matches(['#', '>', '-', '*', ' '])
+        .chars()
+        .filter(|c| !matches!(c, '*' | '_' | '`'))
+        .collect();
+    let words: Vec<&str> = cleaned.split_whitespace().collect();
+    let mut title = String::new();
+    for w in &words {
+        let extra = if title.is_empty() { 0 } else { 1 };
+        if title.chars().count() + extra + w.chars().count() > MAX {
+            if title.is_empty() {
+                title = w.chars().take(MAX).collect();
+            }
+            title.push('…');
+            return title;
+        }
+        if extra == 1 {
+            title.push(' ');
+        }
+        title.push_str(w);
+    }
+    title
+}
+
+/// One conversation found by [`search`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub conversation_id: String,
+    pub title: String,
+    /// Where the first word matched, with some context.
+    pub snippet: String,
+    /// The message the snippet comes from, if not the title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    pub score: f64,
+}
+
+/// Finds conversations holding every word of `query` in their title or
+/// messages, case-insensitively. Title matches rank first, then how often
+/// the words occur, then recency.
+pub fn search(conversations: &[Conversation], query: &str) -> Vec<SearchHit> {
+    let terms: Vec<String> = query.split_whitespace().map(|t| t.to_lowercase()).collect();
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let mut hits = Vec::new();
+    for c in conversations {
+        let title = c.title.to_lowercase();
+        let bodies: Vec<(String, &Message)> = c
+            .messages
+            .iter()
+            .map(|m| (m.content.to_lowercase(), m))
+            .collect();
+        let mut score = 0.0;
+        let mut all = true;
+        for t in &terms {
+            let in_title = title.contains(t.as_str());
+            let count: usize = bodies
+                .iter()
+                .map(|(b, _)| b.matches(t.as_str()).count())
+                .sum();
+            if !in_title && count == 0 {
+                all = false;
+                break;
+            }
+            score += if in_title { 10.0 } else { 0.0 } + (count.min(10) as f64);
+        }
+        if !all {
+            continue;
+        }
+        let first = &terms[0];
+        let (snippet, message_id) = match bodies.iter().find(|(b, _)| b.contains(first.as_str())) {
+            Some((lower, m)) => (snippet_around(&m.content, lower, first), Some(m.id.clone())),
+            None => (c.title.clone(), None),
+        };
+        hits.push(SearchHit {
+            conversation_id: c.id.clone(),
+            title: c.title.clone(),
+            snippet,
+            message_id,
+            score,
+        });
+    }
+    let recency = |id: &str| {
+        conversations
+            .iter()
+            .find(|c| c.id == id)
+            .map(|c| c.updated_at_ms)
+            .unwrap_or(0.0)
+    };
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| recency(&b.conversation_id).total_cmp(&recency(&a.conversation_id)))
+    });
+    hits
+}
+
+/// About 40 characters either side of `term`'s first match in `text`.
+/// `lower` is `text` lowercased; positions are mapped through characters so
+/// no slice ever lands inside one.
+fn snippet_around(text: &str, lower: &str, term: &str) -> String {
+    const SIDE: usize = 40;
+    let Some(byte) = lower.find(term) else {
+        return text.chars().take(2 * SIDE).collect();
+    };
+    let at = lower[..byte].chars().count();
+    let chars: Vec<char> = text.chars().collect();
+    let mut start = at.saturating_sub(SIDE);
+    let mut end = (at + term.chars().count() + SIDE).min(chars.len());
+    // Widen to whole words.
+    for _ in 0..15 {
+        if start == 0 || chars[start - 1].is_whitespace() {
+            break;
+        }
+        start -= 1;
+    }
+    for _ in 0..15 {
+        if end >= chars.len() || chars[end].is_whitespace() {
+            break;
+        }
+        end += 1;
+    }
+    let mut s: String = chars[start.min(chars.len())..end].iter().collect();
+    s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if start > 0 {
+        s.insert(0, '…');
+    }
+    if end < chars.len() {
+        s.push('…');
+    }
+    s
+}
+
+/// How widely a skill is used across conversations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkillUsage {
+    pub skill_id: SkillId,
+    /// Conversations where it ran successfully.
+    pub conversations: usize,
+    /// That count over all conversations considered.
+    pub share: f64,
+}
+
+/// The share of conversations a skill must be used in to be suggested.
+pub const ALWAYS_LOADED_SHARE: f64 = 0.3;
+/// Below this many conversations, shares are too noisy to suggest from.
+pub const ALWAYS_LOADED_MIN_CONVERSATIONS: usize = 5;
+
+/// Skills used in at least `min_share` of the conversations (and at least
+/// `min_conversations` conversations exist), most used first. These are
+/// offered as "always loaded" defaults; applying them is the person's
+/// choice and off by default.
+pub fn always_loaded_suggestion(
+    conversations: &[Conversation],
+    min_share: f64,
+    min_conversations: usize,
+) -> Vec<SkillUsage> {
+    let total = conversations.len();
+    if total == 0 || total < min_conversations {
+        return Vec::new();
+    }
+    let mut counts: Vec<(SkillId, usize)> = Vec::new();
+    for c in conversations {
+        for id in c.used_skills() {
+            match counts.iter_mut().find(|(s, _)| *s == id) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((id, 1)),
+            }
+        }
+    }
+    let mut out: Vec<SkillUsage> = counts
+        .into_iter()
+        .map(|(skill_id, n)| SkillUsage {
+            skill_id,
+            conversations: n,
+            share: n as f64 / total as f64,
+        })
+        .filter(|u| u.share + 1e-9 >= min_share)
+        .collect();
+    out.sort_by(|a, b| {
+        b.conversations
+            .cmp(&a.conversations)
+            .then_with(|| a.skill_id.cmp(&b.skill_id))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::ToolCall;
+    use serde_json::json;
+
+    fn id(s: &str) -> SkillId {
+        SkillId::new(s).unwrap()
+    }
+
+    fn call_record(name: &str, status: Option<ToolStatus>) -> ToolCallRecord {
+        let result = status.map(|s| {
+            let call = ToolCall {
+                id: "c".into(),
+                skill_id: id(name),
+                arguments: json!({}),
+                conversation_id: None,
+                origin: crate::call::CallOrigin::Model,
+            };
+            ToolResult::for_call(&call, s)
+        });
+        ToolCallRecord {
+            id: "c".into(),
+            name: name.into(),
+            arguments: json!({}),
+            raw_arguments: None,
+            state: if result.is_some() {
+                CallState::Finished
+            } else {
+                CallState::Waiting
+            },
+            result,
+            note: None,
+        }
+    }
+
+    fn conversation_using(n: usize, skills: &[(&str, ToolStatus)]) -> Conversation {
+        let mut c = Conversation::new(format!("c{n}"), n as f64);
+        let mut m = Message::assistant(c.next_message_id(), 0.0);
+        m.status = MessageStatus::Complete;
+        m.tool_calls = skills
+            .iter()
+            .map(|(s, st)| call_record(s, Some(*st)))
+            .collect();
+        c.messages.push(m);
+        c
+    }
+
+    #[test]
+    fn titles_from_first_messages() {
+        let cases = [
+            ("What's 15% of 847?", "What's 15% of 847?"),
+            ("  # **Plan** my   trip\nto Lisbon", "Plan my trip"),
+            ("```rust\nfn main() {}\n```", "fn main() {}"),
+            (
+                "Could you please help me compare these three laptops for battery life and weight",
+                "Could you please help me compare these three…",
+            ),
+            (&"x".repeat(80), &format!("{}…", "x".repeat(48))),
+            ("", ""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(title_from_first_message(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn rename_and_auto_title() {
+        let mut c = Conversation::new("a", 1.0);
+        let mid = c.next_message_id();
+        c.messages.push(Message::user(mid, "Plan a picnic", 1.0));
+        c.auto_title();
+        assert_eq!(c.title, "Plan a picnic");
+        assert_eq!(c.rename("  ", 2.0), Err(ConversationError::EmptyTitle));
+        assert_eq!(
+            c.rename(&"y".repeat(201), 2.0),
+            Err(ConversationError::TitleTooLong { max: 200 })
+        );
+        c.rename("  Saturday   picnic ", 3.0).unwrap();
+        c.auto_title();
+        assert_eq!(
+            (c.title.as_str(), c.updated_at_ms),
+            ("Saturday picnic", 3.0)
+        );
+    }
+
+    #[test]
+    fn search_finds_all_words_and_ranks_titles_first() {
+        let mut a = Conversation::new("a", 1.0);
+        a.title = "Groceries".into();
+        let mid = a.next_message_id();
+        a.messages.push(Message::user(
+            mid,
+            "Buy oat milk and bread, then call Ümit about the bike",
+            1.0,
+        ));
+        let mut b = Conversation::new("b", 2.0);
+        b.title = "Milk prices".into();
+        let mid = b.next_message_id();
+        b.messages
+            .push(Message::user(mid, "Where is milk cheapest? bread too", 2.0));
+        let mut c = Conversation::new("c", 3.0);
+        let mid = c.next_message_id();
+        c.messages.push(Message::user(mid, "nothing relevant", 3.0));
+        let all = [a, b, c];
+        let ids = |q: &str| -> Vec<String> {
+            search(&all, q)
+                .into_iter()
+                .map(|h| h.conversation_id)
+                .collect()
+        };
+        assert_eq!(ids("milk"), ["b", "a"]);
+        assert_eq!(ids("MILK bread"), ["b", "a"]);
+        assert_eq!(ids("milk bike"), ["a"]);
+        assert_eq!(ids("ümit"), ["a"]);
+        assert_eq!(ids("   "), Vec::<String>::new());
+        assert_eq!(
+            search(&all, "bike")[0].snippet,
+            "…milk and bread, then call Ümit about the bike"
+        );
+        assert_eq!(search(&all, "bike")[0].message_id.as_deref(), Some("a-m1"));
+    }
+
+    #[test]
+    fn always_loaded_needs_thirty_percent_of_enough_conversations() {
+        use ToolStatus::*;
+        let convs: Vec<Conversation> = vec![
+            conversation_using(
+                0,
+                &[("calculator", Completed), ("discover_skills", Completed)],
+            ),
+            conversation_using(1, &[("calculator", Completed), ("calculator", Completed)]),
+            conversation_using(2, &[("calculator", Completed), ("web_fetch", Denied)]),
+            conversation_using(3, &[("notes_create", Completed)]),
+            conversation_using(4, &[("notes_create", Completed)]),
+            conversation_using(5, &[("web_fetch", Failed)]),
+            conversation_using(6, &[]),
+        ];
+        assert_eq!(
+            always_loaded_suggestion(&convs, ALWAYS_LOADED_SHARE, ALWAYS_LOADED_MIN_CONVERSATIONS),
+            vec![SkillUsage {
+                skill_id: id("calculator"),
+                conversations: 3,
+                share: 3.0 / 7.0,
+            }]
+        );
+        // notes_create is at 2/7 < 0.3; with a lower bar it shows.
+        assert_eq!(always_loaded_suggestion(&convs, 0.25, 5).len(), 2);
+        assert_eq!(always_loaded_suggestion(&convs[..3], 0.3, 5), vec![]);
+    }
+
+    #[test]
+    fn history_always_pairs_calls_with_results() {
+        let mut c = Conversation::new("w", 0.0);
+        let u = c.next_message_id();
+        c.messages.push(Message::user(u, "hi", 0.0));
+        // An errored reply with nothing in it is left out.
+        let mut empty = Message::assistant(c.next_message_id(), 0.0);
+        empty.status = MessageStatus::Error;
+        c.messages.push(empty);
+        let mut m = Message::assistant(c.next_message_id(), 0.0);
+        m.tool_calls = vec![call_record("calculator", None)];
+        c.messages.push(m);
+        assert!(c.repair(5.0));
+        assert!(!c.repair(6.0));
+        assert_eq!(
+            c.to_wire(),
+            vec![
+                WireMessage::User { text: "hi".into() },
+                WireMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![WireToolCall {
+                        id: "c".into(),
+                        name: "calculator".into(),
+                        arguments: json!({})
+                    }],
+                },
+                WireMessage::ToolResults {
+                    results: vec![WireToolResult {
+                        call_id: "c".into(),
+                        name: "calculator".into(),
+                        content: "interrupted: Hearth was closed before this call finished".into(),
+                        is_error: true,
+                    }],
+                },
+            ]
+        );
+        assert_eq!(c.messages[2].status, MessageStatus::Cancelled);
+    }
+
+    #[test]
+    fn edit_and_regenerate() {
+        let mut c = Conversation::new("e", 0.0);
+        for (role, text) in [
+            (Role::User, "one"),
+            (Role::Assistant, "r1"),
+            (Role::User, "two"),
+            (Role::Assistant, "r2"),
+        ] {
+            let id = c.next_message_id();
+            let mut m = Message::user(id, text, 0.0);
+            m.role = role;
+            c.messages.push(m);
+        }
+        let mut regen = c.clone();
+        assert!(regen.drop_last_reply(1.0));
+        assert_eq!(regen.messages.len(), 3);
+        assert_eq!(c.retract_last_user_message(1.0).as_deref(), Some("two"));
+        assert_eq!(c.messages.len(), 2);
+        assert_eq!(c.next_message_id(), "e-m5", "ids are never reused");
+    }
+
+    #[test]
+    fn loading_skills_dedupes_and_skips_discovery() {
+        let mut c = Conversation::new("l", 0.0);
+        let added = c.load_skills([
+            id("calculator"),
+            id("discover_skills"),
+            id("calculator"),
+            id("notes_create"),
+        ]);
+        assert_eq!(added, vec![id("calculator"), id("notes_create")]);
+        assert!(c.unload_skill(&id("calculator")));
+        assert!(!c.unload_skill(&id("calculator")));
+        assert_eq!(c.loaded_skills, vec![id("notes_create")]);
+        let json = serde_json::to_value(&c).unwrap();
+        let back: Conversation = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c);
+    }
+}

@@ -1,0 +1,16 @@
+//! The assistant's core half: conversations, what each request carries,
+//! and the agent loop that drives a provider and hands tool calls out to
+//! the permission layer. The browser supplies all I/O.
+
+pub mod conversation;
+mod machine;
+pub mod prompt;
+
+pub use conversation::{
+    CallState, Conversation, ConversationError, ConversationSettings, Message, MessageStatus, Role,
+    SearchHit, SkillUsage, ToolCallRecord, always_loaded_suggestion, search,
+    title_from_first_message,
+};
+pub use machine::{
+    Action, AgentLoop, Event, LoopConfig, LoopEnv, LoopError, LoopState, RequestId, TurnOutcome,
+};

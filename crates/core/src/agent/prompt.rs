@@ -1,0 +1,91 @@
+//! What each request carries: the system prompt, the history and the
+//! tools for this turn (`discover_skills` plus the conversation's loaded
+//! skills). Kept small on purpose: the opening context is the same size
+//! whether ten skills are registered or ten thousand.
+
+use super::conversation::Conversation;
+use crate::discovery::discover_skills_definition;
+use crate::providers::{ChatRequest, ToolSpec};
+use crate::skill::{SkillDefinition, SkillId};
+
+/// The default system prompt.
+pub const SYSTEM_PROMPT: &str = "You are Hearth, a helpful assistant running in the user's browser. Your abilities are skills. To act or to get exact information (math, notes, tasks, files, code, the web, connected services), first call discover_skills with a few words describing the capability, then call the skills it loads. Never guess what a skill would compute. Answer concisely.";
+
+/// The system prompt for a conversation: its own, else the default.
+pub fn system_prompt(conversation: &Conversation) -> String {
+    conversation
+        .settings
+        .system_prompt
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| SYSTEM_PROMPT.to_string())
+}
+
+/// The tools offered on the next request: discovery first, then the
+/// loaded skills that still exist and are enabled (`lookup` says), then
+/// any extra tools (e.g. an active Agent Skill's), without duplicates.
+pub fn tools_for_turn(
+    conversation: &Conversation,
+    lookup: &dyn Fn(&SkillId) -> Option<SkillDefinition>,
+    extra: &[SkillDefinition],
+) -> Vec<ToolSpec> {
+    let mut tools = vec![ToolSpec::from_skill(&discover_skills_definition())];
+    let loaded = conversation.loaded_skills.iter().filter_map(lookup);
+    for def in loaded.chain(extra.iter().cloned()) {
+        if !tools.iter().any(|t| t.name == def.id.as_str()) {
+            tools.push(ToolSpec::from_skill(&def));
+        }
+    }
+    tools
+}
+
+/// The whole request for the next step.
+pub fn build_request(
+    conversation: &Conversation,
+    lookup: &dyn Fn(&SkillId) -> Option<SkillDefinition>,
+    extra: &[SkillDefinition],
+) -> ChatRequest {
+    ChatRequest {
+        system: system_prompt(conversation),
+        messages: conversation.to_wire(),
+        tools: tools_for_turn(conversation, lookup, extra),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_conversation_offers_only_discovery() {
+        let c = Conversation::new("c", 0.0);
+        let names: Vec<String> = tools_for_turn(&c, &|_| None, &[])
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["discover_skills"]);
+    }
+
+    #[test]
+    fn loaded_skills_that_vanished_or_were_disabled_are_not_offered() {
+        let mut c = Conversation::new("c", 0.0);
+        c.load_skills([
+            SkillId::new("calculator").unwrap(),
+            SkillId::new("gone").unwrap(),
+        ]);
+        let lookup = |id: &SkillId| (id.as_str() == "calculator").then(crate::builtin::calculator);
+        let names: Vec<String> = tools_for_turn(&c, &lookup, &[crate::builtin::calculator()])
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["discover_skills", "calculator"]);
+    }
+
+    #[test]
+    fn conversation_prompt_overrides_the_default() {
+        let mut c = Conversation::new("c", 0.0);
+        assert_eq!(system_prompt(&c), SYSTEM_PROMPT);
+        c.settings.system_prompt = Some("Be terse.".into());
+        assert_eq!(system_prompt(&c), "Be terse.");
+    }
+}

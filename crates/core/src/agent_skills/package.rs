@@ -1,0 +1,288 @@
+//! A skill package: SKILL.md and every other file in its folder, held in
+//! memory, with binary files flagged so they are never sent to a model.
+
+use serde::{Deserialize, Serialize};
+
+use super::extensions::{self, ScopedResource, ScopedTool};
+use super::properties::{self, SkillMdSource, SkillProperties};
+use super::{Problem, Severity, ValidationMode, paths};
+
+/// The most files one package may hold.
+pub const MAX_PACKAGE_FILES: usize = 2_000;
+/// The largest single file kept, in bytes.
+pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
+/// The most bytes one package may hold in all.
+pub const MAX_PACKAGE_BYTES: usize = 64 * 1024 * 1024;
+/// The largest SKILL.md read, in bytes.
+pub const MAX_SKILL_MD_BYTES: usize = 1024 * 1024;
+
+/// File names that make a folder a skill, in order of preference. The
+/// reference tool accepts the lowercase spelling too.
+pub const SKILL_FILE_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
+
+/// Whether a file may ever be shown to a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    /// UTF-8 text: `read_skill_file` may return it.
+    Text,
+    /// Images, archives, fonts and anything else that is not UTF-8 text.
+    /// Kept with the package (and exported again), never sent to a model.
+    Binary,
+}
+
+/// One file of a package.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageFile {
+    /// Relative to the package folder, `/`-separated, normalised.
+    pub path: String,
+    pub bytes: Vec<u8>,
+    pub kind: FileKind,
+}
+
+/// Extensions that are binary whatever their bytes look like.
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "webp", "bmp", "ico", "icns", "tif", "tiff", "avif", "heic",
+    "psd", "pdf", "zip", "skill", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "whl",
+    "wasm", "woff", "woff2", "ttf", "otf", "eot", "mp3", "mp4", "m4a", "wav", "ogg", "flac", "mov",
+    "avi", "webm", "mkv", "exe", "dll", "so", "dylib", "class", "pyc", "o", "a", "sqlite", "db",
+    "bin", "docx", "xlsx", "pptx", "odt", "ods", "odp", "epub",
+];
+
+impl PackageFile {
+    /// A file, classified as text or binary from its name and bytes.
+    pub fn new(path: impl Into<String>, bytes: Vec<u8>) -> Self {
+        let path = path.into();
+        let kind = classify(&path, &bytes);
+        Self { path, bytes, kind }
+    }
+
+    /// The text of a text file (without a UTF-8 BOM); `None` for binary
+    /// files.
+    pub fn text(&self) -> Option<&str> {
+        match self.kind {
+            FileKind::Text => std::str::from_utf8(&self.bytes)
+                .ok()
+                .map(|t| t.strip_prefix('\u{feff}').unwrap_or(t)),
+            FileKind::Binary => None,
+        }
+    }
+}
+
+/// Text means valid UTF-8 with no NUL bytes and no binary extension.
+pub fn classify(path: &str, bytes: &[u8]) -> FileKind {
+    let name = paths::file_name(path);
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    if BINARY_EXTENSIONS.contains(&ext.as_str()) {
+        return FileKind::Binary;
+    }
+    if bytes.contains(&0) || std::str::from_utf8(bytes).is_err() {
+        return FileKind::Binary;
+    }
+    FileKind::Text
+}
+
+/// A loaded skill: its properties, instructions, files and Hearth
+/// extensions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkillPackage {
+    /// The folder's name: what `name` must match, and the top folder of an
+    /// exported zip.
+    pub folder: String,
+    pub properties: SkillProperties,
+    /// The Markdown instructions after the frontmatter.
+    pub body: String,
+    /// Every file, SKILL.md included, sorted by path.
+    pub files: Vec<PackageFile>,
+    /// Scoped tools from `tools.json`.
+    pub tools: Vec<ScopedTool>,
+    /// Scoped resources from `resources.json`.
+    pub resources: Vec<ScopedResource>,
+}
+
+impl SkillPackage {
+    pub fn name(&self) -> &str {
+        &self.properties.name
+    }
+
+    pub fn file(&self, path: &str) -> Option<&PackageFile> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+
+    /// The path of the SKILL.md inside the package.
+    pub fn skill_file(&self) -> &str {
+        SKILL_FILE_NAMES
+            .iter()
+            .find(|n| self.file(n).is_some())
+            .copied()
+            .unwrap_or("SKILL.md")
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&ScopedTool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    pub fn total_bytes(&self) -> usize {
+        self.files.iter().map(|f| f.bytes.len()).sum()
+    }
+}
+
+/// What loading one package gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackageOutcome {
+    /// `None` when the package cannot be used (see `problems`).
+    pub package: Option<SkillPackage>,
+    pub problems: Vec<Problem>,
+}
+
+/// Where a package's files came from, for messages and the name check.
+#[derive(Clone, Copy, Debug)]
+pub struct PackageSource<'a> {
+    /// The folder's name; `None` when unknown (a bare SKILL.md at the root
+    /// of an unnamed upload), which skips the name-matches-folder rule.
+    pub folder: Option<&'a str>,
+    /// Prefixed to file paths in problems, e.g. `skills/pdf-tools/`.
+    pub display_prefix: &'a str,
+}
+
+/// Builds a package from its files (paths relative to the package
+/// folder). Strict mode reports every violation; lenient mode loads what
+/// the client guide says clients should load. In both modes the package is
+/// returned whenever a name and a description could be read, so strict
+/// callers (the validator, the editor) must look at `problems` too.
+pub fn load_package(
+    files: Vec<PackageFile>,
+    source: PackageSource<'_>,
+    mode: ValidationMode,
+) -> PackageOutcome {
+    let mut problems = Vec::new();
+    let display = |path: &str| format!("{}{}", source.display_prefix, path);
+
+    let mut files = files;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|later, earlier| later.path == earlier.path);
+
+    let Some(skill_md) = SKILL_FILE_NAMES
+        .iter()
+        .find_map(|n| files.iter().find(|f| f.path == *n))
+    else {
+        problems.push(Problem::new(
+            Severity::Error,
+            display("SKILL.md"),
+            "missing required file: SKILL.md",
+        ));
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    };
+    let skill_md_display = display(&skill_md.path);
+    if skill_md.bytes.len() > MAX_SKILL_MD_BYTES {
+        problems.push(Problem::new(
+            Severity::Error,
+            skill_md_display,
+            format!(
+                "the file is {} bytes; at most {MAX_SKILL_MD_BYTES} are read",
+                skill_md.bytes.len()
+            ),
+        ));
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    }
+    let Ok(text) = std::str::from_utf8(&skill_md.bytes) else {
+        problems.push(Problem::new(
+            Severity::Error,
+            skill_md_display,
+            "the file is not UTF-8 text",
+        ));
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    };
+    let parsed = properties::parse_skill_md(
+        SkillMdSource {
+            text,
+            file: &skill_md_display,
+            folder: source.folder,
+        },
+        mode,
+    );
+    problems.extend(parsed.problems);
+
+    let total: usize = files.iter().map(|f| f.bytes.len()).sum();
+    if files.len() > MAX_PACKAGE_FILES {
+        problems.push(Problem::new(
+            Severity::Error,
+            display(""),
+            format!(
+                "the package has {} files; at most {MAX_PACKAGE_FILES} are allowed",
+                files.len()
+            ),
+        ));
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    }
+    if total > MAX_PACKAGE_BYTES {
+        problems.push(Problem::new(
+            Severity::Error,
+            display(""),
+            format!("the package holds {total} bytes; at most {MAX_PACKAGE_BYTES} are allowed"),
+        ));
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    }
+
+    let (tools, tool_problems) = extensions::load_tools(&files, source.display_prefix, mode);
+    problems.extend(tool_problems);
+    let (resources, resource_problems) =
+        extensions::load_resources(&files, source.display_prefix, mode);
+    problems.extend(resource_problems);
+
+    let package = parsed.properties.map(|properties| SkillPackage {
+        folder: source
+            .folder
+            .map(str::to_string)
+            .unwrap_or_else(|| properties.name.clone()),
+        properties,
+        body: parsed.body,
+        files,
+        tools,
+        resources,
+    });
+    PackageOutcome { package, problems }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_classified_by_name_and_bytes() {
+        let cases: Vec<(&str, &[u8], FileKind)> = vec![
+            ("notes.md", b"# Notes\n", FileKind::Text),
+            ("data.csv", "a,b\n€,1\n".as_bytes(), FileKind::Text),
+            ("logo.png", b"not really a png", FileKind::Binary),
+            ("LOGO.PNG", b"x", FileKind::Binary),
+            ("blob", b"abc\0def", FileKind::Binary),
+            ("latin1.txt", b"caf\xe9", FileKind::Binary),
+            ("empty.txt", b"", FileKind::Text),
+            ("Makefile", b"all:\n\techo hi\n", FileKind::Text),
+        ];
+        for (path, bytes, kind) in cases {
+            assert_eq!(classify(path, bytes), kind, "for {path}");
+        }
+    }
+}

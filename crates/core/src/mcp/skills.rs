@@ -1,0 +1,820 @@
+//! MCP tools as skills: one registry for every source. A server's tools
+//! become integration-tier skills (off by default, asking before each
+//! call), with stable ids that cannot collide across servers; tools meant
+//! only for an MCP App's own UI are kept from the model; a server's
+//! instructions travel with its catalog; results of every content type map
+//! onto `Content` and `SkillOutput`; and an [`Executor`] runs the calls.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::client::{CallOptions, McpClient, ServerInfo, ToolListing};
+use super::error::McpError;
+use super::model::{CallToolResult, ContentBlock, ResourceBody, Tool};
+use super::url::HttpUrl;
+use crate::call::{Content, SkillError, SkillOutput, ToolCall};
+use crate::invoke::Executor;
+use crate::registry::{Registry, RegistryError};
+use crate::schema::SchemaWarning;
+use crate::skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
+
+/// The short name a server goes by in skill ids and the Servers panel:
+/// 1–24 characters of `a-z`, `0-9` and `-`. No `_`, so the `__` between
+/// server and tool in a skill id is unambiguous.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ServerId(String);
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ServerIdError {
+    #[error("a server name needs 1 to {max} characters, not {0}", max = ServerId::MAX_LEN)]
+    Length(usize),
+    #[error("a server name may hold only a-z, 0-9 and '-', not {0:?}")]
+    BadChar(char),
+}
+
+impl ServerId {
+    pub const MAX_LEN: usize = 24;
+
+    pub fn new(id: impl Into<String>) -> Result<Self, ServerIdError> {
+        let id = id.into();
+        if id.is_empty() || id.len() > Self::MAX_LEN {
+            return Err(ServerIdError::Length(id.len()));
+        }
+        if let Some(c) = id
+            .chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+        {
+            return Err(ServerIdError::BadChar(c));
+        }
+        Ok(Self(id))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A name for a new server from what the person typed (a name or the
+    /// URL), made unique among `taken`.
+    pub fn suggest(from: &str, taken: &[ServerId]) -> ServerId {
+        let source = match HttpUrl::parse(from) {
+            Ok(url) if url.is_loopback() => match url.port {
+                Some(port) => format!("local-{port}"),
+                None => "local".to_string(),
+            },
+            Ok(url) => {
+                let host = url
+                    .host
+                    .trim_start_matches("www.")
+                    .trim_start_matches("mcp.");
+                host.split('.').next().unwrap_or(host).to_string()
+            }
+            Err(_) => from.to_string(),
+        };
+        let mut slug = String::new();
+        for c in source.chars() {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                slug.push(c);
+            } else if !slug.ends_with('-') && !slug.is_empty() {
+                slug.push('-');
+            }
+        }
+        let mut base: String = slug.trim_end_matches('-').chars().take(20).collect();
+        base = base.trim_end_matches('-').to_string();
+        if base.is_empty() {
+            base = "server".into();
+        }
+        let mut candidate = base.clone();
+        let mut n = 2;
+        while taken.iter().any(|t| t.0 == candidate) {
+            candidate = format!("{base}-{n}");
+            n += 1;
+        }
+        ServerId(candidate)
+    }
+}
+
+impl fmt::Display for ServerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for ServerId {
+    type Error = ServerIdError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        Self::new(value)
+    }
+}
+
+impl From<ServerId> for String {
+    fn from(value: ServerId) -> Self {
+        value.0
+    }
+}
+
+/// The skill id of a server's tool: `{server}__{tool}` when the tool's
+/// name is already a valid id and it fits; otherwise the sanitised,
+/// shortened form plus 8 hex digits of SHA-256 over server and tool name.
+/// Stable across runs, and different servers can never produce the same id.
+pub fn skill_id(server: &ServerId, tool: &str) -> SkillId {
+    let clean: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let base = format!("{server}__{clean}");
+    let id = if clean == tool && base.len() <= SkillId::MAX_LEN {
+        base
+    } else {
+        let mut hasher = Sha256::new();
+        hasher.update(server.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(tool.as_bytes());
+        let digest = hasher.finalize();
+        let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let keep = SkillId::MAX_LEN - 1 - hash.len();
+        format!("{}_{hash}", &base[..base.len().min(keep)])
+    };
+    SkillId::new(id).expect("skill_id builds only 1-64 characters of [A-Za-z0-9_-]")
+}
+
+/// Whether `_meta.ui.visibility` (MCP Apps) lets `who` ("model" or
+/// "app") see a tool. Absent or empty means both.
+fn visible_to(tool: &Tool, who: &str) -> bool {
+    let Some(visibility) = tool
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("ui"))
+        .and_then(|ui| ui.get("visibility"))
+        .and_then(Value::as_array)
+    else {
+        return true;
+    };
+    visibility.is_empty() || visibility.iter().any(|v| v.as_str() == Some(who))
+}
+
+/// Whether the model may see and call a tool.
+pub fn visible_to_model(tool: &Tool) -> bool {
+    visible_to(tool, "model")
+}
+
+/// Whether a server's MCP App may call a tool through Hearth.
+pub fn visible_to_app(tool: &Tool) -> bool {
+    visible_to(tool, "app")
+}
+
+/// The `ui://` resource an MCP Apps tool renders, if any.
+pub fn ui_resource(tool: &Tool) -> Option<&str> {
+    let meta = tool.meta.as_ref()?;
+    meta.get("ui")
+        .and_then(|ui| ui.get("resourceUri"))
+        .or_else(|| meta.get("ui/resourceUri"))
+        .and_then(Value::as_str)
+}
+
+/// One tool as a skill, or `None` if it is for the app's UI only.
+pub fn tool_to_skill(server: &ServerId, tool: &Tool) -> Option<SkillDefinition> {
+    if !visible_to_model(tool) {
+        return None;
+    }
+    let description = match tool.description.as_deref().map(str::trim) {
+        Some(d) if !d.is_empty() => d.to_string(),
+        _ => format!(
+            "{} (a tool of the MCP server {server})",
+            tool.display_name()
+        ),
+    };
+    let mut tags = vec!["mcp".to_string(), server.to_string()];
+    if let Some(a) = &tool.annotations {
+        // Hints only: shown and searchable, never trusted for approval.
+        if a.read_only_hint == Some(true) {
+            tags.push("read-only".into());
+        }
+        if a.destructive_hint == Some(true) {
+            tags.push("destructive".into());
+        }
+    }
+    Some(
+        SkillDefinition::new(
+            skill_id(server, &tool.name),
+            tool.display_name(),
+            Tier::Integration,
+            Category::Integrations,
+        )
+        .with_description(description)
+        .with_icon("🔌")
+        .with_tags(tags)
+        .with_input_schema(tool.input_schema.clone())
+        .with_output_schema(
+            tool.output_schema
+                .clone()
+                .unwrap_or_else(|| serde_json::json!({})),
+        )
+        .with_kind(SkillKind::Mcp {
+            server: server.to_string(),
+            tool: tool.name.clone(),
+        }),
+    )
+}
+
+/// A server's contribution to the registry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerCatalog {
+    pub server: ServerId,
+    /// Shown in the Servers panel; offered to the model when this server's
+    /// skills are loaded.
+    pub instructions: Option<String>,
+    pub skills: Vec<SkillDefinition>,
+    /// Tools only the server's MCP App may call.
+    pub app_only: Vec<String>,
+    /// Tools left out, with why.
+    pub rejected: Vec<(String, String)>,
+}
+
+pub fn catalog(
+    server: &ServerId,
+    info: Option<&ServerInfo>,
+    listing: &ToolListing,
+) -> ServerCatalog {
+    let mut skills = Vec::new();
+    let mut app_only = Vec::new();
+    let mut rejected: Vec<(String, String)> = listing
+        .rejected
+        .iter()
+        .map(|(n, e)| (n.clone(), e.to_string()))
+        .collect();
+    let mut ids: HashMap<SkillId, String> = HashMap::new();
+    for tool in &listing.tools {
+        match tool_to_skill(server, tool) {
+            None => app_only.push(tool.name.clone()),
+            Some(skill) => {
+                if let Some(first) = ids.get(&skill.id) {
+                    rejected.push((
+                        tool.name.clone(),
+                        format!(
+                            "its skill id {} is already taken by the tool {first}",
+                            skill.id
+                        ),
+                    ));
+                    continue;
+                }
+                ids.insert(skill.id.clone(), tool.name.clone());
+                skills.push(skill);
+            }
+        }
+    }
+    ServerCatalog {
+        server: server.clone(),
+        instructions: info.and_then(|i| i.instructions.clone()),
+        skills,
+        app_only,
+        rejected,
+    }
+}
+
+/// What registering a catalog did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RegisterOutcome {
+    pub added: usize,
+    pub replaced: usize,
+    /// Skills of this server that it no longer offers.
+    pub removed: usize,
+    pub warnings: Vec<(SkillId, SchemaWarning)>,
+    pub errors: Vec<RegistryError>,
+}
+
+fn server_of(skill: &SkillDefinition) -> Option<&str> {
+    match &skill.kind {
+        SkillKind::Mcp { server, .. } => Some(server),
+        SkillKind::Builtin | SkillKind::AgentSkill { .. } => None,
+    }
+}
+
+/// Puts a server's skills into the registry, replacing what it had there
+/// before. One bad tool never keeps the others out.
+pub fn register(registry: &mut Registry, catalog: &ServerCatalog) -> RegisterOutcome {
+    let keep: BTreeSet<&SkillId> = catalog.skills.iter().map(|s| &s.id).collect();
+    let before = registry.len();
+    registry.retain(|s| server_of(s) != Some(catalog.server.as_str()) || keep.contains(&s.id));
+    let mut outcome = RegisterOutcome {
+        removed: before - registry.len(),
+        ..RegisterOutcome::default()
+    };
+    for skill in &catalog.skills {
+        let id = skill.id.clone();
+        match registry.register(skill.clone()) {
+            Ok(r) => {
+                if r.replaced {
+                    outcome.replaced += 1;
+                } else {
+                    outcome.added += 1;
+                }
+                outcome
+                    .warnings
+                    .extend(r.warnings.into_iter().map(|w| (id.clone(), w)));
+            }
+            Err(e) => outcome.errors.push(e),
+        }
+    }
+    outcome
+}
+
+/// Removes every skill of a server (it was disabled or removed).
+pub fn unregister(registry: &mut Registry, server: &ServerId) -> usize {
+    let before = registry.len();
+    registry.retain(|s| server_of(s) != Some(server.as_str()));
+    before - registry.len()
+}
+
+/// The instructions of the servers whose skills are loaded, for the system
+/// prompt.
+pub fn instructions_for_loaded(
+    catalogs: &[ServerCatalog],
+    loaded: &[SkillDefinition],
+) -> Option<String> {
+    let servers: BTreeSet<&str> = loaded.iter().filter_map(server_of).collect();
+    let parts: Vec<String> = catalogs
+        .iter()
+        .filter(|c| servers.contains(c.server.as_str()))
+        .filter_map(|c| {
+            c.instructions
+                .as_deref()
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .map(|i| format!("Instructions from the MCP server \"{}\":\n{i}", c.server))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// A tool's result as a skill's: `isError` becomes a failure the model can
+/// read; every content type maps across; structured content is kept for
+/// output-schema validation and shown as JSON when the tool gave no text.
+pub fn to_skill_output(result: CallToolResult) -> Result<SkillOutput, SkillError> {
+    let mut content: Vec<Content> = result.content.into_iter().map(to_content).collect();
+    if result.is_error == Some(true) {
+        let text: Vec<String> = content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text } => Some(text.clone()),
+                Content::Json { value } => Some(value.to_string()),
+                Content::Image { .. }
+                | Content::Audio { .. }
+                | Content::ResourceLink { .. }
+                | Content::Resource { .. }
+                | Content::Artifact { .. } => None,
+            })
+            .collect();
+        let message = if text.is_empty() {
+            "the tool reported an error without details".to_string()
+        } else {
+            text.join("\n")
+        };
+        return Err(SkillError::new(message));
+    }
+    let has_text = content.iter().any(|c| matches!(c, Content::Text { .. }));
+    if let (Some(v), false) = (&result.structured_content, has_text) {
+        content.push(Content::Json { value: v.clone() });
+    }
+    Ok(SkillOutput {
+        content,
+        structured: result.structured_content,
+        undo: None,
+    })
+}
+
+fn to_content(block: ContentBlock) -> Content {
+    match block {
+        ContentBlock::Text { text, .. } => Content::Text { text },
+        ContentBlock::Image {
+            data, mime_type, ..
+        } => Content::Image { mime_type, data },
+        ContentBlock::Audio {
+            data, mime_type, ..
+        } => Content::Audio { mime_type, data },
+        ContentBlock::ResourceLink(r) => Content::ResourceLink {
+            uri: r.uri,
+            name: r.title.unwrap_or(r.name),
+            description: r.description,
+            mime_type: r.mime_type,
+        },
+        ContentBlock::Resource { resource, .. } => match resource.body {
+            ResourceBody::Text(text) => Content::Resource {
+                uri: resource.uri,
+                mime_type: resource.mime_type,
+                text: Some(text),
+                blob: None,
+            },
+            ResourceBody::Blob(blob) => Content::Resource {
+                uri: resource.uri,
+                mime_type: resource.mime_type,
+                text: None,
+                blob: Some(blob),
+            },
+        },
+        ContentBlock::Unknown(value) => Content::Json { value },
+    }
+}
+
+/// A protocol failure as the skill's failure, naming the server.
+pub fn to_skill_error(server: &str, error: McpError) -> SkillError {
+    match error {
+        McpError::InputRequired(m) => SkillError::input_required(format!("{server}: {m}")),
+        other => SkillError::new(format!("MCP server {server}: {other}")),
+    }
+}
+
+/// Runs MCP skills on the connected servers.
+#[derive(Default)]
+pub struct McpExecutor {
+    clients: RefCell<HashMap<String, McpClient>>,
+}
+
+impl McpExecutor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn connect(&self, server: &ServerId, client: McpClient) {
+        self.clients.borrow_mut().insert(server.to_string(), client);
+    }
+
+    pub fn disconnect(&self, server: &ServerId) -> Option<McpClient> {
+        self.clients.borrow_mut().remove(server.as_str())
+    }
+
+    pub fn client(&self, server: &str) -> Option<McpClient> {
+        self.clients.borrow().get(server).cloned()
+    }
+}
+
+impl Executor for McpExecutor {
+    fn execute<'a>(
+        &'a self,
+        skill: &'a SkillDefinition,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+        async move {
+            let (server, tool) = match &skill.kind {
+                SkillKind::Mcp { server, tool } => (server, tool),
+                SkillKind::Builtin | SkillKind::AgentSkill { .. } => {
+                    return Err(SkillError::new(format!("{} is not an MCP skill", skill.id)));
+                }
+            };
+            let client = self.client(server).ok_or_else(|| {
+                SkillError::new(format!("the MCP server {server} is not connected"))
+            })?;
+            let result = client
+                .call_tool(
+                    tool,
+                    call.arguments.clone(),
+                    CallOptions {
+                        progress: true,
+                        cancel: None,
+                    },
+                )
+                .await
+                .map_err(|e| to_skill_error(server, e))?;
+            to_skill_output(result)
+        }
+        .boxed_local()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::model::{Annotations, Resource, ResourceContents, Role, ToolAnnotations};
+    use serde_json::json;
+
+    fn sid(s: &str) -> ServerId {
+        ServerId::new(s).unwrap()
+    }
+
+    fn tool(v: Value) -> Tool {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn skill_ids_are_readable_when_possible_and_always_valid() {
+        let long = "x".repeat(80);
+        let long_id = format!("s__{}_cbf4205d", "x".repeat(52));
+        let table: Vec<(&str, &str, &str)> = vec![
+            ("everything", "echo", "everything__echo"),
+            ("everything", "get-tiny-image", "everything__get-tiny-image"),
+            ("local-3901", "a.b/c", "local-3901__a_b_c_737d8f8a"),
+            ("local-3901", "a_b_c", "local-3901__a_b_c"),
+            ("s", "日本語", "s______8ddd58b3"),
+            ("s", &long, &long_id),
+        ];
+        for (server, tool, want) in table {
+            let id = skill_id(&sid(server), tool);
+            assert_eq!(id.as_str(), want, "{server} / {tool}");
+            assert!(id.as_str().len() <= SkillId::MAX_LEN);
+            assert_eq!(skill_id(&sid(server), tool), id, "stable");
+        }
+        // Two servers, the same tool: different ids.
+        assert_ne!(skill_id(&sid("a"), "t"), skill_id(&sid("b"), "t"));
+        // The separator cannot be forged: server names have no '_'.
+        assert_eq!(ServerId::new("a__b"), Err(ServerIdError::BadChar('_')));
+    }
+
+    #[test]
+    fn server_ids_are_suggested_from_urls() {
+        let taken = vec![sid("everything"), sid("local-3901")];
+        let table = [
+            ("http://127.0.0.1:3901/mcp", "local-3901-2"),
+            ("https://mcp.example.com/mcp", "example"),
+            ("https://www.everything.dev/", "everything-2"),
+            ("My Cool Server!", "my-cool-server"),
+            ("???", "server"),
+        ];
+        for (input, want) in table {
+            assert_eq!(ServerId::suggest(input, &taken).as_str(), want, "{input}");
+        }
+        assert_eq!(ServerId::new(""), Err(ServerIdError::Length(0)));
+        assert_eq!(ServerId::new("Upper"), Err(ServerIdError::BadChar('U')));
+    }
+
+    #[test]
+    fn tools_become_integration_skills() {
+        let t = tool(json!({
+            "name": "add",
+            "title": "Add numbers",
+            "description": "Adds two numbers",
+            "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]},
+            "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}},
+            "annotations": {"readOnlyHint": true}
+        }));
+        let skill = tool_to_skill(&sid("calc"), &t).unwrap();
+        let want = SkillDefinition::new(
+            SkillId::new("calc__add").unwrap(),
+            "Add numbers",
+            Tier::Integration,
+            Category::Integrations,
+        )
+        .with_description("Adds two numbers")
+        .with_icon("🔌")
+        .with_tags(["mcp", "calc", "read-only"])
+        .with_input_schema(t.input_schema.clone())
+        .with_output_schema(json!({"type": "object", "properties": {"sum": {"type": "number"}}}))
+        .with_kind(SkillKind::Mcp {
+            server: "calc".into(),
+            tool: "add".into(),
+        });
+        assert_eq!(skill, want);
+        assert!(!skill.default_enabled && skill.requires_approval && skill.requires_network);
+        // A destructive hint never lowers the bar; it is only a tag.
+        let bare = tool_to_skill(
+            &sid("calc"),
+            &tool(json!({"name": "wipe", "annotations": {"destructiveHint": true}})),
+        )
+        .unwrap();
+        assert_eq!(bare.description, "wipe (a tool of the MCP server calc)");
+        assert_eq!(bare.tags, vec!["mcp", "calc", "destructive"]);
+        assert!(bare.requires_approval);
+    }
+
+    #[test]
+    fn app_only_tools_are_hidden_from_the_model() {
+        let table = [
+            (json!({"name": "a"}), true),
+            (
+                json!({"name": "a", "_meta": {"ui": {"resourceUri": "ui://x"}}}),
+                true,
+            ),
+            (
+                json!({"name": "a", "_meta": {"ui": {"visibility": []}}}),
+                true,
+            ),
+            (
+                json!({"name": "a", "_meta": {"ui": {"visibility": ["model", "app"]}}}),
+                true,
+            ),
+            (
+                json!({"name": "a", "_meta": {"ui": {"visibility": ["app"]}}}),
+                false,
+            ),
+        ];
+        for (t, visible) in table {
+            assert_eq!(visible_to_model(&tool(t.clone())), visible, "{t}");
+        }
+        assert!(!visible_to_app(&tool(
+            json!({"name": "a", "_meta": {"ui": {"visibility": ["model"]}}})
+        )));
+        assert!(visible_to_app(&tool(
+            json!({"name": "a", "_meta": {"ui": {"visibility": ["app"]}}})
+        )));
+        assert_eq!(
+            ui_resource(&tool(
+                json!({"name": "a", "_meta": {"ui/resourceUri": "ui://legacy"}})
+            )),
+            Some("ui://legacy")
+        );
+    }
+
+    #[test]
+    fn catalogs_register_with_partial_success_and_replace_stale_tools() {
+        let server = sid("s1");
+        let listing = ToolListing {
+            tools: vec![
+                tool(json!({"name": "keep", "description": "k"})),
+                tool(json!({"name": "ui-only", "_meta": {"ui": {"visibility": ["app"]}}})),
+                tool(json!({"name": "bad", "description": "b", "inputSchema": {"type": "string"}})),
+            ],
+            rejected: vec![],
+        };
+        let info = ServerInfo {
+            era: crate::mcp::Era::Modern,
+            protocol_version: "2026-07-28".into(),
+            implementation: None,
+            capabilities: Default::default(),
+            instructions: Some("Use keep wisely.".into()),
+        };
+        let cat = catalog(&server, Some(&info), &listing);
+        assert_eq!(cat.app_only, vec!["ui-only"]);
+        let mut registry = crate::builtin::registry().unwrap();
+        let builtins = registry.len();
+        registry
+            .register(
+                tool_to_skill(&server, &tool(json!({"name": "gone", "description": "g"}))).unwrap(),
+            )
+            .unwrap();
+        let outcome = register(&mut registry, &cat);
+        assert_eq!(
+            (outcome.added, outcome.replaced, outcome.removed),
+            (1, 0, 1)
+        );
+        assert_eq!(
+            outcome.errors,
+            vec![RegistryError::InputNotObject {
+                id: SkillId::new("s1__bad").unwrap(),
+                found: "string".into()
+            }]
+        );
+        assert_eq!(registry.len(), builtins + 1);
+        assert!(registry.get_str("s1__keep").is_some());
+        let loaded = vec![registry.get_str("s1__keep").unwrap().clone()];
+        assert_eq!(
+            instructions_for_loaded(std::slice::from_ref(&cat), &loaded),
+            Some("Instructions from the MCP server \"s1\":\nUse keep wisely.".into())
+        );
+        assert_eq!(instructions_for_loaded(&[cat], &[]), None);
+        assert_eq!(unregister(&mut registry, &server), 1);
+        assert_eq!(registry.len(), builtins);
+    }
+
+    #[test]
+    fn every_content_type_maps_to_skill_output() {
+        let result = CallToolResult {
+            content: vec![
+                ContentBlock::Text {
+                    text: "hello".into(),
+                    annotations: None,
+                },
+                ContentBlock::Image {
+                    data: "iVBO".into(),
+                    mime_type: "image/png".into(),
+                    annotations: Some(Annotations {
+                        audience: Some(vec![Role::User]),
+                        priority: None,
+                        last_modified: None,
+                    }),
+                },
+                ContentBlock::Audio {
+                    data: "UklG".into(),
+                    mime_type: "audio/wav".into(),
+                    annotations: None,
+                },
+                ContentBlock::ResourceLink(Resource {
+                    uri: "test://1".into(),
+                    name: "one".into(),
+                    title: Some("One".into()),
+                    description: Some("first".into()),
+                    mime_type: Some("text/plain".into()),
+                    size: None,
+                    annotations: None,
+                    meta: None,
+                }),
+                ContentBlock::Resource {
+                    resource: ResourceContents {
+                        uri: "test://2".into(),
+                        mime_type: Some("text/plain".into()),
+                        body: ResourceBody::Text("two".into()),
+                        meta: None,
+                    },
+                    annotations: None,
+                },
+                ContentBlock::Resource {
+                    resource: ResourceContents {
+                        uri: "test://3".into(),
+                        mime_type: None,
+                        body: ResourceBody::Blob("AAE=".into()),
+                        meta: None,
+                    },
+                    annotations: None,
+                },
+                ContentBlock::Unknown(json!({"type": "future", "x": 1})),
+            ],
+            structured_content: Some(json!({"ok": true})),
+            is_error: None,
+            meta: None,
+        };
+        assert_eq!(
+            to_skill_output(result),
+            Ok(SkillOutput {
+                content: vec![
+                    Content::Text {
+                        text: "hello".into()
+                    },
+                    Content::Image {
+                        mime_type: "image/png".into(),
+                        data: "iVBO".into()
+                    },
+                    Content::Audio {
+                        mime_type: "audio/wav".into(),
+                        data: "UklG".into()
+                    },
+                    Content::ResourceLink {
+                        uri: "test://1".into(),
+                        name: "One".into(),
+                        description: Some("first".into()),
+                        mime_type: Some("text/plain".into()),
+                    },
+                    Content::Resource {
+                        uri: "test://2".into(),
+                        mime_type: Some("text/plain".into()),
+                        text: Some("two".into()),
+                        blob: None,
+                    },
+                    Content::Resource {
+                        uri: "test://3".into(),
+                        mime_type: None,
+                        text: None,
+                        blob: Some("AAE=".into()),
+                    },
+                    Content::Json {
+                        value: json!({"type": "future", "x": 1})
+                    },
+                ],
+                structured: Some(json!({"ok": true})),
+                undo: None,
+            })
+        );
+    }
+
+    #[test]
+    fn structured_only_results_show_their_json_and_errors_fail() {
+        let structured = CallToolResult {
+            structured_content: Some(json!([1, 2])),
+            ..CallToolResult::default()
+        };
+        assert_eq!(
+            to_skill_output(structured),
+            Ok(SkillOutput {
+                content: vec![Content::Json {
+                    value: json!([1, 2])
+                }],
+                structured: Some(json!([1, 2])),
+                undo: None
+            })
+        );
+        let failed = CallToolResult {
+            content: vec![ContentBlock::Text {
+                text: "city not found".into(),
+                annotations: None,
+            }],
+            is_error: Some(true),
+            ..CallToolResult::default()
+        };
+        assert_eq!(
+            to_skill_output(failed),
+            Err(SkillError::new("city not found"))
+        );
+        let silent = CallToolResult {
+            is_error: Some(true),
+            ..CallToolResult::default()
+        };
+        assert_eq!(
+            to_skill_output(silent),
+            Err(SkillError::new(
+                "the tool reported an error without details"
+            ))
+        );
+        let _ = ToolAnnotations::default();
+    }
+}

@@ -1,0 +1,289 @@
+//! `web_fetch`'s pipeline: follow redirects (each hop checked again by the
+//! guarded client and the skill's domain policy), read the body within the
+//! size limit, undo gzip/deflate, and read the document.
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use hearth_core::web::{DomainPolicy, FetchResponse, WEB_FETCH};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{
+    ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap,
+    HeaderValue, LOCATION,
+};
+use hyper::{Method, StatusCode};
+use url::Url;
+
+use super::client::{FetchError, GuardedClient, parse_url, redact};
+use super::content;
+
+/// Redirects followed at most.
+pub const MAX_REDIRECTS: u32 = 5;
+
+/// Size and time limits of one fetch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FetchLimits {
+    /// Used when the request does not say.
+    pub default_max_bytes: u64,
+    /// The most a request may ask for.
+    pub max_bytes: u64,
+    /// From the first byte sent to the last byte read, redirects included.
+    pub total_timeout: Duration,
+}
+
+impl Default for FetchLimits {
+    fn default() -> Self {
+        Self {
+            default_max_bytes: 2 * 1024 * 1024,
+            max_bytes: 10 * 1024 * 1024,
+            total_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of `body`.
+pub async fn read_limited(mut body: Incoming, limit: u64, host: &str) -> Result<Bytes, FetchError> {
+    let mut buf = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| FetchError::UpstreamFailed {
+            host: host.to_string(),
+            detail: e.to_string(),
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if (buf.len() + data.len()) as u64 > limit {
+                return Err(FetchError::ResponseTooLarge {
+                    limit,
+                    declared: None,
+                });
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// Undoes the response's `Content-Encoding`, refusing output over `limit`.
+pub fn decode_content_encoding(
+    encoding: Option<&str>,
+    body: Bytes,
+    limit: u64,
+) -> Result<Bytes, FetchError> {
+    let enc = encoding.map(|e| e.trim().to_ascii_lowercase());
+    let read_all = |mut reader: Box<dyn Read + '_>| -> Result<Bytes, FetchError> {
+        let mut out = Vec::new();
+        (&mut reader)
+            .take(limit + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| FetchError::UpstreamFailed {
+                host: "the server".into(),
+                detail: format!("cannot decompress the response: {e}"),
+            })?;
+        if out.len() as u64 > limit {
+            return Err(FetchError::ResponseTooLarge {
+                limit,
+                declared: None,
+            });
+        }
+        Ok(Bytes::from(out))
+    };
+    match enc.as_deref() {
+        None | Some("") | Some("identity") => Ok(body),
+        Some("gzip") | Some("x-gzip") => {
+            read_all(Box::new(flate2::read::MultiGzDecoder::new(&body[..])))
+        }
+        Some("deflate") => {
+            // "deflate" means zlib-wrapped, but some servers send it raw.
+            read_all(Box::new(flate2::read::ZlibDecoder::new(&body[..])))
+                .or_else(|_| read_all(Box::new(flate2::read::DeflateDecoder::new(&body[..]))))
+        }
+        Some(other) => Err(FetchError::UnsupportedContentEncoding(other.to_string())),
+    }
+}
+
+/// Fetches `url` and reads it as a document.
+pub async fn fetch(
+    client: &GuardedClient,
+    url: &str,
+    max_bytes: u64,
+    policy: &DomainPolicy,
+    limits: &FetchLimits,
+) -> Result<FetchResponse, FetchError> {
+    let requested = parse_url(url)?;
+    let host = requested.host_str().unwrap_or_default().to_string();
+    match tokio::time::timeout(
+        limits.total_timeout,
+        follow(client, requested, max_bytes, policy),
+    )
+    .await
+    {
+        Ok(result) => result,
+        Err(_) => Err(FetchError::Timeout {
+            host,
+            stage: "answer",
+            limit: limits.total_timeout,
+        }),
+    }
+}
+
+async fn follow(
+    client: &GuardedClient,
+    requested: Url,
+    max_bytes: u64,
+    policy: &DomainPolicy,
+) -> Result<FetchResponse, FetchError> {
+    let mut url = requested.clone();
+    let mut redirects = 0u32;
+    loop {
+        let host = url.host_str().unwrap_or_default().to_string();
+        if let Some(refusal) = policy.decide(&host).refusal(WEB_FETCH, &host) {
+            return Err(FetchError::BlockedDomain(refusal));
+        }
+        let started = Instant::now();
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static(
+                "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,*/*;q=0.1",
+            ),
+        );
+        headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("gzip, deflate"));
+        let res = client
+            .send(Method::GET, &url, headers, Bytes::new())
+            .await?;
+        let status = res.status();
+        tracing::debug!(
+            target: "hearth::net",
+            hop = redirects,
+            to = %redact(&url),
+            status = status.as_u16(),
+            ms = started.elapsed().as_millis() as u64,
+            "fetch hop"
+        );
+        if is_redirect(status) {
+            let Some(location) = res.headers().get(LOCATION) else {
+                return Err(FetchError::BadRedirect(format!(
+                    "HTTP {} without a Location header",
+                    status.as_u16()
+                )));
+            };
+            if redirects >= MAX_REDIRECTS {
+                return Err(FetchError::TooManyRedirects(MAX_REDIRECTS));
+            }
+            let location = location
+                .to_str()
+                .map_err(|_| FetchError::BadRedirect("the Location header is not text".into()))?;
+            url = url
+                .join(location)
+                .map_err(|e| FetchError::BadRedirect(format!("{location:?}: {e}")))?;
+            redirects += 1;
+            continue;
+        }
+        if !status.is_success() {
+            return Err(FetchError::UpstreamStatus {
+                status: status.as_u16(),
+                reason: status.canonical_reason(),
+            });
+        }
+        let header = |name| {
+            res.headers()
+                .get(name)
+                .and_then(|v: &HeaderValue| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let content_type = header(CONTENT_TYPE);
+        let encoding = header(CONTENT_ENCODING);
+        // Refuse early what is sure to be refused, before reading it.
+        if let Some(ct) = content_type.as_deref() {
+            let (essence, _) = content::parse_content_type(ct);
+            if !essence.is_empty() && content::kind_of(&essence).is_none() {
+                return Err(FetchError::UnsupportedContentType(essence));
+            }
+        }
+        if let Some(declared) = header(CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok())
+            && declared > max_bytes
+        {
+            return Err(FetchError::ResponseTooLarge {
+                limit: max_bytes,
+                declared: Some(declared),
+            });
+        }
+        let raw = read_limited(res.into_body(), max_bytes, &host).await?;
+        let body = decode_content_encoding(encoding.as_deref(), raw, max_bytes)?;
+        let doc = content::read_document(&url, content_type.as_deref(), &body)?;
+        return Ok(FetchResponse {
+            url: url.to_string(),
+            requested_url: requested.to_string(),
+            host,
+            status: status.as_u16(),
+            kind: doc.kind,
+            content_type: doc.content_type,
+            charset: doc.charset,
+            lossy: doc.lossy,
+            title: doc.title,
+            content: doc.content,
+            links: doc.links,
+            bytes: body.len() as u64,
+            redirects,
+        });
+    }
+}
+
+fn is_redirect(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn content_encodings_are_undone_within_the_limit() {
+        let plain = b"hello hello hello hello".to_vec();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&plain).unwrap();
+        let gz = Bytes::from(gz.finish().unwrap());
+        let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        zl.write_all(&plain).unwrap();
+        let zl = Bytes::from(zl.finish().unwrap());
+        let mut raw =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        raw.write_all(&plain).unwrap();
+        let raw = Bytes::from(raw.finish().unwrap());
+
+        let ok: Vec<(Option<&str>, Bytes)> = vec![
+            (None, Bytes::from(plain.clone())),
+            (Some("identity"), Bytes::from(plain.clone())),
+            (Some("gzip"), gz.clone()),
+            (Some("X-Gzip"), gz.clone()),
+            (Some("deflate"), zl),
+            (Some("deflate"), raw),
+        ];
+        for (enc, body) in ok {
+            assert_eq!(
+                decode_content_encoding(enc, body, 1000).unwrap(),
+                Bytes::from(plain.clone()),
+                "{enc:?}"
+            );
+        }
+        // A small bomb: 1 MB of zeros in ~1 KB of gzip, against a 64 KB limit.
+        let mut bomb = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        bomb.write_all(&vec![0u8; 1024 * 1024]).unwrap();
+        let bomb = Bytes::from(bomb.finish().unwrap());
+        assert!(bomb.len() < 4096);
+        assert_eq!(
+            decode_content_encoding(Some("gzip"), bomb, 64 * 1024)
+                .unwrap_err()
+                .to_string(),
+            "the response is larger than the 65536-byte limit"
+        );
+        assert_eq!(
+            decode_content_encoding(Some("br"), gz, 1000)
+                .unwrap_err()
+                .to_string(),
+            "the server compressed the response with \"br\", which is not supported"
+        );
+    }
+}

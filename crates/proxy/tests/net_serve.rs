@@ -1,0 +1,297 @@
+//! `hearth serve` as a user runs it: the real binary, its flags and config
+//! file, the token file on disk, and the network-tier API over real
+//! loopback sockets, against upstream servers this test starts.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::header;
+use axum::routing::get;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use std::io::BufRead;
+use tokio::net::{TcpListener, TcpStream};
+
+/// Kills the server when the test ends, however it ends.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dist(dir: &Path) {
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><title>Hearth</title>",
+    )
+    .unwrap();
+}
+
+/// Starts `hearth serve` on a free port and waits for its "running at" line.
+fn start(args: &[&str], dist_dir: &Path, config_dir: &Path) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .arg("serve")
+        .args(["--port", "0", "--dist"])
+        .arg(dist_dir)
+        .arg("--config-dir")
+        .arg(config_dir)
+        .args(args)
+        .env_remove("HEARTH_CONFIG")
+        .env_remove("HEARTH_CONFIG_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Reads the first line for us, then keeps draining so the server never
+    // blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        if let Some(Ok(first)) = lines.next() {
+            let _ = tx.send(first);
+        }
+        for _ in lines {}
+    });
+    let mut server = Server {
+        child,
+        addr: "127.0.0.1:0".parse().unwrap(),
+    };
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("hearth serve did not start within 30 s");
+    let url = line
+        .strip_prefix("Hearth is running at http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"));
+    server.addr = url.trim_end_matches('/').parse().unwrap();
+    server
+}
+
+async fn upstream() -> SocketAddr {
+    let app = Router::new()
+        .route(
+            "/page",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/html")],
+                    "<title>Loopback page</title><h1>Hi</h1><p>From a <a href='/x'>test</a> server.</p>",
+                )
+            }),
+        )
+        .route(
+            "/search",
+            get(|| async {
+                axum::Json(json!({"results": [{"url": "https://example.org/", "title": "Example", "content": "snippet"}]}))
+            }),
+        );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    addr
+}
+
+/// One HTTP/1.1 request; returns status and JSON (or text as a JSON string).
+async fn call(
+    server: SocketAddr,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let stream = TcpStream::connect(server).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut req = Request::builder().method(method).uri(path);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let body = body.map(|v| v.to_string()).unwrap_or_default();
+    let res = sender
+        .send_request(req.body(Full::new(Bytes::from(body))).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, value)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_the_guarded_api() {
+    let up = upstream().await;
+    let dist_dir = tempfile::tempdir().unwrap();
+    dist(dist_dir.path());
+    let config_dir = tempfile::tempdir().unwrap();
+    let conf = config_dir.path().join("hearth");
+    std::fs::create_dir(&conf).unwrap();
+    std::fs::write(
+        conf.join("config.toml"),
+        format!("[search]\nbackend = \"searxng\"\nurl = \"http://{up}\"\n\n[rate_limit.web_fetch]\nper_minute = 600\nburst = 50\n"),
+    )
+    .unwrap();
+    let server = start(
+        &["--allow-private-fetch", &up.to_string()],
+        dist_dir.path(),
+        &conf,
+    );
+    let host = server.addr.to_string();
+    let origin = format!("http://{host}");
+
+    // The session, same-origin only.
+    let (status, session) = call(
+        server.addr,
+        Method::GET,
+        "/api/session",
+        &[("host", &host), ("sec-fetch-site", "same-origin")],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{session}");
+    let token = session["token"].as_str().unwrap().to_string();
+    let on_disk = std::fs::read_to_string(conf.join("api-token")).unwrap();
+    assert_eq!(on_disk.trim(), token);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(conf.join("api-token"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(
+        session["search"],
+        json!({"configured": true, "backend": "searxng"})
+    );
+
+    let app = [
+        ("host", host.as_str()),
+        ("origin", origin.as_str()),
+        ("sec-fetch-site", "same-origin"),
+        ("x-hearth-token", token.as_str()),
+        ("content-type", "application/json"),
+    ];
+
+    // A loopback page the flag allows is fetched and read.
+    let (status, page) = call(
+        server.addr,
+        Method::POST,
+        "/api/fetch",
+        &app,
+        Some(json!({"url": format!("http://{up}/page")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["title"], "Loopback page");
+    assert_eq!(
+        page["content"],
+        format!("# Hi\n\nFrom a [test](http://{up}/x) server.")
+    );
+
+    // The proxy itself, or any other loopback port, is refused.
+    let (status, v) = call(
+        server.addr,
+        Method::POST,
+        "/api/fetch",
+        &app,
+        Some(json!({"url": format!("http://{host}/api/session")})),
+    )
+    .await;
+    assert_eq!(
+        (status, v["error"]["code"].clone()),
+        (StatusCode::FORBIDDEN, json!("blocked_address"))
+    );
+
+    // Search through the configured backend (allowed by the same flag).
+    let (status, found) = call(
+        server.addr,
+        Method::POST,
+        "/api/search",
+        &app,
+        Some(json!({"query": "example"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(found["results"][0]["url"], "https://example.org/");
+
+    // A rebound name, a foreign page, a missing token: refused.
+    let mut rebound = app;
+    rebound[0] = ("host", "evil.example");
+    let mut foreign = app;
+    foreign[1] = ("origin", "https://evil.example");
+    foreign[2] = ("sec-fetch-site", "cross-site");
+    let no_token = &app[..3];
+    for (name, headers, code) in [
+        ("rebound host", &rebound[..], "forbidden_host"),
+        ("foreign page", &foreign[..], "forbidden_fetch_site"),
+        ("no token", no_token, "missing_token"),
+    ] {
+        let (status, v) = call(
+            server.addr,
+            Method::POST,
+            "/api/fetch",
+            headers,
+            Some(json!({"url": format!("http://{up}/page")})),
+        )
+        .await;
+        assert_eq!(
+            (status, v["error"]["code"].clone()),
+            (StatusCode::FORBIDDEN, json!(code)),
+            "{name}"
+        );
+    }
+    drop(server);
+}
+
+#[test]
+fn a_broken_config_stops_serve_with_a_clear_message() {
+    let dist_dir = tempfile::tempdir().unwrap();
+    dist(dist_dir.path());
+    let conf = tempfile::tempdir().unwrap();
+    std::fs::write(conf.path().join("config.toml"), "[fetch]\nmax_byte = 5\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["serve", "--port", "0", "--dist"])
+        .arg(dist_dir.path())
+        .arg("--config-dir")
+        .arg(conf.path())
+        .env_remove("HEARTH_CONFIG")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("config.toml is not valid"), "{err}");
+    assert!(err.contains("unknown field `max_byte`"), "{err}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["serve", "--port", "0", "--dist"])
+        .arg(dist_dir.path())
+        .arg("--config-dir")
+        .arg(tempfile::tempdir().unwrap().path())
+        .args(["--allow-private-fetch", "localhost:8888"])
+        .env_remove("HEARTH_CONFIG")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--allow-private-fetch: \"localhost:8888\" is not an address"),
+        "{err}"
+    );
+}

@@ -1,0 +1,373 @@
+//! The browser side of the network-tier skills `web_fetch` and
+//! `web_search`: a client of `hearth serve`'s same-origin API (see
+//! `crates/proxy/src/net/mod.rs` for the contract) that fetches the session
+//! token once and sends it on every call, the skills' domain lists kept in
+//! IndexedDB, and the search backend chosen in Settings.
+//!
+//! Reading the proxy's answers, building its requests and formatting
+//! results all happen in `hearth_core::web`; this module only moves bytes
+//! and keeps state. The client talks through [`ApiTransport`], so its token
+//! and failure handling is tested without a server.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+use hearth_core::web::{
+    DomainLists, FetchResponse, SearchBackendSetting, SearchBackendState, SearchResponse, Session,
+    SessionSearch, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request, read_answer,
+    search_output, search_request,
+};
+use hearth_core::{SkillError, SkillOutput};
+use leptos::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::runtime::bump;
+use crate::storage::Db;
+
+/// The web skills, in the order the Skills panel shows them.
+pub const WEB_SKILLS: [&str; 2] = [WEB_FETCH, WEB_SEARCH];
+
+/// Whether `skill` is one of the web skills this module runs.
+pub fn is_web_skill(skill: &str) -> bool {
+    WEB_SKILLS.contains(&skill)
+}
+
+/// The methods the API uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiMethod {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+impl ApiMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiMethod::Get => "GET",
+            ApiMethod::Post => "POST",
+            ApiMethod::Put => "PUT",
+            ApiMethod::Delete => "DELETE",
+        }
+    }
+}
+
+/// One request to the proxy's API, on the app's own origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiRequest {
+    pub method: ApiMethod,
+    /// `/api/…`
+    pub path: &'static str,
+    /// The token header's name and value; absent only for the session.
+    pub token: Option<(String, String)>,
+    /// JSON, sent as `application/json`.
+    pub body: Option<String>,
+}
+
+/// An answer, whatever its status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiAnswer {
+    pub status: u16,
+    pub body: String,
+}
+
+/// No answer at all: the connection failed (nothing listening, the proxy
+/// stopped, or no network).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoAnswer(pub String);
+
+/// Moves one request to the API and back.
+pub trait ApiTransport {
+    fn send(&self, request: ApiRequest) -> LocalBoxFuture<'_, Result<ApiAnswer, NoAnswer>>;
+}
+
+/// `fetch()` on the page's own origin. The browser adds `Origin`, `Host`
+/// and `Sec-Fetch-Site: same-origin`, which the proxy's guard checks.
+pub struct BrowserTransport;
+
+fn js_text(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+impl BrowserTransport {
+    async fn exchange(request: ApiRequest) -> Result<ApiAnswer, NoAnswer> {
+        let no_answer = |e: JsValue| NoAnswer(js_text(&e));
+        let init = web_sys::RequestInit::new();
+        init.set_method(request.method.as_str());
+        init.set_cache(web_sys::RequestCache::NoStore);
+        let headers = web_sys::Headers::new().map_err(no_answer)?;
+        if let Some((name, value)) = &request.token {
+            headers.set(name, value).map_err(no_answer)?;
+        }
+        if let Some(body) = &request.body {
+            headers
+                .set("Content-Type", "application/json")
+                .map_err(no_answer)?;
+            init.set_body(&JsValue::from_str(body));
+        }
+        init.set_headers(&headers);
+        let window = web_sys::window().ok_or_else(|| NoAnswer("no window".into()))?;
+        let response: web_sys::Response =
+            JsFuture::from(window.fetch_with_str_and_init(request.path, &init))
+                .await
+                .map_err(no_answer)?
+                .unchecked_into();
+        let text = JsFuture::from(response.text().map_err(no_answer)?)
+            .await
+            .map_err(no_answer)?;
+        Ok(ApiAnswer {
+            status: response.status(),
+            body: text.as_string().unwrap_or_default(),
+        })
+    }
+}
+
+impl ApiTransport for BrowserTransport {
+    fn send(&self, request: ApiRequest) -> LocalBoxFuture<'_, Result<ApiAnswer, NoAnswer>> {
+        Self::exchange(request).boxed_local()
+    }
+}
+
+/// A client of the proxy's API: the session token fetched once, sent on
+/// every call, fetched again when the proxy refuses it.
+pub struct ProxyClient {
+    transport: Rc<dyn ApiTransport>,
+    online: Rc<dyn Fn() -> bool>,
+    session: RefCell<Option<Session>>,
+}
+
+impl ProxyClient {
+    /// A client over `transport`; `online` says whether the device has a
+    /// network connection.
+    pub fn new(transport: Rc<dyn ApiTransport>, online: Rc<dyn Fn() -> bool>) -> Self {
+        Self {
+            transport,
+            online,
+            session: RefCell::new(None),
+        }
+    }
+
+    /// The client the app uses: `fetch()` and `navigator.onLine`.
+    pub fn browser() -> Self {
+        Self::new(Rc::new(BrowserTransport), Rc::new(crate::online::is_online))
+    }
+
+    /// The session the last call used, if any.
+    pub fn cached_session(&self) -> Option<Session> {
+        self.session.borrow().clone()
+    }
+
+    async fn exchange(&self, request: ApiRequest) -> Result<ApiAnswer, WebFailure> {
+        self.transport.send(request).await.map_err(|_| {
+            if (self.online)() {
+                WebFailure::ProxyUnreachable
+            } else {
+                WebFailure::Offline
+            }
+        })
+    }
+
+    /// The session: fetched from `GET /api/session` once, then kept.
+    pub async fn session(&self) -> Result<Session, WebFailure> {
+        if let Some(s) = self.cached_session() {
+            return Ok(s);
+        }
+        self.new_session().await
+    }
+
+    async fn new_session(&self) -> Result<Session, WebFailure> {
+        let answer = self
+            .exchange(ApiRequest {
+                method: ApiMethod::Get,
+                path: "/api/session",
+                token: None,
+                body: None,
+            })
+            .await?;
+        let session: Session = read_answer(answer.status, &answer.body)?;
+        *self.session.borrow_mut() = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Calls an API route with the token. When the proxy refuses the token
+    /// (it was replaced, or `hearth serve` restarted with another config
+    /// directory), a new session is fetched and the call made once more.
+    pub async fn call<T: DeserializeOwned>(
+        &self,
+        method: ApiMethod,
+        path: &'static str,
+        body: Option<String>,
+    ) -> Result<T, WebFailure> {
+        let request = |s: &Session| ApiRequest {
+            method,
+            path,
+            token: Some((s.header.clone(), s.token.clone())),
+            body: body.clone(),
+        };
+        let session = self.session().await?;
+        let answer = self.exchange(request(&session)).await?;
+        match read_answer::<T>(answer.status, &answer.body) {
+            Err(failure) if failure.code().is_some_and(|c| c.needs_new_session()) => {
+                self.session.borrow_mut().take();
+                let session = self.new_session().await?;
+                let answer = self.exchange(request(&session)).await?;
+                read_answer(answer.status, &answer.body)
+            }
+            other => other,
+        }
+    }
+
+    async fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &'static str,
+        body: &B,
+    ) -> Result<T, WebFailure> {
+        // Plain structs with string keys: serialising cannot fail.
+        let body = serde_json::to_string(body).unwrap_or_default();
+        self.call(ApiMethod::Post, path, Some(body)).await
+    }
+
+    /// Runs `web_fetch` or `web_search` with the skill's domain lists.
+    pub async fn run_skill(
+        &self,
+        skill: &str,
+        arguments: &Value,
+        lists: &DomainLists,
+    ) -> Result<SkillOutput, SkillError> {
+        let policy = lists.policy().map_err(|_| {
+            SkillError::new(format!(
+                "{skill}'s domain lists have lines that cannot be read, so it will not run; fix them in the Skills panel"
+            ))
+        })?;
+        let fail = |f: WebFailure| f.into_skill_error(skill);
+        match skill {
+            WEB_FETCH => {
+                let request = fetch_request(arguments, &policy)?;
+                if !(self.online)() {
+                    return Err(fail(WebFailure::Offline));
+                }
+                let page: FetchResponse = self.post("/api/fetch", &request).await.map_err(fail)?;
+                Ok(fetch_output(&page))
+            }
+            WEB_SEARCH => {
+                let request = search_request(arguments, &policy)?;
+                if !(self.online)() {
+                    return Err(fail(WebFailure::Offline));
+                }
+                let found: SearchResponse =
+                    self.post("/api/search", &request).await.map_err(fail)?;
+                Ok(search_output(&found))
+            }
+            other => Err(SkillError::new(format!("'{other}' is not a web skill"))),
+        }
+    }
+
+    /// The search backend in use, as `GET /api/search/backend` reports it.
+    pub async fn search_backend(&self) -> Result<SearchBackendState, WebFailure> {
+        self.call(ApiMethod::Get, "/api/search/backend", None).await
+    }
+
+    /// Chooses the search backend (kept by the proxy, used at once).
+    pub async fn set_search_backend(
+        &self,
+        setting: &SearchBackendSetting,
+    ) -> Result<SearchBackendState, WebFailure> {
+        let body = serde_json::to_string(setting).unwrap_or_default();
+        let state = self
+            .call(ApiMethod::Put, "/api/search/backend", Some(body))
+            .await?;
+        self.remember_search(&state);
+        Ok(state)
+    }
+
+    /// Forgets the backend chosen in Settings (the config file's, if any,
+    /// applies again).
+    pub async fn clear_search_backend(&self) -> Result<SearchBackendState, WebFailure> {
+        let state = self
+            .call(ApiMethod::Delete, "/api/search/backend", None)
+            .await?;
+        self.remember_search(&state);
+        Ok(state)
+    }
+
+    fn remember_search(&self, state: &SearchBackendState) {
+        if let Some(s) = self.session.borrow_mut().as_mut() {
+            s.search = SessionSearch {
+                configured: state.configured,
+                backend: state.backend.clone(),
+            };
+        }
+    }
+}
+
+/// The web skills as the app runs them: the proxy client plus each skill's
+/// domain lists, loaded from the settings store at start.
+pub struct WebSkills {
+    db: Rc<Db>,
+    pub client: ProxyClient,
+    lists: RefCell<HashMap<String, DomainLists>>,
+    /// Bumped when a skill's domain lists change.
+    pub version: RwSignal<u64>,
+}
+
+impl WebSkills {
+    pub async fn load(db: Rc<Db>) -> Result<WebSkills, String> {
+        let mut lists = HashMap::new();
+        for skill in WEB_SKILLS {
+            let stored: Option<DomainLists> = db
+                .setting(&DomainLists::settings_key(skill))
+                .await
+                .map_err(|e| e.to_string())?;
+            if let Some(l) = stored {
+                lists.insert(skill.to_string(), l);
+            }
+        }
+        Ok(WebSkills {
+            db,
+            client: ProxyClient::browser(),
+            lists: RefCell::new(lists),
+            version: RwSignal::new(0),
+        })
+    }
+
+    /// `skill`'s domain lists as last saved (empty when never set).
+    pub fn lists(&self, skill: &str) -> DomainLists {
+        self.lists.borrow().get(skill).cloned().unwrap_or_default()
+    }
+
+    /// Stores `skill`'s lists; refused unless every line reads.
+    pub async fn save_lists(&self, skill: &str, lists: DomainLists) -> Result<(), String> {
+        if lists.policy().is_err() {
+            return Err("some lines are not domains; fix the lines marked and save again".into());
+        }
+        self.db
+            .set_setting(&DomainLists::settings_key(skill), &lists)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.lists.borrow_mut().insert(skill.to_string(), lists);
+        bump(self.version);
+        Ok(())
+    }
+
+    /// Forgets the lists in memory, after all data was cleared.
+    pub fn forget_lists(&self) {
+        self.lists.borrow_mut().clear();
+        bump(self.version);
+    }
+
+    /// Runs a web skill call.
+    pub async fn run(&self, skill: &str, arguments: &Value) -> Result<SkillOutput, SkillError> {
+        let lists = self.lists(skill);
+        self.client.run_skill(skill, arguments, &lists).await
+    }
+}

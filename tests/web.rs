@@ -1,0 +1,339 @@
+//! The web skills' proxy client in a real browser, over a scripted
+//! transport: the session token is fetched once and sent on every call,
+//! fetched again when refused, and every way of not reaching the proxy
+//! ends in a message a person can act on.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
+use hearth::web::{ApiAnswer, ApiMethod, ApiRequest, ApiTransport, NoAnswer, ProxyClient};
+use hearth_core::web::{DomainLists, WEB_FETCH, WEB_SEARCH, WebFailure};
+use hearth_core::{Content, SkillError};
+use serde_json::{Value, json};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Answers requests from a script, in order, and records what was sent.
+#[derive(Default)]
+struct Scripted {
+    answers: RefCell<VecDeque<Result<ApiAnswer, NoAnswer>>>,
+    sent: RefCell<Vec<ApiRequest>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<Result<ApiAnswer, NoAnswer>>) -> Rc<Self> {
+        Rc::new(Self {
+            answers: RefCell::new(answers.into()),
+            sent: RefCell::new(Vec::new()),
+        })
+    }
+
+    fn sent(&self) -> Vec<(ApiMethod, &'static str, Option<String>)> {
+        self.sent
+            .borrow()
+            .iter()
+            .map(|r| (r.method, r.path, r.token.as_ref().map(|(_, t)| t.clone())))
+            .collect()
+    }
+}
+
+impl ApiTransport for Scripted {
+    fn send(&self, request: ApiRequest) -> LocalBoxFuture<'_, Result<ApiAnswer, NoAnswer>> {
+        self.sent.borrow_mut().push(request);
+        let next = self
+            .answers
+            .borrow_mut()
+            .pop_front()
+            .unwrap_or_else(|| Err(NoAnswer("the script ran out".into())));
+        async move { next }.boxed_local()
+    }
+}
+
+fn answer(status: u16, body: Value) -> Result<ApiAnswer, NoAnswer> {
+    Ok(ApiAnswer {
+        status,
+        body: body.to_string(),
+    })
+}
+
+fn session(token: &str) -> Result<ApiAnswer, NoAnswer> {
+    answer(
+        200,
+        json!({"token": token, "header": "x-hearth-token", "version": "0.1.0",
+               "fetch": {"default_max_bytes": 2097152, "max_bytes": 10485760},
+               "search": {"configured": true, "backend": "searxng"}}),
+    )
+}
+
+fn page() -> Value {
+    json!({"url": "https://example.com/", "requested_url": "https://example.com/",
+           "host": "example.com", "status": 200, "kind": "html", "content_type": "text/html",
+           "charset": "UTF-8", "lossy": false, "title": "Example Domain",
+           "content": "# Example Domain\n\nThis domain is for examples.",
+           "links": [{"text": "More", "url": "https://www.iana.org/domains/example"}],
+           "bytes": 1256, "redirects": 0})
+}
+
+fn api_error(status: u16, code: &str, message: &str) -> Result<ApiAnswer, NoAnswer> {
+    answer(status, json!({"error": {"code": code, "message": message}}))
+}
+
+fn client(t: &Rc<Scripted>, online: bool) -> ProxyClient {
+    ProxyClient::new(t.clone(), Rc::new(move || online))
+}
+
+fn text(out: &hearth_core::SkillOutput) -> String {
+    match &out.content[0] {
+        Content::Text { text } => text.clone(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_token_is_fetched_once_and_sent_on_every_call() {
+    let t = Scripted::new(vec![
+        session("tok-1"),
+        answer(200, page()),
+        answer(200, page()),
+    ]);
+    let c = client(&t, true);
+    let args = json!({"url": "https://example.com/"});
+    let out = c
+        .run_skill(WEB_FETCH, &args, &DomainLists::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        "# Example Domain\nSource: https://example.com/\n\n# Example Domain\n\nThis domain is for examples."
+    );
+    c.run_skill(WEB_FETCH, &args, &DomainLists::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        t.sent(),
+        vec![
+            (ApiMethod::Get, "/api/session", None),
+            (ApiMethod::Post, "/api/fetch", Some("tok-1".into())),
+            (ApiMethod::Post, "/api/fetch", Some("tok-1".into())),
+        ]
+    );
+    let sent = t.sent.borrow();
+    assert_eq!(
+        sent[1].token,
+        Some(("x-hearth-token".into(), "tok-1".into()))
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(sent[1].body.as_deref().unwrap()).unwrap(),
+        json!({"url": "https://example.com/"})
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_domain_lists_travel_with_each_call() {
+    let t = Scripted::new(vec![
+        session("t"),
+        answer(
+            200,
+            json!({"query": "rust", "backend": "searxng", "results": [], "filtered": 2}),
+        ),
+    ]);
+    let lists = DomainLists {
+        allow: "# only docs\ndocs.rs".into(),
+        deny: "=ads.docs.rs".into(),
+    };
+    let out = client(&t, true)
+        .run_skill(WEB_SEARCH, &json!({"query": "rust", "limit": 3}), &lists)
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        "No results for \"rust\". 2 result(s) were hidden by web_search's domain lists."
+    );
+    let body: Value = serde_json::from_str(t.sent.borrow()[1].body.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({"query": "rust", "limit": 3, "domains": {"allow": ["docs.rs"], "deny": ["=ads.docs.rs"]}})
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_refused_token_is_replaced_once_and_not_retried_forever() {
+    let t = Scripted::new(vec![
+        session("old"),
+        api_error(403, "bad_token", "the token does not match"),
+        session("new"),
+        answer(200, page()),
+    ]);
+    let c = client(&t, true);
+    c.run_skill(
+        WEB_FETCH,
+        &json!({"url": "https://example.com/"}),
+        &DomainLists::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        t.sent(),
+        vec![
+            (ApiMethod::Get, "/api/session", None),
+            (ApiMethod::Post, "/api/fetch", Some("old".into())),
+            (ApiMethod::Get, "/api/session", None),
+            (ApiMethod::Post, "/api/fetch", Some("new".into())),
+        ]
+    );
+
+    // Refused again with the new token: the proxy's message, no loop.
+    let t = Scripted::new(vec![
+        session("a"),
+        api_error(403, "missing_token", "send the token"),
+        session("b"),
+        api_error(403, "bad_token", "the token does not match"),
+    ]);
+    let err = client(&t, true)
+        .run_skill(
+            WEB_FETCH,
+            &json!({"url": "https://example.com/"}),
+            &DomainLists::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, SkillError::new("the token does not match"));
+    assert_eq!(t.sent().len(), 4);
+}
+
+#[wasm_bindgen_test]
+async fn other_refusals_are_not_retried_and_read_as_the_proxy_said() {
+    let t = Scripted::new(vec![
+        session("t"),
+        api_error(
+            403,
+            "blocked_domain",
+            "evil.example is on web_fetch's denylist (entry 'evil.example'); change the list in the Skills panel to allow it",
+        ),
+    ]);
+    let err = client(&t, true)
+        .run_skill(
+            WEB_FETCH,
+            &json!({"url": "https://evil.example/"}),
+            &DomainLists::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "evil.example is on web_fetch's denylist (entry 'evil.example'); change the list in the Skills panel to allow it"
+    );
+    assert_eq!(t.sent().len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn no_proxy_behind_the_page_says_how_to_open_hearth() {
+    let unreachable = WebFailure::ProxyUnreachable.message(WEB_FETCH);
+    // A static server's 404, a dev server's index.html, and nothing listening.
+    let cases: Vec<Vec<Result<ApiAnswer, NoAnswer>>> = vec![
+        vec![Ok(ApiAnswer {
+            status: 404,
+            body: "Not Found".into(),
+        })],
+        vec![Ok(ApiAnswer {
+            status: 200,
+            body: "<!doctype html><html><body>Hearth</body></html>".into(),
+        })],
+        vec![Err(NoAnswer("Failed to fetch".into()))],
+        vec![session("t"), Err(NoAnswer("Failed to fetch".into()))],
+    ];
+    for script in cases {
+        let t = Scripted::new(script);
+        let err = client(&t, true)
+            .run_skill(
+                WEB_FETCH,
+                &json!({"url": "https://example.com/"}),
+                &DomainLists::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.message, unreachable);
+        assert!(err.message.contains("hearth serve"));
+    }
+}
+
+#[wasm_bindgen_test]
+async fn offline_is_said_plainly_and_nothing_is_sent() {
+    let t = Scripted::new(vec![session("t")]);
+    let err = client(&t, false)
+        .run_skill(
+            WEB_SEARCH,
+            &json!({"query": "rust"}),
+            &DomainLists::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.message, WebFailure::Offline.message(WEB_SEARCH));
+    assert!(err.message.contains("offline"));
+    assert_eq!(t.sent(), vec![]);
+
+    // The connection dropping while the browser goes offline reads the same.
+    let online = Rc::new(Cell::new(true));
+    let flag = online.clone();
+    let t = Scripted::new(vec![session("t")]);
+    let c = ProxyClient::new(t.clone(), Rc::new(move || flag.get()));
+    c.session().await.unwrap();
+    online.set(false);
+    let err = c
+        .call::<Value>(ApiMethod::Get, "/api/search/backend", None)
+        .await
+        .unwrap_err();
+    assert_eq!(err, WebFailure::Offline);
+}
+
+#[wasm_bindgen_test]
+async fn lists_that_do_not_read_stop_the_call_before_anything_is_sent() {
+    let t = Scripted::new(vec![]);
+    let lists = DomainLists {
+        allow: String::new(),
+        deny: "https://evil.example/".into(),
+    };
+    let err = client(&t, true)
+        .run_skill(WEB_FETCH, &json!({"url": "https://evil.example/"}), &lists)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "web_fetch's domain lists have lines that cannot be read, so it will not run; fix them in the Skills panel"
+    );
+    assert_eq!(t.sent(), vec![]);
+}
+
+#[wasm_bindgen_test]
+async fn the_backend_setting_updates_the_kept_session() {
+    let t = Scripted::new(vec![
+        session("t"),
+        answer(
+            200,
+            json!({"configured": false, "source": null, "backend": null, "url": null,
+                   "api_key_set": false, "problem": null}),
+        ),
+    ]);
+    let c = client(&t, true);
+    let state = c.clear_search_backend().await.unwrap();
+    assert!(!state.configured);
+    assert_eq!(
+        c.cached_session().unwrap().search,
+        hearth_core::web::SessionSearch {
+            configured: false,
+            backend: None
+        }
+    );
+    assert_eq!(
+        t.sent(),
+        vec![
+            (ApiMethod::Get, "/api/session", None),
+            (ApiMethod::Delete, "/api/search/backend", Some("t".into())),
+        ]
+    );
+}
