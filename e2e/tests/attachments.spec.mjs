@@ -40,7 +40,7 @@ test('an attached CSV goes to the next Python run, and stays granted', async ({ 
   const read = await runSkill(page, 'read_file', { path: 'data.csv' });
   expect(read.output).toBe('data.csv (UTF-8, 56 B)\ncity,population\nLisbon,545923\nPorto,231962\nBraga,193333\n');
   await page.getByRole('link', { name: 'Settings' }).click();
-  await expect(page.locator('.grant[data-grant="data.csv"]')).toContainText('a copy kept in this browser');
+  await expect(page.locator('.file-grant[data-grant="data.csv"]')).toContainText('a copy kept in this browser');
   expect(errors).toEqual([]);
 });
 

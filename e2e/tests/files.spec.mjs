@@ -73,14 +73,16 @@ test('a grant survives a reload, is listed in Settings, and reading stops once i
   expect(r.output).toContain('Lisbon,545923');
 
   await page.getByRole('link', { name: 'Settings' }).click();
-  const grant = page.locator('.grant[data-grant="project"]');
+  const grant = page.locator('.file-grant[data-grant="project"]');
   await expect(grant).toContainText('folder · 6 files, 330 B · a copy kept in this browser');
   await expect(grant).toContainText('Allowed');
+  // The Files panel sits below Permissions and Web search: bring it into view.
+  await page.locator('.files-panel h2').evaluate((h) => h.scrollIntoView({ block: 'start' }));
   await saveScreenshot(page, 'files-settings');
   await grant.getByRole('button', { name: 'Revoke project' }).click();
   await page.getByRole('alertdialog', { name: 'Revoke access to project?' }).getByRole('button', { name: 'Revoke' }).click();
   await expect(page.getByTestId('files-notice')).toHaveText('Revoked project.');
-  await expect(page.locator('.grant')).toHaveCount(0);
+  await expect(page.locator('.file-grant')).toHaveCount(0);
 
   await page.getByRole('link', { name: 'Chat' }).click();
   const after = await runSkill(page, 'read_file', { path: 'project/data.csv' });

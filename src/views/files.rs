@@ -163,7 +163,7 @@ pub fn GrantsPanel() -> impl IntoView {
                     let for_allow = row.clone();
                     let for_revoke = row.clone();
                     view! {
-                        <li class="grant" data-grant=name.clone()>
+                        <li class="file-grant" data-grant=name.clone()>
                             <span class="card-icon"><Icon name=icon/></span>
                             <div class="grant-main">
                                 <strong class="grant-name">{name.clone()}</strong>
