@@ -179,7 +179,17 @@ impl Executor for BrowserExecutor {
                 return self.agent_skills.execute(&self.db, skill, call).await;
             }
             match &skill.kind {
-                SkillKind::Builtin => self.builtin(skill.id.as_str(), &call.arguments).await,
+                SkillKind::Builtin => match skill.id.as_str() {
+                    // The enhanced tier: the code sandbox and granted files
+                    // (src/sandbox, src/files) need the whole call.
+                    "run_javascript" | "run_python" => {
+                        crate::sandbox::skill::run(skill, call).await
+                    }
+                    "read_file" | "list_files" | "search_files" => {
+                        crate::files::skills::run(skill, call).await
+                    }
+                    id => self.builtin(id, &call.arguments).await,
+                },
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
                     "skill package '{package}' cannot run yet"
                 ))),
@@ -410,6 +420,9 @@ impl Runtime {
         let db = Rc::new(db);
         let web = Rc::new(WebSkills::load(db.clone()).await?);
         let approver = Rc::new(BrowserApprover::new());
+        // The enhanced tier's adapters: granted files and the code sandbox.
+        crate::files::install(db.clone());
+        crate::sandbox::install(db.clone());
         let lookup = {
             let registry = registry.clone();
             move |id: &SkillId| registry.borrow().get(id).cloned()

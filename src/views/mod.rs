@@ -4,10 +4,13 @@
 pub mod activity;
 pub mod agent_skills;
 pub mod approval;
+pub mod attach;
 pub mod card;
 pub mod chat;
+pub mod code;
 pub mod confirm;
 pub mod conversations;
+pub mod files;
 pub mod memory;
 pub mod modal;
 pub mod notes;

@@ -28,6 +28,8 @@ pub fn SettingsView() -> impl IntoView {
             <crate::views::providers::AssistantPanel/>
             <PermissionPanel/>
             <SearchBackendPanel/>
+            <crate::views::files::GrantsPanel/>
+            <crate::views::code::CodeSettings/>
             <StoragePanel/>
             <BackupPanel/>
         </section>

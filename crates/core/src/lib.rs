@@ -13,6 +13,7 @@ pub mod backup;
 pub mod builtin;
 pub mod calculator;
 pub mod call;
+pub mod code;
 pub mod collection;
 pub mod command;
 pub mod discovery;
