@@ -90,7 +90,13 @@ fn stamp() -> Stamp {
 }
 
 fn storage_failure(e: StorageError) -> SkillError {
-    SkillError::new(format!("{e}; nothing was changed"))
+    let text = e.to_string();
+    // Most storage errors already say that nothing changed; say it once.
+    if text.contains("nothing was changed") || text.contains("Nothing was changed") {
+        SkillError::new(text)
+    } else {
+        SkillError::new(format!("{text}; nothing was changed"))
+    }
 }
 
 /// Runs one action of a collection-backed skill: compute the change from

@@ -257,6 +257,7 @@ test('offline: the shell shows it, the Skills panel notes it, and the skill says
 
   // Offline, the call ends before the permission layer would ask about
   // something that cannot work: no dialog, a failed card that says why.
+  await page.getByRole('link', { name: 'Chat' }).click();
   await runCommand(page, `/web_fetch ${ARTICLE}`);
   const card = page.locator('.result-card[data-skill="web_fetch"]');
   await expect(card).toHaveAttribute('data-status', 'failed');
