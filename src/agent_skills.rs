@@ -312,6 +312,16 @@ impl AgentSkills {
         Ok(())
     }
 
+    /// Re-reads every stored package (after a restore or Clear all); the
+    /// names of packages that no longer load are returned.
+    pub async fn reload(&self, db: &Db) -> Result<Vec<String>, StorageError> {
+        let (fresh, broken) = AgentSkills::load(db).await?;
+        *self.installed.borrow_mut() = fresh.installed.take();
+        *self.states.borrow_mut() = fresh.states.take();
+        self.rebuild_library();
+        Ok(broken)
+    }
+
     /// Forgets everything in memory (after the stores were cleared).
     pub fn clear(&self) {
         self.installed.borrow_mut().clear();
@@ -410,23 +420,76 @@ impl AgentSkills {
         }
         match step {
             SkillStep::Done(output) => Ok(output),
-            SkillStep::RunScript(request) => run_script(request).await,
+            SkillStep::RunScript(request) => {
+                let files: Vec<(String, Vec<u8>)> = {
+                    let library = self.library.borrow();
+                    library
+                        .get(&request.skill)
+                        .map(|package| {
+                            request
+                                .package_files
+                                .iter()
+                                .filter_map(|path| {
+                                    package
+                                        .file(path)
+                                        .map(|f| (f.path.clone(), f.bytes.clone()))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                run_script(request, files).await
+            }
         }
     }
 }
 
-/// Runs a package's script. The code sandbox (run_javascript /
-/// run_python in an opaque-origin iframe) is not part of this build yet,
-/// so scripts are refused with a clear message instead of being run
-/// anywhere less safe.
-async fn run_script(request: ScriptRequest) -> Result<SkillOutput, SkillError> {
-    Err(SkillError::new(format!(
-        "tool '{}' of skill '{}' runs the {} script '{}', and this build has no code sandbox to run it in yet",
-        request.tool,
-        request.skill,
-        request.language.as_str(),
-        request.script_path
-    )))
+/// How long a package's script may run.
+const SCRIPT_TIMEOUT_MS: u32 = 30_000;
+
+/// Runs a package's script in the code sandbox (an opaque-origin iframe
+/// with no network and no access to Hearth's data): the validated input
+/// goes in as JSON, the package's files are offered read-only under
+/// `/mnt/data/`, and the answer is checked by core against the tool's
+/// output schema.
+async fn run_script(
+    request: ScriptRequest,
+    files: Vec<(String, Vec<u8>)>,
+) -> Result<SkillOutput, SkillError> {
+    let language = match request.language {
+        hearth_core::agent_skills::extensions::ScriptLanguage::Python => {
+            hearth_core::code::protocol::Language::Python
+        }
+        hearth_core::agent_skills::extensions::ScriptLanguage::JavaScript => {
+            hearth_core::code::protocol::Language::Javascript
+        }
+    };
+    let files = files
+        .into_iter()
+        .map(|(path, bytes)| crate::sandbox::RunFile {
+            path: format!("/mnt/data/{path}"),
+            bytes: js_sys::Uint8Array::from(bytes.as_slice()).buffer(),
+        })
+        .collect();
+    let answer = crate::sandbox::run_script(
+        language,
+        &request.source,
+        request.input.clone(),
+        files,
+        SCRIPT_TIMEOUT_MS,
+    )
+    .await
+    .map_err(|e| {
+        SkillError::new(format!(
+            "tool '{}' of skill '{}' ({}): {e}",
+            request.tool, request.skill, request.script_path
+        ))
+    })?;
+    let stdout = match &answer {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    activation::script_output(&request, &stdout)
 }
 
 /// The Agent Skills part of one model turn.

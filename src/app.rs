@@ -158,6 +158,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                 <OfflineIndicator/>
             </nav>
             <main class="content">
+                <crate::views::offline::UpdateBanner/>
                 {move || match place.get() {
                     Place::Chat => view! { <ChatView/> }.into_any(),
                     Place::Notes => view! { <NotesView/> }.into_any(),

@@ -45,6 +45,9 @@ fn paths(name: &str) -> &'static str {
             r#"<path d="M12 3c-4 0-4 1.8-4 3v2h4.5v1H6c-2 0-3 1.5-3 4s1 4 3 4h1.5v-2.5c0-1.4 1.1-2.5 2.5-2.5h4.5c1.1 0 2-.9 2-2V6c0-1.6-1.5-3-5-3z"/><path d="M12 21c4 0 4-1.8 4-3v-2h-4.5v-1H18c2 0 3-1.5 3-4s-1-4-3-4h-1.5"/>"#
         }
         "file" => r#"<path d="M7 3h7l5 5v13H7z"/><path d="M14 3v5h5"/>"#,
+        "paperclip" => {
+            r#"<path d="M20 11.5l-8 8a5 5 0 0 1-7-7l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7L9.7 17.2a1.7 1.7 0 0 1-2.4-2.4L15 7"/>"#
+        }
         "folder" => r#"<path d="M3 6h6l2 2h10v11H3z"/>"#,
         // The web skills' definitions name emoji; draw them like the rest.
         "globe" | "\u{1f310}" => {
@@ -67,9 +70,6 @@ fn paths(name: &str) -> &'static str {
             r#"<path d="M3 3l18 18"/><path d="M8.5 8.6A5.5 5.5 0 0 0 7 8.5 4.5 4.5 0 0 0 7 17.5h9.5M13.2 6.2A6 6 0 0 1 18 11.5a3.5 3.5 0 0 1 2.6 4.5"/>"#
         }
         "shield" => r#"<path d="M12 3l7 3v6c0 4.5-3 7.5-7 9-4-1.5-7-4.5-7-9V6z"/>"#,
-        "paperclip" => {
-            r#"<path d="M20 11.5l-7.8 7.8a5 5 0 0 1-7.1-7.1l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4L15.2 6.7"/>"#
-        }
         // --- assistant (issue 4) ---
         "plus" => r#"<path d="M12 5v14M5 12h14"/>"#,
         "pencil" => r#"<path d="M4 20l4.5-1L19 8.5 15.5 5 5 15.5z"/><path d="M13.5 7l3.5 3.5"/>"#,
@@ -81,6 +81,11 @@ fn paths(name: &str) -> &'static str {
         }
         "refresh" => r#"<path d="M19 12a7 7 0 1 1-2.1-5"/><path d="M19 4v4h-4"/>"#,
         "sparkle" => r#"<path d="M12 3l2 6 6 2-6 2-2 6-2-6-6-2 6-2z"/>"#,
+        "download" => r#"<path d="M12 4v11M7.5 10.5L12 15l4.5-4.5M5 19h14"/>"#,
+        "upload" => r#"<path d="M12 15V4M7.5 8.5L12 4l4.5 4.5M5 19h14"/>"#,
+        "database" => {
+            r#"<ellipse cx="12" cy="6" rx="7" ry="3"/><path d="M5 6v12c0 1.7 3.1 3 7 3s7-1.3 7-3V6M5 12c0 1.7 3.1 3 7 3s7-1.3 7-3"/>"#
+        }
         _ => r#"<circle cx="12" cy="12" r="8"/><path d="M12 8v4l2.5 2.5"/>"#,
     }
 }

@@ -4,11 +4,16 @@
 pub mod agent_skills;
 pub mod app;
 pub mod assistant;
+pub mod backup;
+pub mod codec;
+pub mod files;
 pub mod icons;
 pub mod mcp;
 pub mod online;
 pub mod platform;
+pub mod pwa;
 pub mod runtime;
+pub mod sandbox;
 pub mod storage;
 pub mod views;
 pub mod web;
@@ -29,8 +34,18 @@ pub fn start() {
             Ok(db) => Runtime::start(db).await,
             Err(e) => Err(e.to_string()),
         };
+        // The service worker registers once the app is up (its install
+        // fetches the whole shell, which should not compete with start-up).
+        let pwa = pwa::start();
         match runtime {
-            Ok(rt) => leptos::mount::mount_to_body(move || view! { <App runtime=rt/> }),
+            Ok(rt) => {
+                rt.db()
+                    .on_newer_version(move || pwa.update.set(pwa::Update::ElsewhereActive));
+                leptos::mount::mount_to_body(move || {
+                    provide_context(pwa);
+                    view! { <App runtime=rt/> }
+                })
+            }
             Err(message) => {
                 leptos::mount::mount_to_body(move || view! { <StartupError message=message/> })
             }

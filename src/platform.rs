@@ -46,7 +46,22 @@ pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), Strin
     options.set_type(mime);
     let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
         .map_err(|e| format!("cannot build the file: {e:?}"))?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)
+    download_blob(filename, &blob)
+}
+
+/// Offers `bytes` to the person as a file download.
+pub fn download_bytes(filename: &str, mime: &str, bytes: &[u8]) -> Result<(), String> {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array);
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
+        .map_err(|e| format!("cannot build the file: {e:?}"))?;
+    download_blob(filename, &blob)
+}
+
+fn download_blob(filename: &str, blob: &web_sys::Blob) -> Result<(), String> {
+    let url = web_sys::Url::create_object_url_with_blob(blob)
         .map_err(|e| format!("cannot offer the file: {e:?}"))?;
     let document = web_sys::window()
         .and_then(|w| w.document())
@@ -58,7 +73,11 @@ pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), Strin
     a.set_href(&url);
     a.set_download(filename);
     a.click();
-    let _ = web_sys::Url::revoke_object_url(&url);
+    // Revoked later: some browsers read the URL after click() returns.
+    gloo_timers::callback::Timeout::new(60_000, move || {
+        let _ = web_sys::Url::revoke_object_url(&url);
+    })
+    .forget();
     Ok(())
 }
 

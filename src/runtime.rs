@@ -46,6 +46,9 @@ pub struct Versions {
     pub activity: RwSignal<u64>,
     /// Skills were added to or removed from the registry.
     pub registry: RwSignal<u64>,
+    /// Every store may have changed at once (a restore, Clear all): views
+    /// and modules that keep their own copy of stored data re-read it.
+    pub data: RwSignal<u64>,
 }
 
 impl Versions {
@@ -58,6 +61,7 @@ impl Versions {
             usage: RwSignal::new(0),
             activity: RwSignal::new(0),
             registry: RwSignal::new(0),
+            data: RwSignal::new(0),
         }
     }
 }
@@ -86,7 +90,13 @@ fn stamp() -> Stamp {
 }
 
 fn storage_failure(e: StorageError) -> SkillError {
-    SkillError::new(format!("{e}; nothing was changed"))
+    let text = e.to_string();
+    // Most storage errors already say that nothing changed; say it once.
+    if text.contains("nothing was changed") || text.contains("Nothing was changed") {
+        SkillError::new(text)
+    } else {
+        SkillError::new(format!("{text}; nothing was changed"))
+    }
 }
 
 /// Runs one action of a collection-backed skill: compute the change from
@@ -175,7 +185,17 @@ impl Executor for BrowserExecutor {
                 return self.agent_skills.execute(&self.db, skill, call).await;
             }
             match &skill.kind {
-                SkillKind::Builtin => self.builtin(skill.id.as_str(), &call.arguments).await,
+                SkillKind::Builtin => match skill.id.as_str() {
+                    // The enhanced tier: the code sandbox and granted files
+                    // (src/sandbox, src/files) need the whole call.
+                    "run_javascript" | "run_python" => {
+                        crate::sandbox::skill::run(skill, call).await
+                    }
+                    "read_file" | "list_files" | "search_files" => {
+                        crate::files::skills::run(skill, call).await
+                    }
+                    id => self.builtin(id, &call.arguments).await,
+                },
                 SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
                     "skill package '{package}' cannot run yet"
                 ))),
@@ -406,6 +426,9 @@ impl Runtime {
         let db = Rc::new(db);
         let web = Rc::new(WebSkills::load(db.clone()).await?);
         let approver = Rc::new(BrowserApprover::new());
+        // The enhanced tier's adapters: granted files and the code sandbox.
+        crate::files::install(db.clone());
+        crate::sandbox::install(db.clone());
         let lookup = {
             let registry = registry.clone();
             move |id: &SkillId| registry.borrow().get(id).cloned()
@@ -423,9 +446,12 @@ impl Runtime {
             db: db.clone(),
             data: data.clone(),
         });
-        // Order matters: permission first, so a denied call never runs;
-        // after-hooks run in reverse, so the log sees the final result.
+        // Order matters: permission before anything runs, so a denied call
+        // never runs (the offline check ahead of it only ever ends calls,
+        // so nobody is asked about a call that cannot work); after-hooks
+        // run in reverse, so the log sees the final result.
         let invoker = Invoker::new(lookup, executor, Rc::new(BrowserTime))
+            .with_hook(Rc::new(crate::online::OfflineHook))
             .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
             .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
                 db: db.clone(),
@@ -602,18 +628,46 @@ impl Runtime {
         save_permissions(&self.0.db, &self.0.data, next).await
     }
 
-    /// Empties every store and the in-memory copies.
+    /// Empties every store and the in-memory copies; skills that came from
+    /// stored packages or servers leave the registry.
     pub async fn clear_all(&self) -> Result<(), String> {
         self.0.db.clear_all().await.map_err(|e| e.to_string())?;
-        let d = &self.0.data;
-        *d.notes.borrow_mut() = Notebook::default();
-        *d.tasks.borrow_mut() = Collection::default();
-        *d.memories.borrow_mut() = Collection::default();
-        *d.permissions.borrow_mut() = PermissionSettings::default();
-        d.usage.borrow_mut().clear();
+        self.unregister(|s| match &s.kind {
+            SkillKind::Builtin => false,
+            SkillKind::AgentSkill { .. } | SkillKind::Mcp { .. } => true,
+        });
         self.0.web.forget_lists();
-        self.0.agent_skills.clear();
+        self.reload_data().await
+    }
+
+    /// Re-reads the stored data the runtime keeps in memory (after a restore
+    /// or Clear all) and bumps every version, `data` included, so views and
+    /// other modules re-read theirs.
+    pub async fn reload_data(&self) -> Result<(), String> {
+        let db = &self.0.db;
+        let notes = load(db, NOTES).await?;
+        let tasks = load(db, TASKS).await?;
+        let memories = load(db, MEMORIES).await?;
+        let permissions: PermissionSettings = db
+            .setting(PERMISSIONS_KEY)
+            .await
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let (usage, _) = db.all::<Usage>(USAGE).await.map_err(|e| e.to_string())?;
+        // Installed Agent Skills packages come back (restore) or go (Clear
+        // all) with the stores, and their tools with them.
+        self.0
+            .agent_skills
+            .reload(db)
+            .await
+            .map_err(|e| e.to_string())?;
         self.sync_agent_skills();
+        let d = &self.0.data;
+        *d.notes.borrow_mut() = Notebook::new(notes);
+        *d.tasks.borrow_mut() = Collection::new(tasks);
+        *d.memories.borrow_mut() = Collection::new(memories);
+        *d.permissions.borrow_mut() = permissions;
+        *d.usage.borrow_mut() = usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect();
         let v = d.versions;
         for s in [
             v.notes,
@@ -622,6 +676,7 @@ impl Runtime {
             v.permissions,
             v.usage,
             v.activity,
+            v.data,
         ] {
             bump(s);
         }

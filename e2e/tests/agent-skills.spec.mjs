@@ -91,6 +91,28 @@ test('the command bar activates a skill, reads its reference file and refuses es
   await expect(page.getByRole('cell', { name: 'Activate skill', exact: true })).toHaveCount(1);
 });
 
+test('a scoped tool runs its Python script in the sandbox, through the one call path', async ({ page }) => {
+  test.setTimeout(180_000);
+  await openApp(page, 'skills');
+  await importFolder(page);
+  await expect(page.locator('.package')).toHaveCount(2);
+  await page.getByRole('link', { name: 'Chat' }).click();
+
+  await runCommand(page, '/activate_skill pdf-tools');
+  const cards = page.locator('.result-card');
+  await expect(cards.nth(0)).toHaveAttribute('data-status', 'completed');
+
+  // word_count is scripts/word_count.py: JSON on stdin, JSON on stdout.
+  await runCommand(page, '/call_skill_tool {"skill":"pdf-tools","tool":"word_count","input":{"text":"one two  three\nfour"}}');
+  await expect(cards.nth(1)).toHaveAttribute('data-status', 'completed', { timeout: 150_000 });
+  await expect(cards.nth(1).locator('.card-output').last()).toContainText('"words": 4');
+
+  // Input that breaks the tool's schema never reaches the script.
+  await runCommand(page, '/call_skill_tool {"skill":"pdf-tools","tool":"word_count","input":{"text":7}}');
+  await expect(cards.nth(2)).toHaveAttribute('data-status', 'failed');
+  await saveScreenshot(page, 'agent-skills-script');
+});
+
 test('remove with undo, and a skill written in the editor', async ({ page }) => {
   await openApp(page, 'skills');
   await page.getByLabel('Import a skill archive').setInputFiles(path.join(fixtures, 'csv-helper.zip'));

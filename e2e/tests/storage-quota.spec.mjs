@@ -42,7 +42,7 @@ test('a write over the quota fails clearly and loses nothing', async ({ baseURL 
       await runCommand(page, `/notes ${JSON.stringify({ action: 'create', title: 'Too big', body: 'x'.repeat(190_000) })}`);
       const last = page.locator('.result-card').last();
       await expect(last).toHaveAttribute('data-status', 'failed');
-      await expect(last.locator('.card-output')).toContainText('most likely because storage is full; nothing was changed');
+      await expect(last.locator('.card-output')).toContainText('storage is full; nothing was changed');
       await page.getByRole('link', { name: 'Notes' }).click();
       await expect(page.getByRole('option')).toHaveCount(1);
       await cdp.send('Storage.overrideQuotaForOrigin', { origin });

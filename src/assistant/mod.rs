@@ -578,6 +578,14 @@ impl Assistant {
     }
 
     /// Forgets everything in memory after "Clear all data".
+    /// Forgets what is in memory and reads conversations, the provider and
+    /// the settings again (after a restore or Clear all replaced them).
+    pub async fn reload(&self) {
+        self.reset();
+        self.current.set(None);
+        self.load().await;
+    }
+
     pub fn reset(&self) {
         let ids: Vec<String> = self.running.get_untracked();
         for id in &ids {

@@ -108,8 +108,11 @@ pub fn ResultCard(
     let status_class = format!("status status-{}", status.as_str());
     let input = input_text(&record.arguments);
     let output = output_text(&record);
-    // Web skills read as pages and result lists (views/web.rs).
-    let body = crate::views::web::web_result(&record, &output)
+    // Code runs show their source and output (views/code.rs); web skills
+    // read as pages and result lists (views/web.rs).
+    let code_input = crate::views::code::code_input(&record);
+    let body = crate::views::code::code_output(&record)
+        .or_else(|| crate::views::web::web_result(&record, &output))
         .unwrap_or_else(|| view! { <Output text=output/> }.into_any());
     let duration = hearth_core::display::duration(record.result.duration_ms);
     let time = format_time(record.result.started_at_ms);
@@ -127,7 +130,10 @@ pub fn ResultCard(
             </header>
             <dl class="card-body">
                 <dt>"Input"</dt>
-                <dd><Output text=input class="card-input"/></dd>
+                <dd>{match code_input {
+                    Some(view) => view,
+                    None => view! { <Output text=input class="card-input"/> }.into_any(),
+                }}</dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
                 <dd>{body}</dd>
             </dl>

@@ -1,6 +1,8 @@
 //! `cargo xtask bench`: figures, never assertions. Prints the release
 //! bundle's size (raw and gzip), the time to first render in headless
-//! Chromium (median of 5 cold loads), the core and browser benches,
+//! Chromium (median of 5 cold loads), the sandbox's and file skills'
+//! figures (JS and Python round trips, Python's cold start against bare
+//! Pyodide, 1,000 granted files), the core and browser benches,
 //! `discover_skills` latency at 10,000 skills in the browser, the network
 //! tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy
 //! --bench net`, built with the `native` profile like the `hearth` people
@@ -84,6 +86,20 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             }
         },
     )?;
+    step("code sandbox and file skills (headless Chromium)", || {
+        let (ok, _) = run_tee(
+            Command::new("node")
+                .arg("e2e/bench/sandbox.mjs")
+                .env("HEARTH_BIN", root.join("target/release/hearth"))
+                .env("HEARTH_DIST", root.join("dist"))
+                .current_dir(&root),
+        )?;
+        if ok {
+            Ok(())
+        } else {
+            Err(Failure::new("the sandbox benchmark failed"))
+        }
+    })?;
     step("native benches (hearth-core)", || {
         for bench in [
             "call_path",

@@ -7,8 +7,13 @@
 //!   Chromium, the release build and Playwright; ends with `N passed, N failed`.
 //! - `cargo xtask build`: the release build into dist/.
 //! - `cargo xtask bench`: print size and speed figures.
+//! - `cargo xtask precache [DIR]`: write the service worker's file list
+//!   (trunk runs this after every build).
+//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ (the
+//!   build does this itself; run it before a hand-made `trunk build`).
 
 mod bench;
+mod pwa;
 mod setup;
 mod test;
 mod util;
@@ -18,9 +23,14 @@ use std::process::{Command, ExitCode};
 
 use util::{Failure, repo_root, run, step};
 
-/// trunk's release build into dist/, with wasm-opt from npm's binaryen.
+/// trunk's release build into dist/, with wasm-opt from npm's binaryen and
+/// the Python runtime copied in from npm's pyodide.
 pub fn build_release() -> Result<(), Failure> {
     let root = repo_root();
+    step(
+        "Python runtime into public/pyodide/",
+        setup::pyodide_runtime,
+    )?;
     run(Command::new("trunk")
         .args(["build", "--release"])
         .current_dir(&root))?;
@@ -81,13 +91,18 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("usage: cargo xtask <run|test|build|bench>");
+        eprintln!("usage: cargo xtask <run|test|build|bench|precache|pyodide>");
         return ExitCode::FAILURE;
     };
     let result = match cmd.as_str() {
         "run" => run_app(rest),
         "build" => setup::build_tools().and_then(|()| step("release build", build_release)),
         "bench" => bench::run(rest),
+        "precache" => pwa::run(rest),
+        "pyodide" => step(
+            "Python runtime into public/pyodide/",
+            setup::pyodide_runtime,
+        ),
         "test" => match test::run_all() {
             Ok(t) => {
                 println!("\n{} passed, {} failed", t.passed, t.failed);
@@ -100,7 +115,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build or bench"
+            "unknown command '{other}'; use run, test, build, bench, precache or pyodide"
         ))),
     };
     match result {

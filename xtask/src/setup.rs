@@ -104,6 +104,59 @@ fn is_newer_or_same(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The Pyodide files the app serves from /pyodide/ and hands to the
+/// sandbox (the same list as `PYTHON_RUNTIME_FILES` in hearth-core's
+/// `code` module). They come from npm's `pyodide` package and are copied
+/// into `public/pyodide/` (gitignored) before every build, never committed.
+pub const PYODIDE_FILES: [&str; 5] = [
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+];
+
+/// Copies the Python runtime from node_modules into public/pyodide/,
+/// skipping files that are already there with the same size.
+pub fn pyodide_runtime() -> Result<(), Failure> {
+    let root = repo_root();
+    let from = root.join("node_modules/pyodide");
+    let to = root.join("public/pyodide");
+    if !from.join("pyodide.mjs").exists() {
+        npm_packages()?;
+    }
+    std::fs::create_dir_all(&to)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", to.display())))?;
+    let mut copied = 0;
+    for name in PYODIDE_FILES {
+        let src = from.join(name);
+        let dst = to.join(name);
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+        let want = size(&src).ok_or_else(|| {
+            Failure::new(format!(
+                "{} is missing; is pyodide in package.json's devDependencies?",
+                src.display()
+            ))
+        })?;
+        if size(&dst) == Some(want) {
+            continue;
+        }
+        std::fs::copy(&src, &dst).map_err(|e| {
+            Failure::new(format!(
+                "cannot copy {} to {}: {e}",
+                src.display(),
+                dst.display()
+            ))
+        })?;
+        copied += 1;
+    }
+    println!(
+        "  {copied} of {} Pyodide files copied into public/pyodide/",
+        PYODIDE_FILES.len()
+    );
+    Ok(())
+}
+
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 

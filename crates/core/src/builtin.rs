@@ -55,15 +55,17 @@ pub fn calculator() -> SkillDefinition {
 
 /// Every built-in skill, in the order the Skills panel lists them.
 pub fn definitions() -> Vec<SkillDefinition> {
-    vec![
+    let mut all = vec![
         crate::discovery::discover_skills_definition(),
         calculator(),
         crate::notes::definition(),
         crate::tasks::definition(),
         crate::memory::definition(),
-        crate::web::web_fetch(),
-        crate::web::web_search(),
-    ]
+    ];
+    // The enhanced tier (code sandbox and granted files) sits between core and network.
+    all.extend(crate::code::definitions());
+    all.extend([crate::web::web_fetch(), crate::web::web_search()]);
+    all
 }
 
 /// A registry holding the built-in skills.

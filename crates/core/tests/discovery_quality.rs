@@ -36,7 +36,7 @@ fn obvious_requests_find_the_obvious_skill() {
         ("resize an image", "image_resize"),
         ("transcribe this audio recording", "audio_transcribe"),
         ("merge these PDFs", "pdf_merge"),
-        ("run some python code", "code_run_python"),
+        ("run some python code", "run_python"),
         ("test a regex", "regex_test"),
         ("decode a JWT", "jwt_decode"),
         ("search the web", "web_search"),

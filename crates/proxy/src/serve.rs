@@ -4,6 +4,12 @@
 //! a SharedArrayBuffer), `nosniff`, and a strict Content-Security-Policy.
 //! The app shell's CSP allows its own inline bootstrap script by hash, which
 //! is computed from `index.html` when the server starts.
+//!
+//! Pages under `/sandbox/` get a CSP of their own: `sandbox allow-scripts`
+//! (an opaque origin even when opened directly or framed without the
+//! attribute), no network of any kind (`connect-src 'none'`), scripts only
+//! from the page's inline host script (by hash) and the blob: URLs it makes
+//! for its workers, and framing only by the app.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,6 +62,8 @@ struct AppState {
     /// The shell's CSP and the index.html modification time it was built
     /// from: a rebuild while serving changes the bootstrap script's hash.
     csp: std::sync::RwLock<(Option<std::time::SystemTime>, HeaderValue)>,
+    /// The sandbox pages' CSP (sandbox/host.html's script by hash).
+    sandbox_csp: HeaderValue,
 }
 
 impl AppState {
@@ -89,6 +97,9 @@ impl AppState {
     }
 }
 
+/// The sandbox host page, whose inline script the sandbox CSP allows.
+pub const SANDBOX_PAGE: &str = "sandbox/host.html";
+
 /// Builds the router that serves `config.dist` alone, without the API.
 #[cfg_attr(not(test), allow(dead_code))]
 pub fn router(config: &ServeConfig) -> Result<Router, ServeError> {
@@ -114,6 +125,18 @@ pub fn router_with(config: &ServeConfig, api: Router) -> Result<Router, ServeErr
     if html.trim().is_empty() {
         return Err(ServeError::MissingDist(config.dist.clone()));
     }
+    // A build without the sandbox page still serves; its sandbox CSP then
+    // allows no script at all.
+    let sandbox_hashes = match std::fs::read_to_string(config.dist.join(SANDBOX_PAGE)) {
+        Ok(page) => inline_script_hashes(&page),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(ServeError::Read {
+                path: config.dist.join(SANDBOX_PAGE),
+                source,
+            });
+        }
+    };
     let modified = std::fs::metadata(&index).and_then(|m| m.modified()).ok();
     let state = Arc::new(AppState {
         csp: std::sync::RwLock::new((
@@ -122,6 +145,8 @@ pub fn router_with(config: &ServeConfig, api: Router) -> Result<Router, ServeErr
         )),
         index,
         extra_connect_src: config.extra_connect_src.clone(),
+        sandbox_csp: HeaderValue::from_str(&sandbox_csp(&sandbox_hashes))
+            .unwrap_or_else(|_| HeaderValue::from_static("sandbox; default-src 'none'")),
     });
     let files = ServeDir::new(&config.dist).append_index_html_on_directories(true);
     Ok(Router::new()
@@ -162,7 +187,10 @@ async fn security_headers(
         set(h, "cross-origin-resource-policy", "same-origin");
         set(h, "x-frame-options", "DENY");
     }
-    if !h.contains_key(header::CONTENT_SECURITY_POLICY) && !is_sandbox_path(&path) {
+    if is_sandbox_path(&path) {
+        h.insert(header::CONTENT_SECURITY_POLICY, state.sandbox_csp.clone());
+        set(h, "permissions-policy", SANDBOX_PERMISSIONS);
+    } else if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
         h.insert(header::CONTENT_SECURITY_POLICY, state.csp());
     }
     if is_api_path(&path) {
@@ -209,10 +237,37 @@ fn is_api_path(path: &str) -> bool {
     path == "/api" || path.starts_with("/api/") || path.starts_with("/mcp/")
 }
 
-/// Pages under /sandbox/ set their own, stricter CSP in their markup and
-/// are meant to be framed.
+/// Pages under /sandbox/ get the sandbox's CSP and are meant to be framed
+/// by the app.
 fn is_sandbox_path(path: &str) -> bool {
     path.starts_with("/sandbox/")
+}
+
+/// Powerful features the sandbox never needs.
+const SANDBOX_PERMISSIONS: &str = "camera=(), microphone=(), geolocation=(), usb=(), serial=(), hid=(), payment=(), display-capture=()";
+
+/// The CSP of sandbox pages. `'unsafe-eval'` lets the JavaScript runner
+/// evaluate snippets and `'wasm-unsafe-eval'` lets Pyodide compile; both
+/// only ever run inside this opaque origin, which has nothing to reach.
+pub fn sandbox_csp(script_hashes: &[String]) -> String {
+    let hashes: String = script_hashes.iter().map(|h| format!(" '{h}'")).collect();
+    format!(
+        "sandbox allow-scripts; \
+         default-src 'none'; \
+         script-src{hashes} blob: 'unsafe-eval' 'wasm-unsafe-eval'; \
+         worker-src blob:; \
+         connect-src 'none'; \
+         img-src 'none'; \
+         style-src 'none'; \
+         font-src 'none'; \
+         media-src 'none'; \
+         object-src 'none'; \
+         frame-src 'none'; \
+         manifest-src 'none'; \
+         base-uri 'none'; \
+         form-action 'none'; \
+         frame-ancestors 'self'"
+    )
 }
 
 /// trunk names built assets `name-<hex hash>.ext` (or `_bg.wasm`), the hash
@@ -360,6 +415,8 @@ mod tests {
         <script type=\"module\">import init from '/hearth-0123456789abcdef.js';init();</script>\
         </head><body></body></html>";
 
+    const SANDBOX_HTML: &str = "<!doctype html><script>parent.postMessage(1, '*')</script>";
+
     fn dist() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("index.html"), INDEX).unwrap();
@@ -377,6 +434,7 @@ mod tests {
         std::fs::write(dir.path().join("manifest.webmanifest"), "{}").unwrap();
         std::fs::create_dir(dir.path().join("sandbox")).unwrap();
         std::fs::write(dir.path().join("sandbox/runner.html"), "<p>").unwrap();
+        std::fs::write(dir.path().join(SANDBOX_PAGE), SANDBOX_HTML).unwrap();
         dir
     }
 
@@ -485,6 +543,50 @@ mod tests {
             "cross-origin"
         );
         assert_eq!(header(&sandbox, "x-frame-options"), "");
+    }
+
+    #[tokio::test]
+    async fn sandbox_pages_get_the_sandbox_policy() {
+        let dir = dist();
+        let app = app(&dir);
+        let res = get(&app, "/sandbox/host.html").await;
+        assert_eq!(res.status(), StatusCode::OK);
+        let csp = header(&res, "content-security-policy").to_string();
+        let hash = inline_script_hashes(SANDBOX_HTML).remove(0);
+        let directives: Vec<&str> = csp.split(';').map(str::trim).collect();
+        assert_eq!(
+            directives,
+            [
+                "sandbox allow-scripts",
+                "default-src 'none'",
+                &format!("script-src '{hash}' blob: 'unsafe-eval' 'wasm-unsafe-eval'"),
+                "worker-src blob:",
+                "connect-src 'none'",
+                "img-src 'none'",
+                "style-src 'none'",
+                "font-src 'none'",
+                "media-src 'none'",
+                "object-src 'none'",
+                "frame-src 'none'",
+                "manifest-src 'none'",
+                "base-uri 'none'",
+                "form-action 'none'",
+                "frame-ancestors 'self'",
+            ]
+        );
+        assert!(!csp.contains("allow-same-origin"));
+        assert_eq!(header(&res, "cross-origin-embedder-policy"), "require-corp");
+        assert!(header(&res, "permissions-policy").contains("camera=()"));
+
+        // The app itself keeps its own policy.
+        let app_csp = header(&get(&app, "/").await, "content-security-policy").to_string();
+        assert!(app_csp.contains("frame-src 'self'"), "{app_csp}");
+        assert!(!app_csp.contains("sandbox"), "{app_csp}");
+    }
+
+    #[test]
+    fn a_build_without_the_sandbox_page_allows_no_sandbox_script() {
+        assert!(sandbox_csp(&[]).contains("script-src blob: 'unsafe-eval'"));
     }
 
     #[tokio::test]

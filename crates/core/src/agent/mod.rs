@@ -1,8 +1,10 @@
 //! The assistant's core half: conversations, what each request carries,
 //! and the agent loop that drives a provider and hands tool calls out to
-//! the permission layer. The browser supplies all I/O.
+//! the permission layer, and the Markdown export. The browser supplies all
+//! I/O.
 
 pub mod conversation;
+pub mod export;
 mod machine;
 pub mod prompt;
 

@@ -1,0 +1,685 @@
+//! The backup format: round trips, secrets, every way a file is refused,
+//! and restore plans.
+
+use std::collections::BTreeMap;
+use std::io::{Cursor, Write};
+
+use serde_json::{Value, json};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use super::*;
+
+const KNOWN_STORES: [KnownStore<'static>; 5] = [
+    KnownStore {
+        name: "notes",
+        key_path: "id",
+    },
+    KnownStore {
+        name: "settings",
+        key_path: "key",
+    },
+    KnownStore {
+        name: "conversations",
+        key_path: "id",
+    },
+    KnownStore {
+        name: "mcp_servers",
+        key_path: "id",
+    },
+    KnownStore {
+        name: "usage",
+        key_path: "skill_id",
+    },
+];
+
+fn known() -> Known<'static> {
+    Known {
+        schema_version: 3,
+        stores: &KNOWN_STORES,
+    }
+}
+
+fn store(name: &str, key_path: &str, records: Vec<Value>) -> StoreRecords {
+    StoreRecords {
+        name: name.into(),
+        key_path: key_path.into(),
+        records,
+    }
+}
+
+fn note(id: &str, title: &str, updated: f64) -> Value {
+    json!({"id": id, "title": title, "body": "", "tags": [], "created_ms": 1.0, "updated_ms": updated})
+}
+
+fn profile() -> Snapshot {
+    Snapshot {
+        schema_version: 3,
+        stores: vec![
+            store(
+                "notes",
+                "id",
+                vec![
+                    note("n1", "Groceries: oat milk, bread", 10.0),
+                    json!({"id": "n2", "title": "Ünïcödé 😀 \"quotes\" \\ back", "body": "line\nbreak\t`code`",
+                           "tags": ["a", "b"], "created_ms": 1.5, "updated_ms": 1_700_000_000_123.25}),
+                ],
+            ),
+            store(
+                "settings",
+                "key",
+                vec![
+                    json!({"key": "permissions", "value": {"mode": "ask-sensitive", "skills": {}}}),
+                    json!({"key": "provider", "value": {"kind": "anthropic", "base_url": "https://api.anthropic.com",
+                           "api_key": "sk-ant-secret", "model": "claude", "max_tokens": 4096}}),
+                ],
+            ),
+            store(
+                "conversations",
+                "id",
+                vec![json!({"id": "c1", "title": "Picnic", "updated_at_ms": 5.0,
+                            "messages": [{"role": "user", "content": "hi", "usage": {"input_tokens": 12}}]})],
+            ),
+            store(
+                "mcp_servers",
+                "id",
+                vec![json!({"id": "docs", "url": "https://mcp.example/mcp",
+                            "headers": {"Authorization": "Bearer abc", "X-Trace": "1"},
+                            "oauth": {"client": {"client_id": "hearth", "client_secret": "shh"},
+                                      "tokens": {"access_token": "at", "refresh_token": "rt", "token_type": "Bearer"}}})],
+            ),
+            store("usage", "skill_id", vec![]),
+        ],
+    }
+}
+
+fn options(secrets: SecretsChoice) -> WriteOptions {
+    WriteOptions {
+        app_version: "0.1.0".into(),
+        created_at_ms: 1_767_225_600_000.0,
+        secrets,
+        browser_only_left_out: BTreeMap::new(),
+    }
+}
+
+fn written(secrets: SecretsChoice) -> Vec<u8> {
+    write(profile(), &options(secrets)).unwrap().bytes
+}
+
+#[test]
+fn a_backup_with_secrets_reads_back_exactly() {
+    let file = write(profile(), &options(SecretsChoice::Include)).unwrap();
+    let back = read(&file.bytes, &known()).unwrap();
+    assert_eq!(back.stores, profile().stores);
+    assert_eq!(back.manifest, file.manifest);
+    assert_eq!(
+        (
+            back.manifest.format.as_str(),
+            back.manifest.format_version,
+            back.manifest.schema_version,
+            back.manifest.records(),
+            back.manifest.secrets.clone(),
+        ),
+        (
+            FORMAT,
+            1,
+            3,
+            6,
+            SecretsInfo {
+                included: true,
+                left_out: 0
+            }
+        )
+    );
+    // The same profile always gives the same bytes.
+    assert_eq!(written(SecretsChoice::Include), file.bytes);
+}
+
+#[test]
+fn secrets_are_left_out_by_default_and_nothing_else_is() {
+    let file = write(profile(), &options(SecretsChoice::LeaveOut)).unwrap();
+    let back = read(&file.bytes, &known()).unwrap();
+    assert_eq!(
+        back.manifest.secrets,
+        SecretsInfo {
+            included: false,
+            left_out: 4
+        }
+    );
+    let mut expected = profile();
+    expected.stores[1].records[1]["value"]["api_key"] = json!("");
+    let server = &mut expected.stores[3].records[0];
+    server["headers"]["Authorization"] = json!("");
+    server["oauth"]["client"]["client_secret"] = json!("");
+    server["oauth"]["tokens"] = Value::Null;
+    assert_eq!(back.stores, expected.stores);
+    let text = String::from_utf8_lossy(&file.bytes).to_string();
+    assert!(!text.contains("sk-ant-secret"));
+}
+
+#[test]
+fn secret_field_names() {
+    let cases = [
+        ("api_key", true),
+        ("apiKey", true),
+        ("x-api-key", true),
+        ("Authorization", true),
+        ("access_token", true),
+        ("refresh_token", true),
+        ("client_secret", true),
+        ("password", true),
+        ("token", true),
+        ("key", false),
+        ("max_tokens", false),
+        ("input_tokens", false),
+        ("token_type", false),
+        ("client_id", false),
+        ("title", false),
+        ("skill_id", false),
+    ];
+    let got: Vec<(&str, bool)> = cases
+        .iter()
+        .map(|(n, _)| (*n, is_secret_field(n)))
+        .collect();
+    assert_eq!(got, cases);
+}
+
+#[test]
+fn stripping_leaves_numbers_and_empty_values_alone() {
+    let mut v = json!({"token": 5, "api_key": "", "tokens": 12, "nested": [{"password": "p"}, {"secret": {"a": 1}}]});
+    assert_eq!(strip_secrets(&mut v), 2);
+    assert_eq!(
+        v,
+        json!({"token": 5, "api_key": "", "tokens": 12, "nested": [{"password": ""}, {"secret": null}]})
+    );
+}
+
+// ---------------------------------------------------------------- refusals
+
+fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut z = ZipWriter::new(Cursor::new(Vec::new()));
+    let o = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+    for (name, body) in entries {
+        z.start_file(*name, o).unwrap();
+        z.write_all(body).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+/// The entries of a real backup, for tampering with.
+fn entries() -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let bytes = written(SecretsChoice::Include);
+    let mut a = zip::ZipArchive::new(Cursor::new(&bytes[..])).unwrap();
+    (0..a.len())
+        .map(|i| {
+            let mut e = a.by_index(i).unwrap();
+            let mut body = Vec::new();
+            e.read_to_end(&mut body).unwrap();
+            (e.name().to_string(), body)
+        })
+        .collect()
+}
+
+fn rezip(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    zip_of(&refs)
+}
+
+fn with_manifest(f: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let mut e = entries();
+    let mut m: Value = serde_json::from_slice(&e[0].1).unwrap();
+    f(&mut m);
+    e[0].1 = serde_json::to_vec(&m).unwrap();
+    rezip(&e)
+}
+
+fn with_store(name: &str, f: impl FnOnce(&mut Vec<Value>)) -> Vec<u8> {
+    let mut e = entries();
+    let path = store_path(name);
+    let i = e.iter().position(|(n, _)| *n == path).unwrap();
+    let mut records: Vec<Value> = serde_json::from_slice(&e[i].1).unwrap();
+    f(&mut records);
+    e[i].1 = serde_json::to_vec(&records).unwrap();
+    rezip(&e)
+}
+
+/// `with_store`, with the manifest's checksum, size and count fixed up, so
+/// only the record-level checks can catch the change.
+fn with_store_resealed(name: &str, f: impl FnOnce(&mut Vec<Value>)) -> Vec<u8> {
+    let mut e = entries();
+    let path = store_path(name);
+    let i = e.iter().position(|(n, _)| *n == path).unwrap();
+    let mut records: Vec<Value> = serde_json::from_slice(&e[i].1).unwrap();
+    f(&mut records);
+    let body = serde_json::to_vec(&records).unwrap();
+    let mut m: Value = serde_json::from_slice(&e[0].1).unwrap();
+    for s in m["stores"].as_array_mut().unwrap() {
+        if s["name"] == name {
+            s["sha256"] = json!(sha256_hex(&body));
+            s["bytes"] = json!(body.len());
+        }
+    }
+    e[0].1 = serde_json::to_vec(&m).unwrap();
+    e[i].1 = body;
+    rezip(&e)
+}
+
+/// Pseudo-random bytes, the same every run.
+fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        })
+        .collect()
+}
+
+fn damaged(detail: &str) -> BackupError {
+    BackupError::Damaged(detail.into())
+}
+
+#[test]
+fn every_kind_of_bad_file_is_refused_with_its_reason() {
+    let notes_body = serde_json::to_vec(&profile().stores[0].records).unwrap();
+    let cases: Vec<(&str, Vec<u8>, BackupError)> = vec![
+        ("empty", vec![], BackupError::Empty),
+        ("random bytes", noise(4096, 7), BackupError::NotZip),
+        (
+            "a text file",
+            b"{\"notes\": []}".to_vec(),
+            BackupError::NotZip,
+        ),
+        (
+            "a zip without a manifest",
+            zip_of(&[("SKILL.md", b"---\nname: x\n---\n")]),
+            BackupError::Foreign("it has no manifest.json".into()),
+        ),
+        (
+            "a manifest that is not JSON",
+            zip_of(&[(MANIFEST_PATH, b"not json")]),
+            BackupError::Foreign(
+                "its manifest.json is not JSON (expected ident at line 1 column 2)".into(),
+            ),
+        ),
+        (
+            "another program's manifest",
+            zip_of(&[(
+                MANIFEST_PATH,
+                br#"{"format": "other-backup", "format_version": 1}"#,
+            )]),
+            BackupError::Foreign("its manifest.json does not describe a Hearth backup".into()),
+        ),
+        (
+            "a newer format",
+            with_manifest(|m| m["format_version"] = json!(2)),
+            BackupError::NewerFormat {
+                found: 2,
+                supported: 1,
+            },
+        ),
+        (
+            "format version zero",
+            with_manifest(|m| m["format_version"] = json!(0)),
+            BackupError::Foreign("its manifest.json has no valid format_version".into()),
+        ),
+        (
+            "a newer storage schema",
+            with_manifest(|m| m["schema_version"] = json!(9)),
+            BackupError::NewerSchema {
+                found: 9,
+                current: 3,
+            },
+        ),
+        (
+            "an unknown store",
+            with_manifest(|m| m["stores"][0]["name"] = json!("holograms")),
+            BackupError::UnknownStore("holograms".into()),
+        ),
+        (
+            "a store keyed differently",
+            with_manifest(|m| m["stores"][0]["key_path"] = json!("uuid")),
+            damaged("the notes are keyed by 'uuid', but Hearth keys them by 'id'"),
+        ),
+        (
+            "a store listed twice",
+            with_manifest(|m| {
+                let first = m["stores"][0].clone();
+                m["stores"].as_array_mut().unwrap().push(first);
+            }),
+            damaged("the manifest lists notes twice"),
+        ),
+        (
+            "a changed record under the old checksum",
+            with_store("notes", |r| {
+                r[0]["title"] = json!("Groceries: oat milk, wine")
+            }),
+            BackupError::Checksum {
+                store: "notes".into(),
+                expected: sha256_hex(&notes_body),
+                found: {
+                    let mut r = profile().stores[0].records.clone();
+                    r[0]["title"] = json!("Groceries: oat milk, wine");
+                    sha256_hex(&serde_json::to_vec(&r).unwrap())
+                },
+            },
+        ),
+        (
+            "a wrong checksum in the manifest",
+            with_manifest(|m| m["stores"][0]["sha256"] = json!("00".repeat(32))),
+            BackupError::Checksum {
+                store: "notes".into(),
+                expected: "00".repeat(32),
+                found: sha256_hex(&notes_body),
+            },
+        ),
+        (
+            "a missing store entry",
+            {
+                let e: Vec<_> = entries()
+                    .into_iter()
+                    .filter(|(n, _)| n != "stores/notes.json")
+                    .collect();
+                rezip(&e)
+            },
+            damaged("stores/notes.json is missing"),
+        ),
+        (
+            "an extra file",
+            {
+                let mut e = entries();
+                e.push(("stores/extra.json".into(), b"[]".to_vec()));
+                rezip(&e)
+            },
+            damaged("it holds a file the manifest does not list (stores/extra.json)"),
+        ),
+        (
+            "a record without its key",
+            with_store_resealed("notes", |r| {
+                r[1].as_object_mut().unwrap().remove("id");
+            }),
+            damaged("record 2 of the notes has no 'id'"),
+        ),
+        (
+            "two records with one key",
+            with_store_resealed("notes", |r| r[1]["id"] = json!("n1")),
+            damaged("two notes share the same 'id'"),
+        ),
+        (
+            "a store that is not a list",
+            {
+                let mut e = entries();
+                let body = br#"{"id": "n1"}"#.to_vec();
+                let mut m: Value = serde_json::from_slice(&e[0].1).unwrap();
+                m["stores"][0]["sha256"] = json!(sha256_hex(&body));
+                m["stores"][0]["bytes"] = json!(body.len());
+                e[0].1 = serde_json::to_vec(&m).unwrap();
+                e[1].1 = body;
+                rezip(&e)
+            },
+            damaged(
+                "stores/notes.json is not a list of records (invalid type: map, expected a sequence at line 1 column 0)",
+            ),
+        ),
+        (
+            "a record count that does not match",
+            with_manifest(|m| m["stores"][0]["records"] = json!(3)),
+            damaged("stores/notes.json holds 2 records, the manifest says 3"),
+        ),
+    ];
+    for (name, bytes, expected) in cases {
+        assert_eq!(read(&bytes, &known()), Err(expected), "{name}");
+    }
+}
+
+#[test]
+fn a_truncated_file_is_refused_at_every_length() {
+    let bytes = written(SecretsChoice::Include);
+    for len in 0..bytes.len() {
+        let got = read(&bytes[..len], &known());
+        assert!(got.is_err(), "a file cut to {len} bytes was accepted");
+    }
+}
+
+#[test]
+fn a_flipped_byte_anywhere_is_refused_or_changes_nothing() {
+    let bytes = written(SecretsChoice::Include);
+    let original = profile().stores;
+    for i in 0..bytes.len() {
+        let mut copy = bytes.clone();
+        copy[i] ^= 0x20;
+        if let Ok(back) = read(&copy, &known()) {
+            // Only bytes nothing depends on (timestamps, attributes) may
+            // change without a refusal.
+            assert_eq!(back.stores, original, "byte {i}");
+        }
+    }
+}
+
+#[test]
+fn damaged_zips_are_reported_as_damaged() {
+    let bytes = written(SecretsChoice::Include);
+    let kind = |r: Result<Backup, BackupError>| match r {
+        Err(BackupError::Damaged(_)) => "damaged",
+        Err(_) => "other error",
+        Ok(_) => "accepted",
+    };
+    assert_eq!(kind(read(&bytes[..bytes.len() / 2], &known())), "damaged");
+    assert_eq!(kind(read(&bytes[..bytes.len() - 1], &known())), "damaged");
+    let mut junk = b"PK".to_vec();
+    junk.extend(noise(1000, 3));
+    assert_eq!(kind(read(&junk, &known())), "damaged");
+}
+
+// ---------------------------------------------------------------- plans
+
+fn backup_of(stores: Vec<StoreRecords>, secrets_included: bool) -> Backup {
+    let snapshot = Snapshot {
+        schema_version: 3,
+        stores,
+    };
+    let secrets = if secrets_included {
+        SecretsChoice::Include
+    } else {
+        SecretsChoice::LeaveOut
+    };
+    read(&write(snapshot, &options(secrets)).unwrap().bytes, &known()).unwrap()
+}
+
+fn current(notes: Vec<Value>, settings: Vec<Value>) -> Snapshot {
+    Snapshot {
+        schema_version: 3,
+        stores: vec![
+            store("notes", "id", notes),
+            store("settings", "key", settings),
+            store("conversations", "id", vec![]),
+        ],
+    }
+}
+
+fn counts(name: &str, n: [u64; 8]) -> StoreCounts {
+    StoreCounts {
+        name: name.into(),
+        in_backup: n[0],
+        current: n[1],
+        added: n[2],
+        updated: n[3],
+        kept: n[4],
+        unchanged: n[5],
+        removed: n[6],
+        after: n[7],
+    }
+}
+
+#[test]
+fn merge_adds_new_records_and_keeps_the_newer_copy() {
+    let backup = backup_of(
+        vec![store(
+            "notes",
+            "id",
+            vec![
+                note("new", "only in the backup", 1.0),
+                note("newer", "backup edited it later", 20.0),
+                note("older", "backup has the old copy", 5.0),
+                note("same", "identical", 3.0),
+            ],
+        )],
+        true,
+    );
+    let here = current(
+        vec![
+            note("newer", "edited here first", 10.0),
+            note("older", "edited here later", 9.0),
+            note("same", "identical", 3.0),
+            note("mine", "only here", 2.0),
+        ],
+        vec![],
+    );
+    let p = plan(&backup, &here, RestoreMode::Merge);
+    assert_eq!(
+        p.counts,
+        vec![
+            //        backup cur add upd kept same rem after
+            counts("notes", [4, 4, 1, 1, 1, 1, 0, 5]),
+            counts("settings", [0, 0, 0, 0, 0, 0, 0, 0]),
+            counts("conversations", [0, 0, 0, 0, 0, 0, 0, 0]),
+        ]
+    );
+    assert_eq!(
+        p.writes,
+        vec![StoreWrites {
+            name: "notes".into(),
+            clear: false,
+            puts: vec![
+                note("new", "only in the backup", 1.0),
+                note("newer", "backup edited it later", 20.0),
+            ],
+        }]
+    );
+}
+
+#[test]
+fn replace_makes_the_profile_equal_the_backup() {
+    let backup = backup_of(
+        vec![store(
+            "notes",
+            "id",
+            vec![note("a", "from backup", 1.0), note("b", "same", 1.0)],
+        )],
+        true,
+    );
+    let here = current(
+        vec![note("b", "same", 1.0), note("c", "only here", 1.0)],
+        vec![json!({"key": "permissions", "value": {}})],
+    );
+    let p = plan(&backup, &here, RestoreMode::Replace);
+    assert_eq!(
+        p.counts,
+        vec![
+            counts("notes", [2, 2, 1, 0, 0, 1, 1, 2]),
+            counts("settings", [0, 1, 0, 0, 0, 0, 1, 0]),
+            counts("conversations", [0, 0, 0, 0, 0, 0, 0, 0]),
+        ]
+    );
+    assert_eq!(
+        p.writes,
+        vec![
+            StoreWrites {
+                name: "notes".into(),
+                clear: true,
+                puts: vec![note("a", "from backup", 1.0), note("b", "same", 1.0)],
+            },
+            StoreWrites {
+                name: "settings".into(),
+                clear: true,
+                puts: vec![],
+            },
+        ]
+    );
+}
+
+#[test]
+fn restoring_a_profile_onto_itself_changes_nothing() {
+    let snapshot = profile();
+    for secrets in [SecretsChoice::Include, SecretsChoice::LeaveOut] {
+        let backup = read(
+            &write(snapshot.clone(), &options(secrets)).unwrap().bytes,
+            &known(),
+        )
+        .unwrap();
+        for mode in [RestoreMode::Merge, RestoreMode::Replace] {
+            let p = plan(&backup, &snapshot, mode);
+            assert!(p.is_noop(), "{secrets:?} {mode:?}: {:?}", p.writes);
+        }
+    }
+}
+
+#[test]
+fn secrets_left_out_of_a_backup_are_kept_from_this_browser() {
+    let provider = |key: &str, model: &str| json!({"key": "provider", "value": {"api_key": key, "model": model}});
+    let backup = backup_of(
+        vec![store(
+            "settings",
+            "key",
+            vec![provider("sk-old", "new-model")],
+        )],
+        false,
+    );
+    let here = current(vec![], vec![provider("sk-live", "old-model")]);
+    for mode in [RestoreMode::Replace, RestoreMode::Merge] {
+        let p = plan(&backup, &here, mode);
+        assert_eq!(p.secrets_kept, 1, "{mode:?}");
+        let puts: Vec<&Value> = p.writes.iter().flat_map(|w| &w.puts).collect();
+        match mode {
+            // Replace writes the backup's settings, with this browser's key.
+            RestoreMode::Replace => {
+                assert_eq!(puts, vec![&provider("sk-live", "new-model")])
+            }
+            // Merge keeps this browser's copy (settings say nothing about
+            // which is newer).
+            RestoreMode::Merge => assert_eq!(puts, Vec::<&Value>::new()),
+        }
+    }
+    // Into an empty profile the key stays empty: it was never in the file.
+    let p = plan(&backup, &current(vec![], vec![]), RestoreMode::Merge);
+    assert_eq!(
+        p.writes[0].puts,
+        vec![provider("", "new-model")],
+        "secrets are not invented"
+    );
+}
+
+#[test]
+fn backup_file_names_carry_the_date() {
+    assert_eq!(file_stem(1_767_225_600_000.0), "hearth-backup-2026-01-01");
+    assert_eq!(file_stem(0.0), "hearth-backup-1970-01-01");
+}
+
+#[test]
+fn labels_for_every_store() {
+    let got: Vec<&str> = [
+        "conversations",
+        "notes",
+        "activity",
+        "skill_files",
+        "somethingelse",
+    ]
+    .into_iter()
+    .map(store_label)
+    .collect();
+    assert_eq!(
+        got,
+        [
+            "Conversations",
+            "Notes",
+            "Activity log",
+            "Skill files",
+            "somethingelse"
+        ]
+    );
+}

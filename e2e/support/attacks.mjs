@@ -1,0 +1,85 @@
+// Runs an attack corpus against the sandbox, one test per attack, on one
+// page shared by the whole file, then proves nothing escaped.
+import { test, expect } from '@playwright/test';
+import { openApp, saveScreenshot } from './app.mjs';
+import { appData, runSkill, startCanary } from './sandbox.mjs';
+
+/// Planted in the app's storage; no attack may ever print it.
+export const SECRET = 'hearth-secret-4f1c9a7e52';
+
+export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
+  test.describe.configure({ mode: 'default' });
+  let page;
+  let canary;
+  let errors;
+  let before;
+  const outputs = [];
+  let ran = 0;
+
+  test.beforeAll(async ({ browser, baseURL }) => {
+    canary = await startCanary();
+    page = await browser.newPage({ baseURL });
+    errors = await openApp(page);
+    await page.evaluate((secret) => {
+      localStorage.setItem('hearth-secret', secret);
+      document.cookie = `hearth_secret=${secret}; path=/; SameSite=Strict`;
+    }, SECRET);
+    // A record holding the secret in the app's IndexedDB (the activity log).
+    const seeded = await runSkill(page, 'run_javascript', { code: 'input.length', input: SECRET });
+    expect(seeded.status).toBe('completed');
+    before = await appData(page);
+    expect(JSON.stringify(before.activity)).toContain(SECRET);
+  });
+
+  test.afterAll(async () => {
+    await page?.close();
+    await canary?.close();
+  });
+
+  for (const attack of attacks) {
+    test(`${language} attack: ${attack.name}`, async ({ baseURL }) => {
+      test.setTimeout(180_000);
+      const code = attack.code
+        .replaceAll('CANARY_PORT', String(canary.port))
+        .replaceAll('CANARY', canary.url)
+        .replaceAll('APP', baseURL);
+      const args = { code };
+      if (attack.timeout_ms) args.timeout_ms = attack.timeout_ms;
+      const result = await runSkill(page, skill, args, { timeout: 150_000 });
+      ran += 1;
+      outputs.push(result.output);
+      expect(result.status, result.output).toBe('failed');
+      expect(result.output).toMatch(attack.expect);
+      expect(result.output).not.toContain('FORGED');
+      if (attack.forged) {
+        const frame = page.frames().find((f) => f.url().includes('/sandbox/host.html'));
+        const dropped = await frame.evaluate(() => Number(document.documentElement.dataset.dropped || 0));
+        expect(dropped).toBeGreaterThan(0);
+      }
+      // The app still works: a plain run in each language succeeds.
+      for (const [s, args, want] of sanity) {
+        const ok = await runSkill(page, s, args, { timeout: 150_000 });
+        expect(ok.status, `${s} after "${attack.name}": ${ok.output}`).toBe('completed');
+        expect(ok.output).toContain(want);
+        ran += 1;
+      }
+    });
+  }
+
+  test(`${language} attacks: nothing reached the network, the app's data is intact and unread`, async () => {
+    expect(canary.hits()).toEqual([]);
+    for (const output of outputs) expect(output).not.toContain(SECRET);
+    const after = await appData(page);
+    for (const [store, records] of Object.entries(before)) {
+      for (const record of records) {
+        expect(after[store], `${store} keeps ${record.id}`).toContainEqual(record);
+      }
+    }
+    // Only the runs themselves were added to the log.
+    expect(after.activity.length).toBe(before.activity.length + ran);
+    expect(await page.evaluate(() => localStorage.getItem('hearth-secret'))).toBe(SECRET);
+    expect(await page.evaluate(() => document.cookie)).toContain(SECRET);
+    await saveScreenshot(page, screenshot);
+    expect(errors).toEqual([]);
+  });
+}

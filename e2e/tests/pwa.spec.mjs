@@ -1,0 +1,321 @@
+// Local-first for real: install criteria, offline after one visit with the
+// server gone, and updates that wait for the person. These tests start and
+// stop their own `hearth serve` on 127.0.0.1 (see support/serve.mjs).
+import { test, expect, chromium } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCommand, saveScreenshot } from '../support/app.mjs';
+import { chromiumLaunchOptions, hearthDist } from '../support/env.mjs';
+import { buildIdOf, buildWithRuntime, nextBuild, startServe } from '../support/serve.mjs';
+import crypto from 'node:crypto';
+
+test.describe.configure({ mode: 'serial' });
+
+/// Opens the app at `url` and waits until the service worker controls it
+/// and has the whole shell cached.
+async function openControlled(page, url, place = 'chat') {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${url}/#/${place}`);
+  await page.waitForSelector('body[data-ready]');
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
+  await page.waitForFunction(
+    async () => {
+      const keys = await caches.keys();
+      const shell = keys.find((k) => k.startsWith('hearth-shell-'));
+      if (!shell) return false;
+      const cached = await (await caches.open(shell)).keys();
+      return cached.length > 5;
+    },
+    null,
+    { timeout: 30_000 },
+  );
+  return errors;
+}
+
+/// PNG width and height from its IHDR chunk.
+function pngSize(bytes) {
+  const b = Buffer.from(bytes);
+  return [b.readUInt32BE(16), b.readUInt32BE(20)];
+}
+
+test('Chromium finds Hearth installable: manifest, icons, a worker controlling the page', async () => {
+  // Chromium never offers to install from an incognito profile (Playwright's
+  // default contexts are), so this test runs in a real, persistent profile.
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-install-profile-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    ...chromiumLaunchOptions(),
+    viewport: { width: 1280, height: 820 },
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  const server = await startServe();
+  try {
+    const errors = await openControlled(page, server.url);
+    const cdp = await page.context().newCDPSession(page);
+    const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+    expect(installabilityErrors).toEqual([]);
+    const { errors: manifestErrors } = await cdp.send('Page.getAppManifest');
+    expect(manifestErrors).toEqual([]);
+
+    const href = await page.locator('link[rel=manifest]').getAttribute('href');
+    const manifest = await (await page.request.get(`${server.url}${href}`)).json();
+    expect({
+      name: manifest.name,
+      short_name: manifest.short_name,
+      start_url: manifest.start_url,
+      scope: manifest.scope,
+      display: manifest.display,
+      theme_color: manifest.theme_color,
+      background_color: manifest.background_color,
+      shortcuts: manifest.shortcuts.map((s) => [s.name, s.url]),
+    }).toEqual({
+      name: 'Hearth',
+      short_name: 'Hearth',
+      start_url: '/',
+      scope: '/',
+      display: 'standalone',
+      theme_color: '#d9601c',
+      background_color: '#faf8f5',
+      shortcuts: [
+        ['New chat', '/#/chat/new'],
+        ['Notes', '/#/notes'],
+        ['Tasks', '/#/tasks'],
+      ],
+    });
+    const pngs = manifest.icons.filter((i) => i.type === 'image/png');
+    const seen = [];
+    for (const icon of pngs) {
+      const res = await page.request.get(`${server.url}${icon.src}`);
+      expect(res.headers()['content-type']).toBe('image/png');
+      const [w, h] = pngSize(await res.body());
+      expect(`${w}x${h}`).toBe(icon.sizes);
+      seen.push(`${icon.sizes} ${icon.purpose}`);
+    }
+    expect(seen.sort()).toEqual(['192x192 any', '192x192 maskable', '512x512 any', '512x512 maskable']);
+
+    const worker = await page.evaluate(async () => {
+      const reg = await navigator.serviceWorker.getRegistration();
+      return {
+        script: new URL(navigator.serviceWorker.controller.scriptURL).pathname,
+        scope: new URL(reg.scope).pathname,
+        state: reg.active.state,
+        isolated: self.crossOriginIsolated,
+      };
+    });
+    expect(worker).toEqual({ script: '/sw.js', scope: '/', state: 'activated', isolated: true });
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await expect(page.getByTestId('offline-status')).toContainText('Ready: Hearth opens and runs without a network');
+    // Usage and quota, from navigator.storage.estimate().
+    await expect(page.getByTestId('storage-usage')).toHaveText(/^[\d.]+ (B|KB|MB) of [\d.]+ (MB|GB|TB) available$/);
+    // Persistence: explained, asked for on a click; the browser's answer is shown.
+    const persist = page.getByTestId('persist-status');
+    await expect(persist).toContainText('the browser may delete Hearth\'s data without asking');
+    await cdp.send('Browser.grantPermissions', { origin: server.url, permissions: ['durableStorage'] });
+    await persist.getByRole('button', { name: 'Ask the browser to keep it' }).click();
+    await expect(persist).toContainText('Yes: the browser will not delete Hearth\'s data to free space.');
+    expect(await page.evaluate(() => navigator.storage.persisted())).toBe(true);
+    await expect(page.getByTestId('build')).toHaveText(buildIdOf(hearthDist));
+    expect(errors).toEqual([]);
+  } finally {
+    await server.stop();
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+test('after one visit, Hearth runs with the network off and the server stopped', async ({ page, context }) => {
+  const server = await startServe();
+  let stopped = false;
+  try {
+    const errors = await openControlled(page, server.url);
+    await runCommand(page, '/calc 2+2');
+    await expect(page.locator('.result-card .card-output')).toHaveText('4');
+
+    await context.setOffline(true);
+    await server.stop();
+    stopped = true;
+    // The server is really gone.
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    await expect(page.getByRole('status').filter({ hasText: 'Offline' })).toBeVisible();
+    expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(true);
+
+    // Core skills: the calculator, and notes that survive a reload.
+    await runCommand(page, '/calc 15% of 847');
+    await expect(page.locator('.result-card .card-output').last()).toHaveText('127.05');
+    await runCommand(page, '/notes {"action": "create", "title": "Written offline", "body": "no network needed"}');
+    await expect(page.locator('.result-card').last()).toHaveAttribute('data-status', 'completed');
+    await page.getByRole('link', { name: 'Notes' }).click();
+    await expect(page.getByRole('option', { name: /Written offline/ })).toBeVisible();
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    await expect(page.getByRole('option', { name: /Written offline/ })).toBeVisible();
+
+    // A network-tier skill says it is offline instead of asking or failing oddly.
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await runCommand(page, '/web_fetch https://example.com/');
+    const failed = page.locator('.result-card').last();
+    await expect(failed).toHaveAttribute('data-status', 'failed');
+    await expect(failed.locator('.card-output')).toContainText('You are offline, so Web fetch cannot reach the network');
+    await expect(page.getByRole('dialog')).toHaveCount(0);
+    await saveScreenshot(page, 'offline-chat');
+    expect(errors).toEqual([]);
+  } finally {
+    await context.setOffline(false);
+    if (!stopped) await server.stop();
+  }
+});
+
+test('the Python runtime is never fetched at install: it is cached on first use or on request, then served offline', async ({
+  page,
+  context,
+}) => {
+  // A stand-in runtime (this branch's build has none yet): the worker treats
+  // every file under pyodide/ alike, whatever it holds.
+  const wasm = crypto.randomBytes(3_000_000);
+  const loader = Buffer.from('export const loaded = "stand-in runtime";\n');
+  const dist = buildWithRuntime({ 'pyodide.asm.wasm': wasm, 'pyodide.mjs': loader });
+  const server = await startServe({ dist });
+  let stopped = false;
+  const cachedPython = () =>
+    page.evaluate(async () => {
+      const name = (await caches.keys()).find((k) => k.startsWith('hearth-python-'));
+      if (!name) return [];
+      return (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname).sort();
+    });
+  try {
+    await openControlled(page, server.url, 'settings');
+    const python = page.getByTestId('python-cache');
+    await expect(python).toContainText('Not kept offline yet (3.0 MB)');
+    expect(await cachedPython()).toEqual([]);
+
+    // First use: the file passes through the worker, which keeps a verified copy.
+    const text = await page.evaluate(async () => (await fetch('/pyodide/pyodide.mjs')).text());
+    expect(text).toBe(loader.toString());
+    await expect.poll(cachedPython).toEqual(['/pyodide/pyodide.mjs']);
+
+    // The rest on request, with progress, until it is all there.
+    await python.getByRole('button', { name: 'Download now' }).click();
+    await expect(python).toContainText('Ready offline (3.0 MB)', { timeout: 60_000 });
+    expect(await cachedPython()).toEqual(['/pyodide/pyodide.asm.wasm', '/pyodide/pyodide.mjs']);
+    await saveScreenshot(page, 'python-ready-offline');
+
+    await context.setOffline(true);
+    await server.stop();
+    stopped = true;
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    const digest = await page.evaluate(async () => {
+      const body = await (await fetch('/pyodide/pyodide.asm.wasm')).arrayBuffer();
+      const hash = await crypto.subtle.digest('SHA-256', body);
+      return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, '0')).join('');
+    });
+    expect(digest).toBe(crypto.createHash('sha256').update(wasm).digest('hex'));
+  } finally {
+    await context.setOffline(false);
+    if (!stopped) await server.stop();
+    fs.rmSync(dist, { recursive: true, force: true });
+  }
+});
+
+const hasPython = fs.existsSync(path.join(hearthDist, 'pyodide', 'pyodide.asm.wasm'));
+
+test('Python runs offline too', async ({ page, context }) => {
+  test.skip(!hasPython, 'this build has no Python runtime yet (it comes with the sandbox branch)');
+  test.setTimeout(180_000);
+  const server = await startServe();
+  let stopped = false;
+  try {
+    await openControlled(page, server.url, 'settings');
+    // The worker never fetches the runtime at install; the person asks for it
+    // in Settings (or it is cached on first use) and sees the progress.
+    const python = page.getByTestId('python-cache');
+    await expect(python).toContainText('Not kept offline yet');
+    await python.getByRole('button', { name: 'Download now' }).click();
+    await expect(python).toContainText('Ready offline', { timeout: 120_000 });
+    await context.setOffline(true);
+    await server.stop();
+    stopped = true;
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await runCommand(page, '/run_python print(sum(range(10)))');
+    await expect(page.locator('.result-card').last()).toContainText('45', { timeout: 120_000 });
+  } finally {
+    await context.setOffline(false);
+    if (!stopped) await server.stop();
+  }
+});
+
+test('a new build installs in the background and waits for "Reload to update"', async ({ browser }) => {
+  const next = nextBuild('next version');
+  const oldId = buildIdOf(hearthDist);
+  const newId = buildIdOf(next);
+  expect(newId).not.toBe(oldId);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  let server = await startServe();
+  const port = server.port;
+  try {
+    await openControlled(page, server.url, 'notes');
+    await page.getByRole('button', { name: 'New note' }).click();
+    await expect(page.getByRole('option')).toHaveCount(1);
+    const other = await context.newPage();
+    await other.goto(`${server.url}/#/chat`);
+    await other.waitForSelector('body[data-ready]');
+
+    // The next version goes up on the same address.
+    await server.stop();
+    server = await startServe({ port, dist: next });
+    await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+    const banner = page.getByTestId('update-banner');
+    await expect(banner).toContainText('A new version of Hearth is ready.', { timeout: 30_000 });
+    await expect(banner.getByRole('button', { name: 'Reload to update' })).toBeVisible();
+    await saveScreenshot(page, 'update-banner');
+
+    // Nothing changed behind the person's back: both tabs still run the old build and work.
+    for (const p of [page, other]) {
+      expect(await p.evaluate(() => document.querySelector('meta[name=hearth-build]').content)).toBe(oldId);
+    }
+    await runCommand(other, '/calc 6*7');
+    await expect(other.locator('.result-card .card-output')).toHaveText('42');
+
+    await banner.getByRole('button', { name: 'Reload to update' }).click();
+    await page.waitForFunction((id) => document.querySelector('meta[name=hearth-build]')?.content === id, newId, {
+      timeout: 30_000,
+    });
+    await page.waitForSelector('body[data-ready]');
+    await expect(page.getByRole('option')).toHaveCount(1);
+    await expect(page.getByTestId('update-banner')).toHaveCount(0);
+
+    // The other tab was not reloaded; it is told, and still works.
+    await expect(other.getByTestId('update-banner')).toContainText('Hearth was updated in another tab');
+    expect(await other.evaluate(() => document.querySelector('meta[name=hearth-build]').content)).toBe(oldId);
+    await runCommand(other, '/calc 1+1');
+    await expect(other.locator('.result-card .card-output').last()).toHaveText('2');
+
+    // The old build's cache stays while that tab runs it.
+    const names = await page.evaluate(() => caches.keys());
+    expect(names.filter((n) => n.startsWith('hearth-shell-')).sort()).toEqual(
+      [`hearth-shell-${oldId}`, `hearth-shell-${newId}`].sort(),
+    );
+    await other.close();
+    // Once no tab runs the old build, its cache goes (the next tab start tidies up).
+    const third = await context.newPage();
+    await third.goto(`${server.url}/#/chat`);
+    await third.waitForSelector('body[data-ready]');
+    await expect
+      .poll(async () => (await page.evaluate(() => caches.keys())).filter((n) => n.startsWith('hearth-shell-')), {
+        timeout: 20_000,
+      })
+      .toEqual([`hearth-shell-${newId}`]);
+  } finally {
+    await server.stop();
+    await context.close();
+    fs.rmSync(next, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,341 @@
+// Hearth's service worker.
+//
+// - The app shell (index.html, the hashed wasm/js/css trunk emits, the
+//   manifest, icons, sandbox pages) is precached at install from a list
+//   generated after every build by `cargo xtask precache`, each file checked
+//   against its SHA-256, and served cache first.
+// - The Python runtime (/pyodide/, tens of MB) is never fetched at install:
+//   it is cached on first use (each file verified as it passes through), or
+//   all at once when the person asks in Settings (`cache-python`), with
+//   progress posted to the app.
+// - Updates are safe: a new build installs in the background and waits. The
+//   app shows "Reload to update"; only that click (`skip-waiting`) activates
+//   it. Caches of older builds stay while any open tab still runs one.
+// - /api/ (the network tier) and other origins are never touched.
+//
+// Cached responses keep the headers hearth serve sent (COOP, COEP, CORP,
+// CSP), so the app stays cross-origin isolated when it runs offline.
+'use strict';
+
+// `cargo xtask precache` replaces the next line with this build's list:
+// {id, python_id, shell: [{url, sha256, size}], python: [{url, sha256, size}]}.
+// Left null (the step did not run), the worker caches nothing.
+self.HEARTH_BUILD = null;
+
+const BUILD = self.HEARTH_BUILD;
+const PREFIX = 'hearth-';
+const SHELL = BUILD ? `${PREFIX}shell-${BUILD.id}` : null;
+const PYTHON = BUILD ? `${PREFIX}python-${BUILD.python_id}` : null;
+const SHELL_FILES = new Map((BUILD ? BUILD.shell : []).map((f) => [f.url, f]));
+const PYTHON_FILES = new Map((BUILD ? BUILD.python : []).map((f) => [f.url, f]));
+const PYTHON_BYTES = (BUILD ? BUILD.python : []).reduce((n, f) => n + f.size, 0);
+
+// Downloads in flight, by URL, so the background job and a page asking for
+// the same file share one download.
+const inflight = new Map();
+
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function sha256(buffer) {
+  return hex(await crypto.subtle.digest('SHA-256', buffer));
+}
+
+// trunk's hashed names never change content, so the HTTP cache may answer;
+// everything else is revalidated.
+function isHashed(url) {
+  return /-[0-9a-f]{12,16}(_bg)?\.[a-z]+$/.test(url);
+}
+
+async function post(message) {
+  const clients = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  for (const client of clients) client.postMessage(message);
+}
+
+// Fetches `file` and checks it against the build's list. `onBytes(n)` is
+// told as bytes arrive. Returns a response with the server's headers.
+async function fetchVerified(file, onBytes) {
+  const request = new Request(file.url, {
+    cache: isHashed(file.url) ? 'default' : 'no-cache',
+    credentials: 'same-origin',
+    redirect: 'error',
+  });
+  const response = await fetch(request);
+  if (!response.ok) throw new Error(`${file.url} answered ${response.status}`);
+  const chunks = [];
+  let received = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    received += value.byteLength;
+    if (onBytes) onBytes(value.byteLength);
+  }
+  const body = await new Blob(chunks).arrayBuffer();
+  const digest = await sha256(body);
+  if (digest !== file.sha256) {
+    throw new Error(
+      `${file.url} does not match this build (expected ${file.sha256.slice(0, 12)}…, got ${digest.slice(0, 12)}…); the server may hold a different build`,
+    );
+  }
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+// Puts every listed file that the cache lacks, `limit` at a time.
+async function fill(cacheName, files, onBytes, onFile) {
+  const cache = await caches.open(cacheName);
+  const missing = [];
+  for (const file of files) {
+    if (await cache.match(file.url)) onFile(file, true);
+    else missing.push(file);
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < missing.length) {
+      const file = missing[next++];
+      let job = inflight.get(file.url);
+      if (!job) {
+        job = fetchVerified(file, onBytes).then((r) => cache.put(file.url, r));
+        inflight.set(file.url, job);
+        job.finally(() => inflight.delete(file.url)).catch(() => {});
+      }
+      await job;
+      onFile(file, false);
+    }
+  };
+  await Promise.all([worker(), worker(), worker()]);
+}
+
+function throttled(fn, ms) {
+  let last = 0;
+  return (force) => {
+    const now = Date.now();
+    if (force || now - last >= ms) {
+      last = now;
+      fn();
+    }
+  };
+}
+
+async function cacheShell() {
+  const files = [...SHELL_FILES.values()];
+  let done = 0;
+  const report = throttled(() => post({ type: 'install-progress', done, total: files.length }), 100);
+  await fill(SHELL, files, null, () => {
+    done += 1;
+    report(done === files.length);
+  });
+}
+
+let pythonJob = null;
+
+// Fetches the Python runtime files the cache lacks, posting progress.
+function cachePython() {
+  if (!BUILD || PYTHON_FILES.size === 0) return Promise.resolve();
+  if (pythonJob) return pythonJob;
+  let loaded = 0;
+  const report = throttled(
+    () => post({ type: 'python-progress', loaded, total: PYTHON_BYTES, done: false }),
+    150,
+  );
+  pythonJob = fill(
+    PYTHON,
+    [...PYTHON_FILES.values()],
+    (n) => {
+      loaded += n;
+      report(false);
+    },
+    (file, wasCached) => {
+      if (wasCached) loaded += file.size;
+      report(false);
+    },
+  )
+    .then(() => post({ type: 'python-progress', loaded: PYTHON_BYTES, total: PYTHON_BYTES, done: true }))
+    .catch((e) =>
+      post({ type: 'python-progress', loaded, total: PYTHON_BYTES, done: false, error: String(e.message || e) }),
+    )
+    .finally(() => {
+      pythonJob = null;
+    });
+  return pythonJob;
+}
+
+self.addEventListener('install', (event) => {
+  if (!BUILD) return;
+  event.waitUntil(
+    (async () => {
+      // Only the shell: the Python runtime is large and waits for first
+      // use or the person's "Download now".
+      await cacheShell();
+    })(),
+  );
+});
+
+// Asks a tab which build it runs; null when it does not say in time.
+function askBuild(client) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(null), 3000);
+    channel.port1.onmessage = (e) => {
+      clearTimeout(timer);
+      resolve(e.data && typeof e.data.build === 'string' ? e.data.build : null);
+    };
+    client.postMessage({ type: 'which-build' }, [channel.port2]);
+  });
+}
+
+// Deletes the caches of builds no open tab runs. A tab that does not answer
+// keeps every cache, so nothing a running tab might need goes away.
+async function cleanup() {
+  if (!BUILD) return;
+  const clients = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const builds = await Promise.all(clients.map(askBuild));
+  if (builds.some((b) => b === null)) return;
+  const keep = new Set([SHELL, PYTHON]);
+  for (const b of builds) keep.add(`${PREFIX}shell-${b}`);
+  const olderTabs = builds.some((b) => b !== BUILD.id);
+  for (const name of await caches.keys()) {
+    if (!name.startsWith(PREFIX) || keep.has(name)) continue;
+    // An older tab may still load its Python runtime.
+    if (olderTabs && name.startsWith(`${PREFIX}python-`)) continue;
+    await caches.delete(name);
+  }
+}
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    (async () => {
+      if (BUILD) await self.clients.claim();
+      await cleanup();
+    })(),
+  );
+});
+
+async function status() {
+  const shell = SHELL ? await caches.open(SHELL) : null;
+  const python = PYTHON ? await caches.open(PYTHON) : null;
+  let shellCached = 0;
+  for (const url of SHELL_FILES.keys()) if (shell && (await shell.match(url))) shellCached += 1;
+  let pythonCached = 0;
+  let pythonCachedBytes = 0;
+  for (const f of PYTHON_FILES.values()) {
+    if (python && (await python.match(f.url))) {
+      pythonCached += 1;
+      pythonCachedBytes += f.size;
+    }
+  }
+  return {
+    build: BUILD ? BUILD.id : null,
+    shell: { cached: shellCached, total: SHELL_FILES.size },
+    python: {
+      cached: pythonCached,
+      total: PYTHON_FILES.size,
+      bytes: pythonCachedBytes,
+      total_bytes: PYTHON_BYTES,
+      downloading: pythonJob !== null,
+    },
+  };
+}
+
+self.addEventListener('message', (event) => {
+  const data = event.data || {};
+  const reply = (value) => event.ports[0] && event.ports[0].postMessage(value);
+  switch (data.type) {
+    case 'skip-waiting':
+      // Only ever sent when the person pressed "Reload to update".
+      self.skipWaiting();
+      break;
+    case 'status':
+      event.waitUntil(status().then(reply, (e) => reply({ error: String(e) })));
+      break;
+    case 'cache-python':
+      event.waitUntil(cachePython().then(status).then(reply, (e) => reply({ error: String(e) })));
+      break;
+    case 'hello':
+      // A tab started: a good moment to drop caches nobody needs.
+      event.waitUntil(cleanup());
+      break;
+    default:
+      break;
+  }
+});
+
+// A Python runtime file: cache first; on a miss, the page gets the network
+// response as it streams and the cache gets a verified copy.
+async function pythonFile(event, file) {
+  const cache = await caches.open(PYTHON);
+  const hit = await cache.match(file.url);
+  if (hit) return hit;
+  const pending = inflight.get(file.url);
+  if (pending) {
+    try {
+      await pending;
+      const now = await cache.match(file.url);
+      if (now) return now;
+    } catch {
+      // Fall through to the network.
+    }
+  }
+  const response = await fetch(event.request);
+  if (response.ok) {
+    const copy = response.clone();
+    event.waitUntil(
+      (async () => {
+        const body = await copy.arrayBuffer();
+        if ((await sha256(body)) !== file.sha256) return;
+        await cache.put(
+          file.url,
+          new Response(body, { status: copy.status, statusText: copy.statusText, headers: copy.headers }),
+        );
+      })().catch(() => {}),
+    );
+  }
+  return response;
+}
+
+// Sandbox pages must open in an opaque origin; their CSP says `sandbox`.
+// A cached copy without it is never served (it would run same-origin).
+function safeSandboxPage(url, response) {
+  if (!url.pathname.startsWith('/sandbox/') || !response) return response;
+  const csp = response.headers.get('content-security-policy') || '';
+  return /(^|;)\s*sandbox(\s|;|$)/.test(csp) ? response : null;
+}
+
+async function respond(event, url) {
+  const request = event.request;
+  const path = url.pathname;
+  if (request.mode === 'navigate' && (path === '/' || path === '/index.html')) {
+    const shell = await caches.open(SHELL);
+    const page = await shell.match('/index.html');
+    if (page) return page;
+    return fetch(request);
+  }
+  if (SHELL_FILES.has(path)) {
+    const shell = await caches.open(SHELL);
+    const hit = safeSandboxPage(url, await shell.match(path));
+    if (hit) return hit;
+    return fetch(request);
+  }
+  if (PYTHON_FILES.has(path)) return pythonFile(event, PYTHON_FILES.get(path));
+  // A file of an older build, still asked for by a tab that runs it.
+  const old = safeSandboxPage(url, await caches.match(request, { ignoreSearch: true }));
+  if (old) return old;
+  return fetch(request);
+}
+
+self.addEventListener('fetch', (event) => {
+  if (!BUILD) return;
+  const request = event.request;
+  if (request.method !== 'GET') return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  const path = url.pathname;
+  if (path === '/api' || path.startsWith('/api/') || path === '/healthz' || path === '/sw.js') return;
+  event.respondWith(respond(event, url));
+});

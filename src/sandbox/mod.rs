@@ -1,0 +1,439 @@
+//! The code sandbox: JavaScript and Python run in Workers inside an
+//! opaque-origin iframe with no network, and come back as checked data.
+//!
+//! Other code runs snippets through [`sandbox`]`().run(`[`CodeRun`]`)`, or
+//! [`run_script`] for a script that takes JSON input (Agent Skills tools).
+//! The iframe is made on first use and replaced whenever it stops
+//! answering or breaks the protocol; Python loads on its first run, with
+//! its progress in [`Sandbox::python_state`], and then stays warm.
+
+pub mod host;
+pub mod python;
+pub mod skill;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::FutureExt;
+use futures::future::{LocalBoxFuture, Shared};
+use hearth_core::code::protocol::{
+    HostMessage, Language, Limits, NamedBuffer, RunOutcome, RunRequest, SandboxMessage,
+};
+use hearth_core::code::{INTERRUPT_GRACE_MS, output};
+use js_sys::{ArrayBuffer, Uint8Array};
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::platform::new_id;
+use crate::storage::{Db, StorageError};
+use host::Connection;
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SandboxError {
+    #[error("the sandbox could not start: {0}")]
+    Start(String),
+    #[error("the sandbox stopped answering, so it was restarted; run the code again")]
+    Unresponsive,
+    #[error(
+        "the sandbox crashed (a run may have used more memory than the browser allows), so it was restarted; any Python variables are gone"
+    )]
+    Crashed,
+    #[error("the sandbox sent a message Hearth refuses ({0}), so it was restarted")]
+    Protocol(String),
+    #[error("the sandbox refused the run: {0}")]
+    Refused(String),
+    #[error("Python could not be loaded: {0}")]
+    Python(String),
+    #[error("the browser refused: {0}")]
+    Browser(String),
+}
+
+/// Where Python is, for the progress indicator and Settings.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PythonState {
+    NotLoaded,
+    Downloading { loaded: f64, total: f64 },
+    Starting,
+    Ready { version: String, load_ms: f64 },
+    Failed(String),
+}
+
+/// A file handed to a run: where code sees it and its bytes.
+pub struct RunFile {
+    /// e.g. `/mnt/data/fixtures/data.csv`.
+    pub path: String,
+    pub bytes: ArrayBuffer,
+}
+
+/// One snippet to run.
+pub struct CodeRun {
+    pub language: Language,
+    pub code: String,
+    /// JSON for the code: `input` in JavaScript, stdin in Python.
+    pub input: Option<Value>,
+    pub files: Vec<RunFile>,
+    pub timeout_ms: u32,
+    /// Python: runs with the same session share variables; `None` runs
+    /// with fresh ones.
+    pub session: Option<String>,
+    pub limits: Limits,
+}
+
+impl CodeRun {
+    /// A run with default limits, no files, no input and fresh state.
+    pub fn new(language: Language, code: impl Into<String>) -> CodeRun {
+        CodeRun {
+            language,
+            code: code.into(),
+            input: None,
+            files: Vec::new(),
+            timeout_ms: language.default_timeout_ms(),
+            session: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What came back: the checked outcome and the bytes of each artifact, in
+/// the order the outcome lists them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CodeResult {
+    pub outcome: RunOutcome,
+    pub artifacts: Vec<Vec<u8>>,
+}
+
+type Starting = Shared<LocalBoxFuture<'static, Result<Rc<Connection>, SandboxError>>>;
+type Loading = Shared<LocalBoxFuture<'static, Result<(), SandboxError>>>;
+
+/// The app's one sandbox.
+pub struct Sandbox {
+    connection: RefCell<Option<Rc<Connection>>>,
+    starting: RefCell<Option<Starting>>,
+    loading: RefCell<Option<Loading>>,
+    python: ArcRwSignal<PythonState>,
+    persist_python: Cell<bool>,
+}
+
+thread_local! {
+    static THE_SANDBOX: Rc<Sandbox> = Rc::new(Sandbox {
+        connection: RefCell::new(None),
+        starting: RefCell::new(None),
+        loading: RefCell::new(None),
+        python: ArcRwSignal::new(PythonState::NotLoaded),
+        persist_python: Cell::new(true),
+    });
+}
+
+/// The app's sandbox, made on first use.
+pub fn sandbox() -> Rc<Sandbox> {
+    THE_SANDBOX.with(Rc::clone)
+}
+
+impl Sandbox {
+    /// Python's state, for views to follow.
+    pub fn python_state(&self) -> ArcRwSignal<PythonState> {
+        self.python.clone()
+    }
+
+    /// Whether Python runs in a conversation share their variables.
+    pub fn persist_python(&self) -> bool {
+        self.persist_python.get()
+    }
+
+    pub fn set_persist_python(&self, on: bool) {
+        self.persist_python.set(on);
+    }
+
+    /// Whether the live sandbox can interrupt Python (cross-origin
+    /// isolation); `None` before it has started.
+    pub fn can_interrupt(&self) -> Option<bool> {
+        self.connection
+            .borrow()
+            .as_ref()
+            .filter(|c| c.is_alive())
+            .map(|c| c.cross_origin_isolated)
+    }
+
+    async fn connection(self: &Rc<Self>) -> Result<Rc<Connection>, SandboxError> {
+        if let Some(c) = self.connection.borrow().as_ref()
+            && c.is_alive()
+        {
+            return Ok(c.clone());
+        }
+        let starting = {
+            let mut slot = self.starting.borrow_mut();
+            slot.get_or_insert_with(|| {
+                async { Connection::open().await.map(Rc::new) }
+                    .boxed_local()
+                    .shared()
+            })
+            .clone()
+        };
+        let result = starting.await;
+        self.starting.borrow_mut().take();
+        let c = result?;
+        let replaced = match self.connection.borrow().as_ref() {
+            Some(old) => !Rc::ptr_eq(old, &c),
+            None => true,
+        };
+        if replaced {
+            *self.connection.borrow_mut() = Some(c.clone());
+            // A new iframe has no Python yet.
+            if matches!(self.python.get_untracked(), PythonState::Ready { .. }) {
+                self.python.set(PythonState::NotLoaded);
+            }
+        }
+        Ok(c)
+    }
+
+    /// Starts the sandbox now, so the first run does not wait for it.
+    pub async fn warm_up(self: &Rc<Self>) -> Result<(), SandboxError> {
+        self.connection().await.map(|_| ())
+    }
+
+    /// Loads Python into the sandbox unless it is there.
+    pub async fn ensure_python(self: &Rc<Self>) -> Result<(), SandboxError> {
+        let connection = self.connection().await?;
+        if connection.python_loaded.get() {
+            return Ok(());
+        }
+        let loading = {
+            let mut slot = self.loading.borrow_mut();
+            slot.get_or_insert_with(|| {
+                let this = self.clone();
+                let connection = connection.clone();
+                async move { this.load_python(&connection).await }
+                    .boxed_local()
+                    .shared()
+            })
+            .clone()
+        };
+        let result = loading.await;
+        self.loading.borrow_mut().take();
+        result
+    }
+
+    async fn load_python(&self, connection: &Connection) -> Result<(), SandboxError> {
+        let state = self.python.clone();
+        state.set(PythonState::Downloading {
+            loaded: 0.0,
+            total: 0.0,
+        });
+        let progress = {
+            let state = state.clone();
+            move |loaded, total| state.set(PythonState::Downloading { loaded, total })
+        };
+        let files = match python::fetch_runtime(progress).await {
+            Ok(files) => files,
+            Err(e) => {
+                state.set(PythonState::Failed(e.to_string()));
+                return Err(e);
+            }
+        };
+        state.set(PythonState::Starting);
+        let names: Vec<NamedBuffer> = files
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| NamedBuffer {
+                name: name.clone(),
+                buffer: i as u32,
+            })
+            .collect();
+        let buffers: Vec<ArrayBuffer> = files.into_iter().map(|(_, b)| b).collect();
+        let id = new_request_id();
+        let message = HostMessage::LoadPython {
+            id: id.clone(),
+            files: names,
+        };
+        let reply = connection.request(&id, &message, buffers, 180_000).await;
+        match reply {
+            Ok((
+                SandboxMessage::PythonReady {
+                    version, load_ms, ..
+                },
+                _,
+            )) => {
+                connection.python_loaded.set(true);
+                state.set(PythonState::Ready { version, load_ms });
+                Ok(())
+            }
+            Ok((SandboxMessage::PythonFailed { message, .. }, _)) => {
+                state.set(PythonState::Failed(message.clone()));
+                Err(SandboxError::Python(message))
+            }
+            Ok((other, _)) => {
+                let e = SandboxError::Protocol(format!("unexpected reply {other:?}"));
+                state.set(PythonState::Failed(e.to_string()));
+                Err(e)
+            }
+            Err(e) => {
+                state.set(PythonState::Failed(e.to_string()));
+                Err(e)
+            }
+        }
+    }
+
+    /// Throws Python's state away and starts a fresh interpreter.
+    pub async fn restart_python(self: &Rc<Self>) -> Result<(), SandboxError> {
+        let connection = self.connection().await?;
+        if !connection.python_loaded.get() {
+            return self.ensure_python().await;
+        }
+        self.python.set(PythonState::Starting);
+        let id = new_request_id();
+        let message = HostMessage::RestartPython { id: id.clone() };
+        match connection.request(&id, &message, Vec::new(), 180_000).await {
+            Ok((
+                SandboxMessage::PythonReady {
+                    version, load_ms, ..
+                },
+                _,
+            )) => {
+                self.python.set(PythonState::Ready { version, load_ms });
+                Ok(())
+            }
+            Ok((SandboxMessage::PythonFailed { message, .. }, _)) => {
+                self.python.set(PythonState::Failed(message.clone()));
+                Err(SandboxError::Python(message))
+            }
+            Ok((other, _)) => Err(SandboxError::Protocol(format!(
+                "unexpected reply {other:?}"
+            ))),
+            Err(e) => {
+                self.python.set(PythonState::Failed(e.to_string()));
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs one snippet.
+    pub async fn run(self: &Rc<Self>, run: CodeRun) -> Result<CodeResult, SandboxError> {
+        let connection = self.connection().await?;
+        if run.language == Language::Python {
+            self.ensure_python().await?;
+        }
+        let id = new_request_id();
+        let mut buffers = Vec::with_capacity(run.files.len());
+        let mut files = Vec::with_capacity(run.files.len());
+        for (i, f) in run.files.into_iter().enumerate() {
+            files.push(NamedBuffer {
+                name: f.path,
+                buffer: i as u32,
+            });
+            buffers.push(f.bytes);
+        }
+        // The sandbox enforces the timeout itself; this deadline only
+        // catches a sandbox that stopped answering altogether. Python may
+        // have to restart (after an earlier run overran) before it starts.
+        let deadline = run.timeout_ms.saturating_add(match run.language {
+            Language::Javascript => 10_000,
+            Language::Python => INTERRUPT_GRACE_MS + 180_000,
+        });
+        let message = HostMessage::Run(RunRequest {
+            id: id.clone(),
+            language: run.language,
+            code: run.code,
+            input: run.input,
+            files,
+            timeout_ms: run.timeout_ms,
+            session: run.session,
+            limits: run.limits,
+        });
+        match connection.request(&id, &message, buffers, deadline).await? {
+            (SandboxMessage::Result { outcome, .. }, buffers) => {
+                let artifacts = outcome
+                    .artifacts
+                    .iter()
+                    .map(|a| {
+                        buffers
+                            .get(a.buffer as usize)
+                            .map(|b| Uint8Array::new(b).to_vec())
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                Ok(CodeResult {
+                    outcome: *outcome,
+                    artifacts,
+                })
+            }
+            (SandboxMessage::Refused { message, .. }, _) => Err(SandboxError::Refused(message)),
+            (other, _) => {
+                let e = SandboxError::Protocol(format!("unexpected reply {other:?}"));
+                connection.close(&e);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The settings-store key of Python's preferences.
+pub const PYTHON_PREFS_KEY: &str = "sandbox.python";
+
+/// The sandbox's stored preferences, kept in the settings store.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PythonPrefs {
+    persist_state: bool,
+}
+
+/// How long after start-up the sandbox is started, once the app has
+/// rendered: code runs are on by default, and starting the sandbox (a page
+/// in a process of its own, and a worker) would otherwise fall on the first
+/// run.
+const WARM_UP_AFTER_MS: u32 = 1_500;
+
+/// Reads the stored preferences into the sandbox and starts it shortly
+/// after start-up; called once.
+pub fn install(db: Rc<Db>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Ok(Some(on)) = load_persist_python(&db).await {
+            sandbox().set_persist_python(on);
+        }
+        gloo_timers::future::TimeoutFuture::new(WARM_UP_AFTER_MS).await;
+        if let Err(e) = sandbox().warm_up().await {
+            web_sys::console::warn_1(&format!("the code sandbox did not start: {e}").into());
+        }
+    });
+}
+
+/// Stores whether Python keeps variables between runs.
+pub async fn save_persist_python(db: &Db, on: bool) -> Result<(), StorageError> {
+    db.set_setting(PYTHON_PREFS_KEY, &PythonPrefs { persist_state: on })
+        .await
+}
+
+/// Whether Python keeps variables between runs, if the person chose.
+pub async fn load_persist_python(db: &Db) -> Result<Option<bool>, StorageError> {
+    Ok(db
+        .setting::<PythonPrefs>(PYTHON_PREFS_KEY)
+        .await?
+        .map(|p| p.persist_state))
+}
+
+/// A fresh request id: letters, digits and '-', as the protocol wants.
+fn new_request_id() -> String {
+    new_id()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(64)
+        .collect()
+}
+
+/// Runs a script that takes JSON input and answers with JSON (or text) on
+/// stdout, as Agent Skills tools do: the input is stdin in Python and
+/// `input` in JavaScript; nothing persists between calls. The answer is
+/// the script's JSON output when stdout parses as JSON, else the value of
+/// its last expression, else its stdout as a string.
+pub async fn run_script(
+    language: Language,
+    source: &str,
+    input: Value,
+    files: Vec<RunFile>,
+    timeout_ms: u32,
+) -> Result<Value, String> {
+    let mut run = CodeRun::new(language, source);
+    run.input = Some(input);
+    run.files = files;
+    run.timeout_ms = timeout_ms;
+    let result = sandbox().run(run).await.map_err(|e| e.to_string())?;
+    output::script_output(language, &result.outcome, timeout_ms)
+}

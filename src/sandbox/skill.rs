@@ -1,0 +1,46 @@
+//! The `run_javascript` and `run_python` skills: arguments in, granted
+//! files gathered, the snippet run in the sandbox, the outcome shaped by
+//! hearth-core.
+
+use hearth_core::code::RunArgs;
+use hearth_core::code::output::skill_result;
+use hearth_core::code::protocol::{Language, Limits};
+use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall};
+
+use super::{CodeRun, sandbox};
+
+/// Runs a code skill's call.
+pub async fn run(skill: &SkillDefinition, call: &ToolCall) -> Result<SkillOutput, SkillError> {
+    let language = Language::from_skill_id(skill.id.as_str())
+        .ok_or_else(|| SkillError::new(format!("'{}' is not a code skill", skill.id)))?;
+    let args = RunArgs::parse(&call.arguments).map_err(SkillError::new)?;
+    let timeout_ms = args.timeout_ms(language);
+    let files = crate::files::skills::files_for_run(&args.files)
+        .await
+        .map_err(|e| match e.needs_person() {
+            true => SkillError::input_required(e.to_string()),
+            false => SkillError::new(e.to_string()),
+        })?;
+    let sandbox = sandbox();
+    let session = match language {
+        Language::Python if sandbox.persist_python() => Some(
+            call.conversation_id
+                .clone()
+                .unwrap_or_else(|| "default".to_string()),
+        ),
+        Language::Python | Language::Javascript => None,
+    };
+    let result = sandbox
+        .run(CodeRun {
+            language,
+            code: args.code,
+            input: args.input,
+            files,
+            timeout_ms,
+            session,
+            limits: Limits::default(),
+        })
+        .await
+        .map_err(|e| SkillError::new(e.to_string()))?;
+    skill_result(language, &result.outcome, &result.artifacts, timeout_ms)
+}

@@ -1,0 +1,325 @@
+//! Code runs in the UI: the result card's output (stdout, stderr, the
+//! value, files to download), Python's loading progress, and the Code panel
+//! in Settings (keep variables, restart Python).
+//!
+//! Everything the sandbox returned is shown as text: output goes into
+//! `<pre>` as text nodes and files are offered as downloads, so nothing a
+//! snippet prints can become markup in the app.
+
+use hearth_core::activity::ActivityRecord;
+use hearth_core::code::output::{
+    CodeReport, artifact_bytes, is_previewable_image, truncation_notice,
+};
+use hearth_core::code::protocol::Language;
+use hearth_core::{Content, ToolStatus};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+
+use crate::sandbox::{PythonState, sandbox};
+
+/// The card's input for a code run: the code as written, then the files
+/// and input it was handed; `None` for other records.
+pub fn code_input(record: &ActivityRecord) -> Option<AnyView> {
+    Language::from_skill_id(record.skill_id.as_str())?;
+    let args = hearth_core::code::RunArgs::parse(&record.arguments).ok()?;
+    let files = (!args.files.is_empty()).then(|| args.files.join(", "));
+    let input = args
+        .input
+        .as_ref()
+        .map(|v| serde_json::to_string(v).unwrap_or_default());
+    let timeout = args
+        .timeout_ms
+        .map(|t| hearth_core::display::duration(t as f64));
+    Some(
+        view! {
+            <div class="code-input">
+                <pre class="card-input code-source">{args.code}</pre>
+                {files.map(|f| view! { <p class="code-meta"><span class="code-label">"Files"</span>" "{f}</p> })}
+                {input.map(|i| view! { <p class="code-meta"><span class="code-label">"Input"</span>" "<code>{i}</code></p> })}
+                {timeout.map(|t| view! { <p class="code-meta"><span class="code-label">"Time limit"</span>" "{t}</p> })}
+            </div>
+        }
+        .into_any(),
+    )
+}
+
+/// The card body for a completed code run, or `None` for other records.
+pub fn code_output(record: &ActivityRecord) -> Option<AnyView> {
+    Language::from_skill_id(record.skill_id.as_str())?;
+    if record.result.status != ToolStatus::Completed {
+        return None;
+    }
+    let report: CodeReport = record.result.content.iter().find_map(|c| match c {
+        Content::Json { value } => serde_json::from_value(value.clone()).ok(),
+        _ => None,
+    })?;
+    let files: Vec<ArtifactFile> = record
+        .result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Artifact {
+                name,
+                mime_type,
+                data,
+            } => Some(ArtifactFile {
+                size: report
+                    .artifacts
+                    .iter()
+                    .find(|a| &a.name == name)
+                    .map(|a| a.size)
+                    .unwrap_or(0),
+                name: name.clone(),
+                mime: mime_type.clone(),
+                data: data.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    Some(view! { <CodeOutput report=report files=files/> }.into_any())
+}
+
+/// A file a run wrote, as kept with its result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArtifactFile {
+    pub name: String,
+    pub mime: String,
+    /// Base64.
+    pub data: String,
+    pub size: u64,
+}
+
+fn blob_url(bytes: &[u8], mime: &str) -> Option<String> {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array);
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options).ok()?;
+    web_sys::Url::create_object_url_with_blob(&blob).ok()
+}
+
+/// Offers bytes as a download; never opens them in the app.
+fn download(name: &str, mime: &str, data: &str) -> Result<(), String> {
+    let bytes = artifact_bytes(data)?;
+    // application/octet-stream for markup, so no browser renders it.
+    let mime = if mime.starts_with("text/html") || mime == "image/svg+xml" {
+        "application/octet-stream"
+    } else {
+        mime
+    };
+    let url = blob_url(&bytes, mime).ok_or("the browser could not make the file")?;
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(|e| format!("{e:?}"))?
+        .unchecked_into();
+    a.set_href(&url);
+    a.set_download(&name.replace('/', "_"));
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+#[component]
+pub fn CodeOutput(report: CodeReport, files: Vec<ArtifactFile>) -> impl IntoView {
+    let empty = report.stdout.is_empty()
+        && report.stderr.is_empty()
+        && report.value_text().is_none()
+        && files.is_empty();
+    let stdout_notice =
+        (report.stdout_dropped > 0).then(|| truncation_notice(report.stdout_dropped));
+    let stderr_notice =
+        (report.stderr_dropped > 0).then(|| truncation_notice(report.stderr_dropped));
+    let value = report.value_text();
+    let dropped = report.artifacts_dropped.clone();
+    view! {
+        <div class="code-output" data-language=format!("{:?}", report.language).to_lowercase()>
+            {(!report.stdout.is_empty() || stdout_notice.is_some()).then(|| view! {
+                <section class="code-stream" aria-label="Output">
+                    <pre class="code-stdout">{report.stdout.clone()}</pre>
+                    {stdout_notice.map(|n| view! { <p class="code-truncated">{n}</p> })}
+                </section>
+            })}
+            {(!report.stderr.is_empty() || stderr_notice.is_some()).then(|| view! {
+                <section class="code-stream code-stream-err" aria-label="Errors and warnings">
+                    <span class="code-label">"stderr"</span>
+                    <pre class="code-stderr">{report.stderr.clone()}</pre>
+                    {stderr_notice.map(|n| view! { <p class="code-truncated">{n}</p> })}
+                </section>
+            })}
+            {value.map(|v| view! {
+                <section class="code-value-row" aria-label="Value">
+                    <span class="code-label">"Value"</span>
+                    <pre class="code-value">{v}</pre>
+                </section>
+            })}
+            {(!files.is_empty()).then(|| view! {
+                <ul class="code-files" aria-label="Files written">
+                    {files.into_iter().map(|file| view! { <ArtifactRow file=file/> }).collect_view()}
+                </ul>
+            })}
+            {(!dropped.is_empty()).then(|| view! {
+                <p class="code-truncated">"Not returned: "{dropped.join("; ")}</p>
+            })}
+            {empty.then(|| view! { <p class="muted code-empty">"(no output)"</p> })}
+        </div>
+    }
+}
+
+#[component]
+fn ArtifactRow(file: ArtifactFile) -> impl IntoView {
+    let ArtifactFile {
+        name,
+        mime,
+        data,
+        size,
+    } = file;
+    let preview = if is_previewable_image(&mime) {
+        artifact_bytes(&data).ok().and_then(|b| blob_url(&b, &mime))
+    } else {
+        None
+    };
+    if let Some(url) = preview.clone() {
+        on_cleanup(move || {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        });
+    }
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let label = format!("Download {name}");
+    let (n, m, d) = (name.clone(), mime.clone(), data);
+    view! {
+        <li class="code-file" data-file=name.clone()>
+            {preview.map(|url| view! { <img class="code-preview" src=url alt=name.clone()/> })}
+            <span class="code-file-name"><crate::icons::Icon name="file"/>{name.clone()}</span>
+            <span class="muted">{hearth_core::display::bytes(size as f64)}" · "{mime}</span>
+            <button type="button" aria-label=label on:click=move |_| {
+                if let Err(e) = download(&n, &m, &d) {
+                    error.set(Some(e));
+                }
+            }>"Download"</button>
+            <Show when=move || error.get().is_some()>
+                <span class="inline-error">{move || error.get().unwrap_or_default()}</span>
+            </Show>
+        </li>
+    }
+}
+
+fn percent(loaded: f64, total: f64) -> f64 {
+    if total > 0.0 {
+        (loaded / total * 100.0).clamp(0.0, 100.0)
+    } else {
+        0.0
+    }
+}
+
+/// Python's loading progress, shown above the composer while it loads.
+#[component]
+pub fn PythonStatus() -> impl IntoView {
+    let state = sandbox().python_state();
+    move || {
+        match state.get() {
+        PythonState::NotLoaded | PythonState::Ready { .. } => ().into_any(),
+        PythonState::Downloading { loaded, total } => view! {
+            <div class="python-status" role="status" data-testid="python-status">
+                <progress max="100" value=percent(loaded, total)></progress>
+                <span>{format!(
+                    "Loading Python… {:.0}% ({} of {})",
+                    percent(loaded, total),
+                    hearth_core::display::bytes(loaded),
+                    hearth_core::display::bytes(total)
+                )}</span>
+            </div>
+        }
+        .into_any(),
+        PythonState::Starting => view! {
+            <div class="python-status" role="status" data-testid="python-status">
+                <progress></progress>
+                <span>"Starting Python…"</span>
+            </div>
+        }
+        .into_any(),
+        PythonState::Failed(message) => view! {
+            <div class="python-status python-status-failed" role="status" data-testid="python-status">
+                <span>"Python could not load: "{message}</span>
+            </div>
+        }
+        .into_any(),
+    }
+    }
+}
+
+fn state_text(state: &PythonState) -> String {
+    match state {
+        PythonState::NotLoaded => "Not loaded yet; it loads the first time code needs it".into(),
+        PythonState::Downloading { loaded, total } => {
+            format!("Loading… {:.0}%", percent(*loaded, *total))
+        }
+        PythonState::Starting => "Starting…".into(),
+        PythonState::Ready { version, load_ms } if *load_ms > 0.0 => format!(
+            "Ready: Pyodide {version}, started in {}",
+            hearth_core::display::duration(*load_ms)
+        ),
+        PythonState::Ready { version, .. } => format!("Ready: Pyodide {version}"),
+        PythonState::Failed(message) => format!("Could not load: {message}"),
+    }
+}
+
+/// The Code panel in Settings.
+#[component]
+pub fn CodeSettings() -> impl IntoView {
+    let rt = crate::runtime::use_runtime();
+    let state = sandbox().python_state();
+    let persist = RwSignal::new(sandbox().persist_python());
+    let restarting = RwSignal::new(false);
+    let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let toggle = move |ev: leptos::ev::Event| {
+        let on = event_target_checked(&ev);
+        persist.set(on);
+        sandbox().set_persist_python(on);
+        let db = rt.db();
+        spawn_local(async move {
+            if let Err(e) = crate::sandbox::save_persist_python(&db, on).await {
+                notice.set(Some(format!(
+                    "The setting applies now but was not saved: {e}"
+                )));
+            }
+        });
+    };
+    let restart = move |_| {
+        restarting.set(true);
+        notice.set(None);
+        spawn_local(async move {
+            match sandbox().restart_python().await {
+                Ok(()) => notice.set(Some("Python was restarted with fresh variables.".into())),
+                Err(e) => notice.set(Some(e.to_string())),
+            }
+            restarting.set(false);
+        });
+    };
+    let state_for_text = state.clone();
+    view! {
+        <section class="panel" aria-labelledby="code-title">
+            <h2 id="code-title">"Code"</h2>
+            <p class="muted">"JavaScript and Python run in a sandbox: an isolated frame with no network and no access to Hearth's data, stopped when a run takes too long."</p>
+            <dl class="facts">
+                <dt>"Python"</dt>
+                <dd data-testid="python-state">{move || state_text(&state_for_text.get())}</dd>
+            </dl>
+            <label class="toggle-row">
+                <input type="checkbox" prop:checked=move || persist.get() on:change=toggle/>
+                <span>"Keep Python variables between runs in a conversation"</span>
+            </label>
+            <div class="panel-actions">
+                <button type="button" on:click=restart disabled=move || restarting.get()>
+                    {move || if restarting.get() { "Restarting…" } else { "Restart Python" }}
+                </button>
+            </div>
+            <Show when=move || notice.get().is_some()>
+                <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+            </Show>
+        </section>
+    }
+}

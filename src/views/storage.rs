@@ -1,0 +1,699 @@
+//! Settings' storage and backup panels: how much is stored (per store and
+//! in all), whether the browser may clear it, what works offline, backup
+//! and restore with a preview, Markdown export, and Clear all.
+
+use std::sync::Arc;
+
+use hearth_core::backup::{
+    Backup, RestoreMode, RestorePlan, SecretsChoice, StoreCounts, store_label,
+};
+use hearth_core::display::bytes;
+use leptos::html;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::backup::{self, StoreStat};
+use crate::icons::Icon;
+use crate::pwa::{Offline, PythonCache, use_pwa};
+use crate::runtime::use_runtime;
+use crate::views::confirm::ConfirmDialog;
+use crate::views::modal::Modal;
+
+/// Storage used and available, as the browser reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub usage: f64,
+    pub quota: f64,
+}
+
+pub async fn storage_estimate() -> Result<Estimate, String> {
+    let storage = web_sys::window().ok_or("no window")?.navigator().storage();
+    let promise = storage.estimate().map_err(|e| format!("{e:?}"))?;
+    let value = JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let get = |key: &str| {
+        js_sys::Reflect::get(&value, &key.into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    };
+    Ok(Estimate {
+        usage: get("usage"),
+        quota: get("quota"),
+    })
+}
+
+/// Whether the browser promised to keep Hearth's data.
+async fn persisted() -> Option<bool> {
+    let storage = web_sys::window()?.navigator().storage();
+    JsFuture::from(storage.persisted().ok()?)
+        .await
+        .ok()?
+        .as_bool()
+}
+
+/// Asks the browser to keep Hearth's data; the answer.
+async fn request_persist() -> Option<bool> {
+    let storage = web_sys::window()?.navigator().storage();
+    JsFuture::from(storage.persist().ok()?)
+        .await
+        .ok()?
+        .as_bool()
+}
+
+/// "12,345".
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        (part / whole * 100.0).clamp(0.0, 100.0)
+    } else {
+        0.0
+    }
+}
+
+/// The storage panel: use, persistence, offline readiness, per-store
+/// counts and Clear all.
+#[component]
+pub fn StoragePanel() -> impl IntoView {
+    let rt = use_runtime();
+    let pwa = use_pwa();
+    let data_version = rt.versions().data;
+    let estimate: RwSignal<Option<Result<Estimate, String>>> = RwSignal::new(None);
+    let stats: RwSignal<Option<Result<Vec<StoreStat>, String>>> = RwSignal::new(None);
+    let persist: RwSignal<Option<bool>> = RwSignal::new(None);
+    let persist_note: RwSignal<Option<String>> = RwSignal::new(None);
+
+    let measure = {
+        let rt = rt.clone();
+        move || {
+            let rt = rt.clone();
+            spawn_local(async move {
+                estimate.set(Some(storage_estimate().await));
+                stats.set(Some(
+                    backup::store_stats(&rt.db())
+                        .await
+                        .map_err(|e| e.to_string()),
+                ));
+            });
+        }
+    };
+    {
+        // Measure now and whenever the data as a whole changes.
+        let measure = measure.clone();
+        Effect::new(move |_| {
+            data_version.track();
+            measure();
+        });
+    }
+    spawn_local(async move { persist.set(persisted().await) });
+    pwa.refresh();
+
+    let ask_persist = move |_| {
+        spawn_local(async move {
+            match request_persist().await {
+                Some(true) => {
+                    persist.set(Some(true));
+                    persist_note.set(None);
+                }
+                Some(false) => {
+                    persist.set(Some(false));
+                    persist_note.set(Some(
+                        "The browser said no for now. Chromium grants this to installed apps and to sites you use often: installing Hearth (the install button in the address bar) usually does it. Until then, keep a backup.".into(),
+                    ));
+                }
+                None => persist_note.set(Some(
+                    "This browser cannot promise to keep site data. Keep a backup.".into(),
+                )),
+            }
+        });
+    };
+
+    let confirming = RwSignal::new(false);
+    let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let assistant = use_context::<crate::assistant::Assistant>();
+    let clear = {
+        let rt = rt.clone();
+        move || {
+            let rt = rt.clone();
+            let assistant = assistant.clone();
+            spawn_local(async move {
+                match rt.clear_all().await {
+                    Ok(()) => {
+                        // The assistant's conversations and provider were in those stores.
+                        if let Some(a) = assistant {
+                            a.reload().await;
+                        }
+                        notice.set(Some("All data was deleted.".into()))
+                    }
+                    Err(e) => notice.set(Some(format!("Nothing was deleted: {e}"))),
+                }
+                confirming.set(false);
+            });
+        }
+    };
+
+    view! {
+        <section class="panel storage-panel" aria-labelledby="storage-title">
+            <div class="panel-head">
+                <h2 id="storage-title">"Storage"</h2>
+                <button class="small" on:click={
+                    let measure = measure.clone();
+                    move |_| measure()
+                } aria-label="Measure again"><Icon name="refresh"/></button>
+            </div>
+            <p class="muted">"Everything Hearth knows lives in this browser, on this device."</p>
+            <dl class="facts">
+                <dt>"Used"</dt>
+                <dd>
+                    <span data-testid="storage-usage">{move || match estimate.get() {
+                        None => "Measuring…".to_string(),
+                        Some(Ok(e)) => format!("{} of {} available", bytes(e.usage), bytes(e.quota)),
+                        Some(Err(err)) => format!("Unknown ({err})"),
+                    }}</span>
+                    {move || estimate.get().and_then(Result::ok).map(|e| view! {
+                        <div class="meter" role="meter" aria-label="Storage used"
+                            aria-valuemin="0" aria-valuemax="100"
+                            aria-valuenow=format!("{:.0}", percent(e.usage, e.quota))>
+                            <div class="meter-fill" style=format!("width: {:.2}%", percent(e.usage, e.quota).max(0.5))></div>
+                        </div>
+                    })}
+                </dd>
+                <dt>"Kept safe"</dt>
+                <dd data-testid="persist-status">
+                    {move || match persist.get() {
+                        Some(true) => view! {
+                            <span class="ok-text"><Icon name="shield"/>" Yes: the browser will not delete Hearth's data to free space."</span>
+                        }.into_any(),
+                        _ => view! {
+                            <span>
+                                "Not yet: when this device runs low on space, the browser may delete Hearth's data without asking. "
+                                <button class="small" on:click=ask_persist>"Ask the browser to keep it"</button>
+                            </span>
+                        }.into_any(),
+                    }}
+                    <Show when=move || persist_note.get().is_some()>
+                        <p class="hint">{move || persist_note.get().unwrap_or_default()}</p>
+                    </Show>
+                </dd>
+                <dt>"Offline"</dt>
+                <dd data-testid="offline-status">{move || match pwa.offline.get() {
+                    Offline::Ready { files } => format!("Ready: Hearth opens and runs without a network ({files} files kept)."),
+                    Offline::Installing { done, total } => format!("Getting ready: {done} of {total} files kept…"),
+                    Offline::Checking => "Checking…".to_string(),
+                    Offline::DevBuild => "Off in development builds (build with trunk and the precache step to turn it on).".to_string(),
+                    Offline::Unsupported => "This browser cannot keep Hearth for offline use.".to_string(),
+                    Offline::Failed(e) => format!("Not available: {e}"),
+                }}</dd>
+                <dt>"Python"</dt>
+                <dd data-testid="python-cache">
+                    {move || match pwa.python.get() {
+                        PythonCache::Ready { bytes: b } => view! { <span>{format!("Ready offline ({}).", bytes(b))}</span> }.into_any(),
+                        PythonCache::Downloading { loaded, total } => view! {
+                            <span>
+                                {format!("Downloading for offline use: {} of {}…", bytes(loaded), bytes(total))}
+                                <progress max=total value=loaded aria-label="Python runtime download"></progress>
+                            </span>
+                        }.into_any(),
+                        PythonCache::Missing { total_bytes } => view! {
+                            <span>
+                                {format!("Not kept offline yet ({}). ", bytes(total_bytes))}
+                                <button class="small" on:click=move |_| pwa.cache_python()>"Download now"</button>
+                            </span>
+                        }.into_any(),
+                        PythonCache::Failed { message, .. } => view! {
+                            <span>
+                                {format!("The download stopped ({message}). ")}
+                                <button class="small" on:click=move |_| pwa.cache_python()>"Try again"</button>
+                            </span>
+                        }.into_any(),
+                        PythonCache::NotInBuild => view! { <span class="muted">"Not part of this build."</span> }.into_any(),
+                        PythonCache::Unknown => view! { <span class="muted">"Checking…"</span> }.into_any(),
+                    }}
+                </dd>
+            </dl>
+            <h3 class="subhead">"What is stored"</h3>
+            {move || match stats.get() {
+                None => view! { <p class="muted">"Counting…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert">{format!("Cannot count: {e}")}</p> }.into_any(),
+                Some(Ok(rows)) => {
+                    let total_records: u64 = rows.iter().map(|r| r.records).sum();
+                    let total_bytes: u64 = rows.iter().map(|r| r.bytes).sum();
+                    view! {
+                        <table class="store-table" data-testid="store-table">
+                            <thead><tr><th scope="col">"Kind"</th><th scope="col" class="num">"Items"</th><th scope="col" class="num">"Size"</th></tr></thead>
+                            <tbody>
+                                {rows.into_iter().map(|r| view! {
+                                    <tr data-store=r.name.clone()>
+                                        <th scope="row">{store_label(&r.name).to_string()}</th>
+                                        <td class="num">{count(r.records)}</td>
+                                        <td class="num">{if r.records == 0 { "—".to_string() } else { bytes(r.bytes as f64) }}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                            <tfoot><tr><th scope="row">"All"</th><td class="num">{count(total_records)}</td><td class="num">{bytes(total_bytes as f64)}</td></tr></tfoot>
+                        </table>
+                    }.into_any()
+                }
+            }}
+            <div class="danger-zone">
+                <div>
+                    <h3>"Clear all data"</h3>
+                    <p class="muted">"Deletes conversations, notes, tasks, memories, skills, settings, the activity log and everything else Hearth stored in this browser."</p>
+                </div>
+                <button class="danger" on:click=move |_| confirming.set(true)>"Clear all data…"</button>
+            </div>
+            <Show when=move || notice.get().is_some()>
+                <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || confirming.get()>
+                <ConfirmDialog
+                    title="Delete all data?".to_string()
+                    message="This deletes every record Hearth keeps in this browser. It cannot be undone; download a backup first if you may want it back.".to_string()
+                    confirm_label="Delete everything".to_string()
+                    on_confirm={
+                        let clear = clear.clone();
+                        move || clear()
+                    }
+                    on_cancel=move || confirming.set(false)
+                />
+            </Show>
+        </section>
+    }
+}
+
+/// Where a restore stands.
+#[derive(Clone, Debug, PartialEq)]
+enum Restore {
+    Idle,
+    Reading(String),
+    Refused(String),
+    Preview { file: String, backup: Arc<Backup> },
+    Done(String),
+}
+
+/// Reads the file the person picked.
+async fn read_file(file: web_sys::File) -> Result<Vec<u8>, String> {
+    let buffer = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| format!("the browser could not read the file ({e:?})"))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+fn done_message(plan: &RestorePlan) -> String {
+    let added = plan.total(|c| c.added);
+    let updated = plan.total(|c| c.updated);
+    let removed = plan.total(|c| c.removed);
+    if plan.is_noop() {
+        return "Restored: this browser already held everything in the backup, so nothing changed."
+            .into();
+    }
+    let mut parts = vec![format!("{} new", count(added))];
+    if updated > 0 {
+        parts.push(format!("{} updated", count(updated)));
+    }
+    if removed > 0 {
+        parts.push(format!("{} removed", count(removed)));
+    }
+    format!("Restored: {} items.", parts.join(", "))
+}
+
+/// The backup panel: download a backup, restore one, export conversations.
+#[component]
+pub fn BackupPanel() -> impl IntoView {
+    let rt = use_runtime();
+    let include_secrets = RwSignal::new(false);
+    let busy = RwSignal::new(false);
+    let backup_note: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
+    let restore = RwSignal::new(Restore::Idle);
+    let md_note: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
+    let file_input = NodeRef::<html::Input>::new();
+
+    let make_backup = {
+        let rt = rt.clone();
+        move |_| {
+            let rt = rt.clone();
+            busy.set(true);
+            backup_note.set(Some(Ok("Preparing the backup…".into())));
+            spawn_local(async move {
+                let secrets = if include_secrets.get_untracked() {
+                    SecretsChoice::Include
+                } else {
+                    SecretsChoice::LeaveOut
+                };
+                let note = match backup::create(&rt.db(), secrets).await {
+                    Ok(created) => {
+                        let m = &created.manifest;
+                        let secrets = if m.secrets.included {
+                            " API keys and sign-in tokens are in it: keep it safe.".to_string()
+                        } else if m.secrets.left_out > 0 {
+                            format!(
+                                " {} API key{} and token{} were left out.",
+                                m.secrets.left_out,
+                                if m.secrets.left_out == 1 { "" } else { "s" },
+                                if m.secrets.left_out == 1 { "" } else { "s" }
+                            )
+                        } else {
+                            String::new()
+                        };
+                        match crate::platform::download_bytes(
+                            &created.file_name,
+                            "application/zip",
+                            &created.bytes,
+                        ) {
+                            Ok(()) => Ok(format!(
+                                "Saved {} ({}, {} items).{secrets}",
+                                created.file_name,
+                                bytes(created.bytes.len() as f64),
+                                count(m.records())
+                            )),
+                            Err(e) => Err(format!("The backup could not be saved: {e}")),
+                        }
+                    }
+                    Err(e) => Err(format!("No backup was made: {e}.")),
+                };
+                backup_note.set(Some(note));
+                busy.set(false);
+            });
+        }
+    };
+
+    let schema = rt.db().schema();
+    let on_file = move |_| {
+        let Some(input) = file_input.get() else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        let name = file.name();
+        restore.set(Restore::Reading(name.clone()));
+        spawn_local(async move {
+            let next = match read_file(file).await {
+                Err(e) => Restore::Refused(format!("Nothing was changed: {e}.")),
+                Ok(bytes) => match backup::open_file(&bytes, &schema) {
+                    Ok(b) => Restore::Preview {
+                        file: name,
+                        backup: Arc::new(b),
+                    },
+                    Err(e) => Restore::Refused(format!("Nothing was changed: {e}.")),
+                },
+            };
+            restore.set(next);
+        });
+    };
+
+    let export_md = {
+        let rt = rt.clone();
+        move |_| {
+            let rt = rt.clone();
+            spawn_local(async move {
+                let note = match backup::conversations_markdown(&rt.db()).await {
+                    Ok(Some((name, data, mime))) => {
+                        match crate::platform::download_bytes(&name, mime, &data) {
+                            Ok(()) => Ok(format!("Saved {name}.")),
+                            Err(e) => Err(format!("Not saved: {e}")),
+                        }
+                    }
+                    Ok(None) => Ok("There are no conversations to export yet.".into()),
+                    Err(e) => Err(format!("Not exported: {e}.")),
+                };
+                md_note.set(Some(note));
+            });
+        }
+    };
+
+    let note_view = |n: RwSignal<Option<Result<String, String>>>, testid: &'static str| {
+        move || {
+            n.get().map(|r| match r {
+                Ok(text) => view! { <p class="notice" role="status" data-testid=testid>{text}</p> }
+                    .into_any(),
+                Err(text) => {
+                    view! { <p class="error" role="alert" data-testid=testid>{text}</p> }.into_any()
+                }
+            })
+        }
+    };
+
+    view! {
+        <section class="panel backup-panel" aria-labelledby="backup-title">
+            <h2 id="backup-title">"Backup and restore"</h2>
+            <div class="backup-row">
+                <div>
+                    <h3>"Back up everything"</h3>
+                    <p class="muted">"One file with your conversations, notes, tasks, memories, skills and their files, settings, file grants, permission choices and the activity log. It is checked when you restore it."</p>
+                    <label class="check">
+                        <input type="checkbox" prop:checked=move || include_secrets.get()
+                            on:change=move |ev| include_secrets.set(event_target_checked(&ev))/>
+                        <span>"Include API keys and sign-in tokens"</span>
+                    </label>
+                    <Show when=move || include_secrets.get()>
+                        <p class="hint warn-text">"Anyone who has the file can use these keys. Keep it somewhere safe."</p>
+                    </Show>
+                </div>
+                <button class="primary" on:click=make_backup disabled=move || busy.get()>
+                    <Icon name="download"/>" Download backup"
+                </button>
+            </div>
+            {note_view(backup_note, "backup-note")}
+            <div class="backup-row">
+                <div>
+                    <h3>"Restore from a backup"</h3>
+                    <p class="muted">"You see what it holds before anything changes, and choose to merge it with what is here or replace everything."</p>
+                </div>
+                <button on:click=move |_| {
+                    if let Some(input) = file_input.get() {
+                        input.click();
+                    }
+                }>
+                    <Icon name="upload"/>" Choose a backup file…"
+                </button>
+                <input type="file" class="visually-hidden" accept=".zip,application/zip"
+                    aria-label="Backup file" node_ref=file_input on:change=on_file tabindex="-1"/>
+            </div>
+            {move || match restore.get() {
+                Restore::Reading(name) => Some(view! { <p class="notice" role="status">{format!("Checking {name}…")}</p> }.into_any()),
+                Restore::Refused(text) => Some(view! { <p class="error" role="alert" data-testid="restore-error">{text}</p> }.into_any()),
+                Restore::Done(text) => Some(view! { <p class="notice" role="status" data-testid="restore-done">{text}</p> }.into_any()),
+                Restore::Idle | Restore::Preview { .. } => None,
+            }}
+            <div class="backup-row">
+                <div>
+                    <h3>"Conversations as Markdown"</h3>
+                    <p class="muted">"Every conversation as a readable .md file, with its tool calls and results."</p>
+                </div>
+                <button on:click=export_md><Icon name="download"/>" Export conversations"</button>
+            </div>
+            {note_view(md_note, "markdown-note")}
+            {move || match restore.get() {
+                Restore::Preview { file, backup } => Some(view! {
+                    <RestorePreview file=file backup=backup restore=restore/>
+                }),
+                _ => None,
+            }}
+        </section>
+    }
+}
+
+/// The counts column for one store.
+fn changes(c: &StoreCounts, mode: RestoreMode) -> String {
+    let mut parts = Vec::new();
+    if c.added > 0 {
+        parts.push(format!("+{} new", count(c.added)));
+    }
+    if c.updated > 0 {
+        parts.push(format!("{} updated", count(c.updated)));
+    }
+    match mode {
+        RestoreMode::Merge => {
+            if c.kept > 0 {
+                parts.push(format!("{} kept as here", count(c.kept)));
+            }
+        }
+        RestoreMode::Replace => {
+            if c.removed > 0 {
+                parts.push(format!("{} removed", count(c.removed)));
+            }
+        }
+    }
+    if parts.is_empty() {
+        "no change".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// "Restore this backup?": what it holds, what would change, merge or
+/// replace, and the button that does it.
+#[component]
+fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>) -> impl IntoView {
+    let rt = use_runtime();
+    let mode = RwSignal::new(RestoreMode::Merge);
+    let plan: RwSignal<Option<Result<RestorePlan, String>>> = RwSignal::new(None);
+    let working = RwSignal::new(false);
+    let failure: RwSignal<Option<String>> = RwSignal::new(None);
+    {
+        let (rt, backup) = (rt.clone(), backup.clone());
+        Effect::new(move |_| {
+            let m = mode.get();
+            let (rt, backup) = (rt.clone(), backup.clone());
+            spawn_local(async move {
+                let p = backup::preview(&rt.db(), &backup, m)
+                    .await
+                    .map_err(|e| e.to_string());
+                if mode.get_untracked() == m {
+                    plan.set(Some(p));
+                }
+            });
+        });
+    }
+    let cancel = move || restore.set(Restore::Idle);
+    let assistant = use_context::<crate::assistant::Assistant>();
+    let go = {
+        let (rt, backup) = (rt.clone(), backup.clone());
+        move |_| {
+            let (rt, backup) = (rt.clone(), backup.clone());
+            let assistant = assistant.clone();
+            working.set(true);
+            failure.set(None);
+            spawn_local(async move {
+                let m = mode.get_untracked();
+                match backup::restore(&rt.db(), &backup, m).await {
+                    Ok(done) => {
+                        let _ = rt.reload_data().await;
+                        if let Some(a) = assistant.clone() {
+                            a.reload().await;
+                        }
+                        restore.set(Restore::Done(done_message(&done)));
+                    }
+                    Err(e) => {
+                        working.set(false);
+                        failure.set(Some(format!("Nothing was changed: {e}.")));
+                    }
+                }
+            });
+        }
+    };
+    let m = backup.manifest.clone();
+    let made = hearth_core::agent::export::utc_minute(m.created_at_ms);
+    let secrets_line = if m.secrets.included {
+        "API keys and sign-in tokens are included and will be restored.".to_string()
+    } else if m.secrets.left_out > 0 {
+        "API keys and sign-in tokens were left out of it; those this browser has are kept."
+            .to_string()
+    } else {
+        String::new()
+    };
+    let browser_only: u64 = m.stores.iter().map(|s| s.browser_only_left_out).sum();
+    view! {
+        <Modal labelledby="restore-title" class="wide restore" on_escape=Callback::new(move |_| cancel())>
+            <h2 id="restore-title">"Restore this backup?"</h2>
+            <p class="muted" data-testid="restore-summary">{format!(
+                "{file}: made {made} by Hearth {}, {} items.",
+                m.app_version,
+                count(m.records())
+            )}</p>
+            <fieldset class="modes restore-modes">
+                <legend class="visually-hidden">"How to restore"</legend>
+                <label class="mode">
+                    <input type="radio" name="restore-mode" value="merge" data-autofocus
+                        prop:checked=move || mode.get() == RestoreMode::Merge
+                        on:change=move |_| mode.set(RestoreMode::Merge)/>
+                    <span><strong>"Merge"</strong>
+                        <span class="muted">"Add what this browser lacks. Where both have an item, the more recently changed copy stays."</span></span>
+                </label>
+                <label class="mode">
+                    <input type="radio" name="restore-mode" value="replace"
+                        prop:checked=move || mode.get() == RestoreMode::Replace
+                        on:change=move |_| mode.set(RestoreMode::Replace)/>
+                    <span><strong>"Replace"</strong>
+                        <span class="muted">"Make this browser hold exactly what the backup holds. Anything not in it is deleted."</span></span>
+                </label>
+            </fieldset>
+            {move || match plan.get() {
+                None => view! { <p class="muted">"Comparing with this browser…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert">{format!("Cannot compare: {e}")}</p> }.into_any(),
+                Some(Ok(p)) => {
+                    let mode_now = p.mode;
+                    let removed = p.total(|c| c.removed);
+                    let rows: Vec<StoreCounts> = p.counts.iter()
+                        .filter(|c| c.in_backup > 0 || c.current > 0)
+                        .cloned()
+                        .collect();
+                    view! {
+                        <table class="store-table restore-table" data-testid="restore-table">
+                            <thead><tr>
+                                <th scope="col">"Kind"</th>
+                                <th scope="col" class="num">"In backup"</th>
+                                <th scope="col" class="num">"Here now"</th>
+                                <th scope="col" class="num">"After"</th>
+                                <th scope="col">"Changes"</th>
+                            </tr></thead>
+                            <tbody>
+                                {if rows.is_empty() {
+                                    view! { <tr><td colspan="5" class="muted">"The backup is empty, and so is this browser."</td></tr> }.into_any()
+                                } else {
+                                    rows.into_iter().map(|c| view! {
+                                        <tr data-store=c.name.clone()>
+                                            <th scope="row">{store_label(&c.name).to_string()}</th>
+                                            <td class="num">{count(c.in_backup)}</td>
+                                            <td class="num">{count(c.current)}</td>
+                                            <td class="num">{count(c.after)}</td>
+                                            <td class="changes">{changes(&c, mode_now)}</td>
+                                        </tr>
+                                    }).collect_view().into_any()
+                                }}
+                            </tbody>
+                        </table>
+                        <Show when=move || { mode_now == RestoreMode::Replace && removed > 0 }>
+                            <p class="warn-box" role="note">{format!(
+                                "Replace deletes {} item{} that the backup does not hold.",
+                                count(removed),
+                                if removed == 1 { "" } else { "s" }
+                            )}</p>
+                        </Show>
+                    }.into_any()
+                }
+            }}
+            <Show when={
+                let s = secrets_line.clone();
+                move || !s.is_empty()
+            }>
+                <p class="hint">{secrets_line.clone()}</p>
+            </Show>
+            <Show when=move || { browser_only > 0 }>
+                <p class="hint">"Folder and file access cannot travel in a file: grant those folders again in Settings after restoring."</p>
+            </Show>
+            <Show when=move || failure.get().is_some()>
+                <p class="error" role="alert">{move || failure.get().unwrap_or_default()}</p>
+            </Show>
+            <div class="modal-actions">
+                <button on:click=move |_| cancel() disabled=move || working.get()>"Cancel"</button>
+                <button
+                    class=move || if mode.get() == RestoreMode::Replace { "danger" } else { "primary" }
+                    disabled=move || working.get() || !matches!(plan.get(), Some(Ok(_)))
+                    on:click=go
+                >
+                    {move || match (working.get(), mode.get()) {
+                        (true, _) => "Restoring…",
+                        (false, RestoreMode::Merge) => "Merge into this browser",
+                        (false, RestoreMode::Replace) => "Replace everything here",
+                    }}
+                </button>
+            </div>
+        </Modal>
+    }
+}

@@ -1,0 +1,106 @@
+//! Code-run results on the card in a real browser: whatever a snippet
+//! printed or returned is shown as text, never as markup, and the files it
+//! wrote are offered for download.
+#![cfg(target_arch = "wasm32")]
+
+use hearth::views::card::ResultCard;
+use hearth_core::activity::ActivityRecord;
+use hearth_core::code::output::skill_result;
+use hearth_core::code::protocol::{ArtifactRef, Language, RunOutcome, RunStatus};
+use hearth_core::{CallOrigin, SkillId, ToolCall, ToolResult, ToolStatus};
+use leptos::prelude::*;
+use serde_json::json;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const MARKUP: &str = "<img src=x onerror=\"document.body.dataset.owned='yes'\"><script>document.body.dataset.owned='yes'</script><b>bold</b>";
+
+fn host() -> web_sys::HtmlElement {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let div = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&div).unwrap();
+    div.unchecked_into()
+}
+
+fn record() -> ActivityRecord {
+    let call = ToolCall {
+        id: "c".into(),
+        skill_id: SkillId::new("run_python").unwrap(),
+        arguments: json!({"code": "print('<b>')\nx = 1", "files": ["project/data.csv"], "input": {"a": 1}}),
+        conversation_id: None,
+        origin: CallOrigin::User,
+    };
+    let outcome = RunOutcome {
+        status: RunStatus::Completed,
+        stdout: format!("{MARKUP}\n"),
+        stdout_dropped: 2048,
+        stderr: MARKUP.into(),
+        stderr_dropped: 0,
+        value: Some(json!(MARKUP)),
+        value_repr: Some(format!("'{MARKUP}'")),
+        error: None,
+        artifacts: vec![ArtifactRef {
+            name: "page.html".into(),
+            size: 5,
+            buffer: 0,
+        }],
+        artifacts_dropped: vec![],
+        duration_ms: 1.0,
+        stopped: None,
+    };
+    let out = skill_result(Language::Python, &outcome, &[b"<p>x".to_vec()], 1000).unwrap();
+    let mut result = ToolResult::for_call(&call, ToolStatus::Completed);
+    result.content = out.content;
+    ActivityRecord::new(&call, None, &result)
+}
+
+#[wasm_bindgen_test]
+fn what_a_run_prints_is_text_never_markup() {
+    let el = host();
+    let _handle = leptos::mount::mount_to(el.clone(), || view! { <ResultCard record=record()/> });
+    let text = |sel: &str| {
+        el.query_selector(sel)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{sel} rendered"))
+            .text_content()
+            .unwrap()
+    };
+    assert_eq!(text(".code-stdout"), format!("{MARKUP}\n"));
+    assert_eq!(text(".code-stderr"), MARKUP);
+    assert_eq!(text(".code-value"), format!("'{MARKUP}'"));
+    assert_eq!(
+        text(".code-truncated"),
+        "[… output truncated: 2.0 KB more not shown]"
+    );
+    // Nothing the run printed became an element.
+    for tag in ["img", "script", "b"] {
+        assert!(
+            el.query_selector(&format!(".code-output {tag}"))
+                .unwrap()
+                .is_none(),
+            "a <{tag}> was created"
+        );
+    }
+    let owned = web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .body()
+        .unwrap()
+        .get_attribute("data-owned");
+    assert_eq!(owned, None);
+    // The HTML file is offered for download, not shown.
+    assert_eq!(text(".code-file-name"), "page.html");
+    assert!(el.query_selector("iframe").unwrap().is_none());
+    // The input shows the code as written, with what it was handed.
+    assert_eq!(text(".code-source"), "print('<b>')\nx = 1");
+    let meta: Vec<String> = {
+        let list = el.query_selector_all(".code-meta").unwrap();
+        (0..list.length())
+            .map(|i| list.item(i).unwrap().text_content().unwrap())
+            .collect()
+    };
+    assert_eq!(meta, vec!["Files project/data.csv", "Input {\"a\":1}"]);
+}
