@@ -106,9 +106,19 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     provide_online();
     // The assistant (issue 4) outlives the Chat view, so replies keep
     // streaming in other places.
-    provide_context(crate::assistant::Assistant::new(runtime.clone()));
+    let assistant = crate::assistant::Assistant::new(runtime.clone());
     // MCP servers connect in the background from the start (issue 8).
-    provide_context(crate::mcp::Mcp::start(runtime));
+    let mcp = crate::mcp::Mcp::start(runtime);
+    // What Agent Skills (issue 5) and MCP servers add to the model's turn.
+    crate::agent_skills::offer_to_assistant(&assistant);
+    {
+        let mcp = mcp.clone();
+        assistant.add_prompt_source(std::rc::Rc::new(move |_, _, offered| {
+            mcp.instructions_for_loaded(offered)
+        }));
+    }
+    provide_context(assistant);
+    provide_context(mcp);
     let place = RwSignal::new(Place::from_hash(&current_hash()));
 
     // Follow back/forward and hand-edited hashes.

@@ -6,9 +6,9 @@
 // server without CORS, in plain words and then through the relay; stdio
 // servers of hearth serve; and an OAuth sign-in through a popup.
 //
-// Not here (needs the assistant UI, another branch): "discover its echo tool
-// through the fake model". discover_skills is driven from the command bar
-// instead, which proves the tool is discoverable once switched on.
+// The model discovering and calling the echo tool through the fake model
+// server is in assistant-skills.spec.mjs; here discover_skills is driven
+// from the command bar.
 import { test, expect } from '@playwright/test';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 import {

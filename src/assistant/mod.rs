@@ -82,6 +82,12 @@ struct Session {
 /// through the same call path and permission layer as any other.
 pub type ToolSource = Rc<dyn Fn(&Runtime, &Conversation) -> Vec<SkillDefinition>>;
 
+/// A section a part of the app adds to the system prompt of a
+/// conversation's next request (the Agent Skills catalog, the
+/// instructions of MCP servers whose tools are loaded). It gets the tools
+/// the request offers, as [`Env`] decided them.
+pub type PromptSource = Rc<dyn Fn(&Runtime, &Conversation, &[SkillDefinition]) -> Option<String>>;
+
 /// What the loop asks the platform: the clock, the enabled skills and the
 /// extra tools. This is the one place the tools offered to the model come
 /// from: core's `tools_for_turn` = `discover_skills` + the conversation's
@@ -89,6 +95,25 @@ pub type ToolSource = Rc<dyn Fn(&Runtime, &Conversation) -> Vec<SkillDefinition>
 struct Env<'a> {
     rt: &'a Runtime,
     sources: &'a [ToolSource],
+    prompts: &'a [PromptSource],
+}
+
+impl Env<'_> {
+    /// Every tool the next request offers besides `discover_skills`: the
+    /// loaded skills, then the sources' tools.
+    fn offered(&self, conversation: &Conversation) -> Vec<SkillDefinition> {
+        let mut all: Vec<SkillDefinition> = conversation
+            .loaded_skills
+            .iter()
+            .filter_map(|id| self.skill(id))
+            .collect();
+        for def in self.extra_tools(conversation) {
+            if !all.iter().any(|d| d.id == def.id) {
+                all.push(def);
+            }
+        }
+        all
+    }
 }
 
 impl LoopEnv for Env<'_> {
@@ -118,6 +143,17 @@ impl LoopEnv for Env<'_> {
         offered
             .iter()
             .filter_map(|def| self.skill(&def.id))
+            .collect()
+    }
+
+    fn system_additions(&self, conversation: &Conversation) -> Vec<String> {
+        if self.prompts.is_empty() {
+            return Vec::new();
+        }
+        let offered = self.offered(conversation);
+        self.prompts
+            .iter()
+            .filter_map(|source| source(self.rt, conversation, &offered))
             .collect()
     }
 }
@@ -150,6 +186,8 @@ pub struct Inner {
     sessions: RefCell<HashMap<String, Session>>,
     /// See [`ToolSource`] and [`Assistant::add_tool_source`].
     tool_sources: RefCell<Vec<ToolSource>>,
+    /// See [`PromptSource`] and [`Assistant::add_prompt_source`].
+    prompt_sources: RefCell<Vec<PromptSource>>,
 }
 
 /// The handle components get from context.
@@ -193,6 +231,7 @@ impl Assistant {
             visible: RwSignal::new(None),
             sessions: RefCell::new(HashMap::new()),
             tool_sources: RefCell::new(Vec::new()),
+            prompt_sources: RefCell::new(Vec::new()),
         })));
         let this = a.clone();
         spawn_local(async move { this.load().await });
@@ -209,6 +248,12 @@ impl Assistant {
     /// skills only; the model still cannot approve its own calls.
     pub fn add_tool_source(&self, source: ToolSource) {
         self.tool_sources.borrow_mut().push(source);
+    }
+
+    /// Adds a section to the system prompt of every later request where
+    /// `source` returns one.
+    pub fn add_prompt_source(&self, source: PromptSource) {
+        self.prompt_sources.borrow_mut().push(source);
     }
 
     async fn load(&self) {
@@ -488,13 +533,16 @@ impl Assistant {
     /// The estimated context of the next request in `conversation`.
     pub fn context_estimate(&self, conversation: &Conversation) -> ContextEstimate {
         let sources = self.tool_sources.borrow();
+        let prompts = self.prompt_sources.borrow();
         let env = Env {
             rt: &self.rt,
             sources: &sources,
+            prompts: &prompts,
         };
         let lookup = |id: &SkillId| env.skill(id);
         let extra = env.extra_tools(conversation);
-        estimate_request(&build_request(conversation, &lookup, &extra))
+        let additions = env.system_additions(conversation);
+        estimate_request(&build_request(conversation, &lookup, &extra, &additions))
     }
 
     // ----- the provider and settings -----
@@ -591,9 +639,11 @@ impl Assistant {
         }
         let session = sessions.get_mut(id).ok_or(AssistantError::Busy)?;
         let sources = self.tool_sources.borrow();
+        let prompts = self.prompt_sources.borrow();
         let env = Env {
             rt: &self.rt,
             sources: &sources,
+            prompts: &prompts,
         };
         Ok(f(session, &env))
     }
@@ -663,9 +713,11 @@ impl Assistant {
                 return;
             };
             let sources = self.tool_sources.borrow();
+            let prompts = self.prompt_sources.borrow();
             let env = Env {
                 rt: &self.rt,
                 sources: &sources,
+                prompts: &prompts,
             };
             s.agent.handle(event, &env)
         };

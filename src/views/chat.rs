@@ -17,6 +17,10 @@ use wasm_bindgen::JsCast;
 
 use crate::assistant::{Assistant, use_assistant};
 use crate::icons::Icon;
+// MCP (issue 8): apps under results, prompts as commands, attachments.
+use crate::mcp::apps::McpAppSlot;
+use crate::mcp::composer::{AttachmentChips, ResourcePicker, prompt_suggestions};
+use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
 use crate::storage::ACTIVITY;
 use crate::views::approval::InlineApprovals;
@@ -207,7 +211,11 @@ pub fn ChatView() -> impl IntoView {
                             Item::Message { id } => view! { <MessageView conversation=conversation message_id=id/> }.into_any(),
                             Item::Command(record) => {
                                 let icon = skill_face(&use_runtime(), record.skill_id.as_str()).map(|f| f.1).unwrap_or_default();
-                                view! { <ResultCard record=*record icon=icon on_undo=on_undo/> }.into_any()
+                                let app = (*record).clone();
+                                view! {
+                                    <ResultCard record=*record icon=icon on_undo=on_undo/>
+                                    <McpAppSlot record=app/>
+                                }.into_any()
                             }
                         }
                     />
@@ -319,6 +327,18 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
             conversation.with(|c| c.as_ref().map(|c| a.context_estimate(c)))
         })
     };
+    // The Agent Skill the conversation works as (a specialist), if any.
+    let specialist = {
+        let rt = rt.clone();
+        move || {
+            let skills = rt.agent_skills();
+            skills.version.track();
+            conversation.with(|c| {
+                c.as_ref()
+                    .and_then(|c| skills.model_turn(&c.id, &[]).specialist)
+            })
+        }
+    };
     let window = {
         let s = a.settings;
         move || s.with(|s| s.context_window)
@@ -326,6 +346,12 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
     view! {
         <header class="chat-head">
             <h1 class="chat-title">{title}</h1>
+            {move || specialist().map(|name| view! {
+                <span class="active-skill" data-active-skill=name.clone() title="The Agent Skill this conversation works with: its instructions are in the system prompt">
+                    <Icon name="sparkle"/>
+                    <span>{format!("Skill: {name}")}</span>
+                </span>
+            })}
             <ul class="skill-chips" aria-label="Loaded skills">
                 <For
                     each=chips
@@ -578,7 +604,15 @@ fn UserMessage(
     let editing = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
     let error: RwSignal<Option<String>> = RwSignal::new(None);
-    let text = move || message.with(|m| m.as_ref().map(|m| m.content.clone()).unwrap_or_default());
+    let full = move || message.with(|m| m.as_ref().map(|m| m.content.clone()).unwrap_or_default());
+    // Attached server resources travel in the message after its text; the
+    // bubble shows the text and how many went with it.
+    let text = move || split_attachments(&full()).0.to_string();
+    let attached = move || {
+        let content = full();
+        let tail = split_attachments(&content).1;
+        tail.matches(ATTACHMENT_OPEN).count()
+    };
     let edit_box = NodeRef::<html::Textarea>::new();
     Effect::new(move |_| {
         if editing.get()
@@ -602,7 +636,10 @@ fn UserMessage(
             let Some(c) = conversation.get_untracked() else {
                 return;
             };
-            match a.edit_and_resend(&c.id, &draft.get_untracked()) {
+            let content = full();
+            let tail = split_attachments(&content).1;
+            let message = format!("{}{tail}", draft.get_untracked());
+            match a.edit_and_resend(&c.id, &message) {
                 Ok(()) => {
                     editing.set(false);
                     error.set(None);
@@ -615,7 +652,15 @@ fn UserMessage(
         <div class="message user" data-role="user">
             <Show
                 when=move || editing.get()
-                fallback=move || view! { <div class="bubble">{text}</div> }
+                fallback=move || view! {
+                    <div class="bubble">{text}</div>
+                    {move || (attached() > 0).then(|| view! {
+                        <p class="muted attached-count"><Icon name="paperclip"/>{match attached() {
+                            1 => " 1 resource attached".to_string(),
+                            n => format!(" {n} resources attached"),
+                        }}</p>
+                    })}
+                }
             >
                 <div class="bubble editing">
                     <textarea
@@ -741,7 +786,11 @@ fn AssistantMessage(
                             // The approval's call carries the id the log gave it.
                             let waiting = call.state == hearth_core::agent::CallState::Waiting
                                 && a.logged_id(&conv, &call.id).is_some_and(|l| asking.contains(&l));
-                            view! { <ToolCallCard call=call skill=face.unwrap_or_default() asking=waiting/> }
+                            let app = app_record(&rt2, &a, &conv, &call);
+                            view! {
+                                <ToolCallCard call=call skill=face.unwrap_or_default() asking=waiting/>
+                                {app.map(|record| view! { <McpAppSlot record=record/> })}
+                            }
                         }).collect_view()
                     }
                 }
@@ -784,6 +833,45 @@ fn AssistantMessage(
             </div>
         </div>
     }
+}
+
+/// How an attachment starts in a message (core's `attachments_text`).
+const ATTACHMENT_OPEN: &str = "<attachment server=";
+
+/// A person's message as (what they wrote, the attachments after it,
+/// with the blank line before them).
+fn split_attachments(content: &str) -> (&str, &str) {
+    match content.find(&format!("\n\n{ATTACHMENT_OPEN}")) {
+        Some(i) => content.split_at(i),
+        None => (content, ""),
+    }
+}
+
+/// A finished call of an MCP tool as the activity record its app view
+/// reads (the id the log gave it, so the server's original answer is
+/// found); `None` for every other call.
+fn app_record(
+    rt: &Runtime,
+    a: &Assistant,
+    conversation_id: &str,
+    call: &hearth_core::agent::ToolCallRecord,
+) -> Option<ActivityRecord> {
+    let result = call.result.clone()?;
+    let skill = rt.registry().get_str(&call.name).cloned()?;
+    if !matches!(skill.kind, hearth_core::SkillKind::Mcp { .. }) {
+        return None;
+    }
+    Some(ActivityRecord {
+        id: a
+            .logged_id(conversation_id, &call.id)
+            .unwrap_or_else(|| call.id.clone()),
+        skill_id: skill.id.clone(),
+        skill_name: skill.name.clone(),
+        tier: Some(skill.tier),
+        origin: CallOrigin::Model,
+        arguments: call.arguments.clone(),
+        result,
+    })
 }
 
 /// Skills whose id or name starts with what follows the slash.
@@ -866,7 +954,28 @@ fn Composer(
             rt.registry().iter().cloned().collect::<Vec<_>>()
         })
     };
-    let matches = Memo::new(move |_| skills.with(|s| suggestions(s, &text.get())));
+    // Prompts of connected MCP servers are `/server:prompt` commands too.
+    let mcp = use_mcp();
+    let prompt_commands = {
+        let mcp = mcp.clone();
+        Memo::new(move |_| mcp.prompt_commands())
+    };
+    let matches = Memo::new(move |_| {
+        let line = text.get();
+        let mut all = skills.with(|s| suggestions(s, &line));
+        all.extend(
+            prompt_commands
+                .with(|c| prompt_suggestions(c, &line))
+                .into_iter()
+                .map(|(command, label)| (command, label, "chat".to_string())),
+        );
+        all
+    });
+    // Server resources attached to the next message.
+    let attachments = RwSignal::new(Vec::new());
+    let picking = RwSignal::new(false);
+    let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let progress = mcp.progress();
     let found = {
         let rt = rt.clone();
         let permissions = rt.versions().permissions;
@@ -887,6 +996,13 @@ fn Composer(
             })
         })
     };
+
+    // The progress line belongs to the work under way only.
+    Effect::new(move |_| {
+        if !busy.get() && !running.get() {
+            progress.set(None);
+        }
+    });
 
     let open_form = move |id: &str| {
         let skill = skills.with_untracked(|s| s.iter().find(|s| s.id.as_str() == id).cloned());
@@ -919,9 +1035,19 @@ fn Composer(
                     let Some(id) = a.commit_current(&line) else {
                         return;
                     };
-                    match a.send(&id, &line) {
+                    // Attached resources go with this message, after its text.
+                    let attached = attachments.with_untracked(|l| {
+                        (!l.is_empty()).then(|| hearth_core::mcp::composer::attachments_text(l))
+                    });
+                    let message = match attached {
+                        Some(t) => format!("{line}\n\n{t}"),
+                        None => line.clone(),
+                    };
+                    match a.send(&id, &message) {
                         Ok(()) => {
                             text.set(String::new());
+                            attachments.set(Vec::new());
+                            notice.set(None);
                             error.set(None);
                         }
                         Err(e) => error.set(Some(e.to_string())),
@@ -939,6 +1065,35 @@ fn Composer(
                 }
                 return;
             };
+            if parsed.name.contains(':') {
+                // A server's prompt: its text replaces the command.
+                let found = prompt_commands
+                    .with_untracked(|c| c.iter().find(|c| c.command == parsed.name).cloned());
+                let Some(cmd) = found else {
+                    error.set(Some(format!(
+                        "No connected server offers the prompt /{}; type / to see what is offered.",
+                        parsed.name
+                    )));
+                    return;
+                };
+                error.set(None);
+                busy.set(true);
+                let mcp = mcp.clone();
+                spawn_local(async move {
+                    match mcp.run_prompt(&cmd, &parsed.input).await {
+                        Ok(prompt) => {
+                            text.set(prompt);
+                            notice.set(Some(format!(
+                                "The prompt {} of {} is in the composer; edit it and send it to the assistant.",
+                                cmd.title, cmd.server
+                            )));
+                        }
+                        Err(e) => error.set(Some(e)),
+                    }
+                    busy.set(false);
+                });
+                return;
+            }
             // Agent Skills: `/name` activates the installed skill of that
             // name (also one hidden from the model), unless a skill id has it.
             let package_name = (rt.registry().get_str(&parsed.name).is_none()
@@ -967,6 +1122,8 @@ fn Composer(
                 }
             };
             error.set(None);
+            notice.set(None);
+            progress.set(None);
             run_skill(
                 a.clone(),
                 commands,
@@ -1131,7 +1288,15 @@ fn Composer(
                     }.into_any()
                 }
             })}
+            <AttachmentChips attachments=attachments/>
             <div class="composer-row">
+                <button
+                    type="button"
+                    class="icon-button attach-button"
+                    aria-label="Attach a resource"
+                    title="Attach a resource from an MCP server"
+                    on:click=move |_| picking.set(true)
+                ><Icon name="paperclip"/></button>
                 <textarea
                     class="composer-input"
                     rows="1"
@@ -1166,6 +1331,12 @@ fn Composer(
             <Show when=move || error.get().is_some()>
                 <p class="inline-error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
+            <Show when=move || notice.get().is_some()>
+                <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || (busy.get() || running.get()) && progress.get().is_some()>
+                <p class="muted progress-line" role="status">{move || progress.get().unwrap_or_default()}</p>
+            </Show>
             <p class="hint">
                 {move || if has_model.get() {
                     view! { <kbd>"Enter"</kbd>" sends · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Esc"</kbd>" stops · "<kbd>"/"</kbd>" runs a skill · "<kbd>"Ctrl"</kbd>"+"<kbd>"Shift"</kbd>"+"<kbd>"O"</kbd>" new chat" }.into_any()
@@ -1174,6 +1345,13 @@ fn Composer(
                 }}
             </p>
         </form>
+        // Outside the form: the picker's buttons must not submit it.
+        <Show when=move || picking.get()>
+            <ResourcePicker
+                on_pick=Callback::new(move |a| attachments.update(|l| l.push(a)))
+                on_close=Callback::new(move |_| picking.set(false))
+            />
+        </Show>
         {move || form_skill.get().map(|skill| view! {
             <SkillFormDialog skill=skill on_run=on_form_run on_close=Callback::new(move |_| form_skill.set(None))/>
         })}

@@ -29,7 +29,7 @@ fn count(bpe: &CoreBPE, text: &str) -> usize {
 
 fn opening_context(bpe: &CoreBPE) {
     let conversation = Conversation::new("bench", 0.0);
-    let discovery = prompt::build_request(&conversation, &|_| None, &[]);
+    let discovery = prompt::build_request(&conversation, &|_| None, &[], &[]);
     println!("Opening context tokens (system prompt + tools), o200k_base:");
     println!(
         "  {:>7}  {:>18} {:>18}  {:>18} {:>18}",

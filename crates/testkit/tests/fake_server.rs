@@ -758,8 +758,10 @@ fn every_bundled_script_loads() {
     assert_eq!(
         names,
         [
+            "agent-skill.json",
             "approval.json",
             "errors.json",
+            "mcp-echo.json",
             "percent.json",
             "self-approve.json",
             "slow.json"

@@ -43,6 +43,12 @@ pub trait LoopEnv {
     fn extra_tools(&self, _conversation: &Conversation) -> Vec<SkillDefinition> {
         Vec::new()
     }
+    /// Sections appended to the system prompt for this request, e.g. the
+    /// Agent Skills catalog or the instructions of the MCP servers whose
+    /// tools are loaded.
+    fn system_additions(&self, _conversation: &Conversation) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -256,7 +262,13 @@ impl AgentLoop {
     pub fn context_estimate(&self, env: &dyn LoopEnv) -> crate::tokens::ContextEstimate {
         let extra = env.extra_tools(&self.conversation);
         let lookup = |id: &SkillId| env.skill(id);
-        crate::tokens::estimate_request(&build_request(&self.conversation, &lookup, &extra))
+        let additions = env.system_additions(&self.conversation);
+        crate::tokens::estimate_request(&build_request(
+            &self.conversation,
+            &lookup,
+            &extra,
+            &additions,
+        ))
     }
 
     pub fn set_provider(&mut self, provider: Box<dyn Protocol>) {
@@ -354,7 +366,8 @@ impl AgentLoop {
         let now = env.now_unix_ms();
         let extra = env.extra_tools(&self.conversation);
         let lookup = |id: &SkillId| env.skill(id);
-        let request = build_request(&self.conversation, &lookup, &extra);
+        let additions = env.system_additions(&self.conversation);
+        let request = build_request(&self.conversation, &lookup, &extra, &additions);
         self.offered = request.tools.iter().map(|t| t.name.clone()).collect();
         let http = self.provider.chat_request(&request);
         let id = self.conversation.next_message_id();

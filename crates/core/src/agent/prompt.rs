@@ -39,14 +39,26 @@ pub fn tools_for_turn(
     tools
 }
 
+/// The system prompt with the sections other parts add for this request
+/// (empty ones are skipped), each after a blank line.
+pub fn system_with(conversation: &Conversation, additions: &[String]) -> String {
+    let mut system = system_prompt(conversation);
+    for section in additions.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        system.push_str("\n\n");
+        system.push_str(section);
+    }
+    system
+}
+
 /// The whole request for the next step.
 pub fn build_request(
     conversation: &Conversation,
     lookup: &dyn Fn(&SkillId) -> Option<SkillDefinition>,
     extra: &[SkillDefinition],
+    additions: &[String],
 ) -> ChatRequest {
     ChatRequest {
-        system: system_prompt(conversation),
+        system: system_with(conversation, additions),
         messages: conversation.to_wire(),
         tools: tools_for_turn(conversation, lookup, extra),
     }
@@ -87,5 +99,12 @@ mod tests {
         assert_eq!(system_prompt(&c), SYSTEM_PROMPT);
         c.settings.system_prompt = Some("Be terse.".into());
         assert_eq!(system_prompt(&c), "Be terse.");
+        assert_eq!(
+            system_with(
+                &c,
+                &["".into(), " <available_skills/> ".into(), "MCP".into()]
+            ),
+            "Be terse.\n\n<available_skills/>\n\nMCP"
+        );
     }
 }
