@@ -187,8 +187,14 @@ async fn security_headers(
         set(h, "cross-origin-resource-policy", "same-origin");
         set(h, "x-frame-options", "DENY");
     }
-    if is_sandbox_path(&path) {
+    if path == format!("/{SANDBOX_PAGE}") {
         h.insert(header::CONTENT_SECURITY_POLICY, state.sandbox_csp.clone());
+        set(h, "permissions-policy", SANDBOX_PERMISSIONS);
+    } else if is_sandbox_path(&path) {
+        // Other sandbox pages (the MCP Apps host) carry their own fetch
+        // policy in a meta tag, built for the app they hold; the header
+        // still makes them an opaque origin even when opened directly.
+        set(h, "content-security-policy", FRAME_SANDBOX_CSP);
         set(h, "permissions-policy", SANDBOX_PERMISSIONS);
     } else if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
         h.insert(header::CONTENT_SECURITY_POLICY, state.csp());
@@ -242,6 +248,10 @@ fn is_api_path(path: &str) -> bool {
 fn is_sandbox_path(path: &str) -> bool {
     path.starts_with("/sandbox/")
 }
+
+/// The header policy of sandbox pages other than the code sandbox: an
+/// opaque origin, framed only by Hearth.
+pub const FRAME_SANDBOX_CSP: &str = "sandbox allow-scripts; frame-ancestors 'self'";
 
 /// Powerful features the sandbox never needs.
 const SANDBOX_PERMISSIONS: &str = "camera=(), microphone=(), geolocation=(), usb=(), serial=(), hid=(), payment=(), display-capture=()";
@@ -543,6 +553,12 @@ mod tests {
             "cross-origin"
         );
         assert_eq!(header(&sandbox, "x-frame-options"), "");
+        // Not the code sandbox: an opaque origin framed only by Hearth, its
+        // fetch policy left to the page's own meta tag.
+        assert_eq!(
+            header(&sandbox, "content-security-policy"),
+            FRAME_SANDBOX_CSP
+        );
     }
 
     #[tokio::test]
