@@ -24,6 +24,7 @@ use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
 use crate::storage::ACTIVITY;
 use crate::views::approval::InlineApprovals;
+use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
 use crate::views::card::{ResultCard, ToolCallCard};
 use crate::views::conversations::ConversationList;
 use crate::views::skill_form::SkillFormDialog;
@@ -81,6 +82,9 @@ fn skill_face(rt: &Runtime, id: &str) -> Option<(String, String)> {
 pub fn ChatView() -> impl IntoView {
     let rt = use_runtime();
     let a = use_assistant();
+    // Files attached or dropped here go to the next code run (issue 6).
+    let files = Attachments::default();
+    provide_context(files);
     // The commands the person ran in conversations, from the activity log.
     let commands: RwSignal<Vec<ActivityRecord>> = RwSignal::new(Vec::new());
     let load_error: RwSignal<Option<String>> = RwSignal::new(None);
@@ -182,7 +186,14 @@ pub fn ChatView() -> impl IntoView {
     view! {
         <div class="chat-layout">
             <ConversationList/>
-            <section class="chat" aria-label="Chat">
+            <section
+                class="chat"
+                aria-label="Chat"
+                class:dragging=move || files.dragging()
+                on:dragover=files.on_drag_over()
+                on:dragleave=files.on_drag_leave()
+                on:drop=files.on_drop()
+            >
                 <ChatHeader conversation=conversation has_model=has_model/>
                 <OfferBanner/>
                 <div
@@ -222,6 +233,7 @@ pub fn ChatView() -> impl IntoView {
                     <InlineApprovals conversation_id=conv_id/>
                     <TurnStatus conversation=conversation/>
                 </div>
+                <crate::views::code::PythonStatus/>
                 <Composer commands=commands conversation=conversation has_model=has_model/>
                 <DeletedToast/>
             </section>
@@ -974,6 +986,7 @@ fn Composer(
     // Server resources attached to the next message.
     let attachments = RwSignal::new(Vec::new());
     let picking = RwSignal::new(false);
+    let files = use_attachments();
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let progress = mcp.progress();
     let found = {
@@ -1121,6 +1134,11 @@ fn Composer(
                     return;
                 }
             };
+            // Attached files go to the next code run, and only to it.
+            let (args, handed) = files.hand_to(skill.id.as_str(), args);
+            if handed {
+                files.spent();
+            }
             error.set(None);
             notice.set(None);
             progress.set(None);
@@ -1288,15 +1306,17 @@ fn Composer(
                     }.into_any()
                 }
             })}
+            <AttachmentList/>
             <AttachmentChips attachments=attachments/>
             <div class="composer-row">
+                <AttachButton/>
                 <button
                     type="button"
                     class="icon-button attach-button"
                     aria-label="Attach a resource"
                     title="Attach a resource from an MCP server"
                     on:click=move |_| picking.set(true)
-                ><Icon name="paperclip"/></button>
+                ><Icon name="server"/></button>
                 <textarea
                     class="composer-input"
                     rows="1"
