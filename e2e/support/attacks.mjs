@@ -70,9 +70,14 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
     expect(canary.hits()).toEqual([]);
     for (const output of outputs) expect(output).not.toContain(SECRET);
     const after = await appData(page);
+    // The app itself stamps the conversation the commands ran in; that
+    // time is the only field anything but the sandbox may change.
+    const unstamped = (store, r) => (store === 'conversations' ? { ...r, updated_at_ms: 0 } : r);
     for (const [store, records] of Object.entries(before)) {
       for (const record of records) {
-        expect(after[store], `${store} keeps ${record.id}`).toContainEqual(record);
+        expect(after[store].map((r) => unstamped(store, r)), `${store} keeps ${record.id}`).toContainEqual(
+          unstamped(store, record),
+        );
       }
     }
     // Only the runs themselves were added to the log.

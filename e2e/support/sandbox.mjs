@@ -17,6 +17,9 @@ export async function runSkill(page, skill, args, { timeout = 60_000 } = {}) {
   const card = cards.nth(before);
   await card.waitFor({ timeout });
   const status = await card.getAttribute('data-status');
+  // Long outputs are shown collapsed; read them whole.
+  const more = card.getByText(/^Show all \(/);
+  if (await more.count()) await more.first().click();
   const output = await card.locator('.card-body > dd').last().innerText();
   return { card, status, output };
 }
