@@ -73,6 +73,8 @@ export function precache(dir) {
 export function buildWithRuntime(files) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-python-build-'));
   fs.cpSync(hearthDist, dir, { recursive: true });
+  // Only the given files make up the runtime, whatever the build carries.
+  fs.rmSync(path.join(dir, 'pyodide'), { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'pyodide'), { recursive: true });
   for (const [name, bytes] of Object.entries(files)) fs.writeFileSync(path.join(dir, 'pyodide', name), bytes);
   precache(dir);
