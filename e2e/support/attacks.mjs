@@ -74,14 +74,18 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
     // time is the only field anything but the sandbox may change.
     const unstamped = (store, r) => (store === 'conversations' ? { ...r, updated_at_ms: 0 } : r);
     for (const [store, records] of Object.entries(before)) {
+      // The usage counters count these very runs; checked below.
+      if (store === 'usage') continue;
       for (const record of records) {
         expect(after[store].map((r) => unstamped(store, r)), `${store} keeps ${record.id}`).toContainEqual(
           unstamped(store, record),
         );
       }
     }
-    // Only the runs themselves were added to the log.
+    // Only the runs themselves were added to the log and the counters.
     expect(after.activity.length).toBe(before.activity.length + ran);
+    const uses = (data) => (data.usage ?? []).reduce((sum, u) => sum + u.count, 0);
+    expect(uses(after)).toBe(uses(before) + ran);
     expect(await page.evaluate(() => localStorage.getItem('hearth-secret'))).toBe(SECRET);
     expect(await page.evaluate(() => document.cookie)).toContain(SECRET);
     await saveScreenshot(page, screenshot);
