@@ -136,8 +136,3 @@ pub fn is_online() -> bool {
 pub fn provide_online() {
     let _ = state();
 }
-
-/// The online status as a signal for views.
-pub fn use_online() -> Signal<bool> {
-    online()
-}

@@ -90,12 +90,10 @@ fn stamp() -> Stamp {
 }
 
 fn storage_failure(e: StorageError) -> SkillError {
-    let text = e.to_string();
-    // Most storage errors already say that nothing changed; say it once.
-    if text.contains("nothing was changed") || text.contains("Nothing was changed") {
-        SkillError::new(text)
+    if e.says_nothing_changed() {
+        SkillError::new(e.to_string())
     } else {
-        SkillError::new(format!("{text}; nothing was changed"))
+        SkillError::new(format!("{e}; nothing was changed"))
     }
 }
 

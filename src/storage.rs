@@ -278,6 +278,21 @@ pub enum StorageError {
     Decode(String),
 }
 
+impl StorageError {
+    /// Whether the message already tells the person their data is as it
+    /// was, so callers need not say it again.
+    pub fn says_nothing_changed(&self) -> bool {
+        match self {
+            StorageError::Migration { .. } | StorageError::Quota | StorageError::Closed => true,
+            StorageError::Open(_)
+            | StorageError::NewerData
+            | StorageError::Write(_)
+            | StorageError::Read(_)
+            | StorageError::Decode(_) => false,
+        }
+    }
+}
+
 /// The DOM exception's name and message, if `e` holds one.
 fn exception(e: &idb::Error) -> Option<(String, String)> {
     let js: Option<&JsValue> = match e {

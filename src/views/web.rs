@@ -15,7 +15,6 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::icons::Icon;
-use crate::online::use_online;
 use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
 
@@ -530,7 +529,7 @@ pub fn SearchBackendPanel() -> impl IntoView {
 /// A quiet note in the shell while the device is offline.
 #[component]
 pub fn OfflineIndicator() -> impl IntoView {
-    let online = use_online();
+    let online = crate::online::online();
     view! {
         <Show when=move || !online.get()>
             <div class="offline-indicator" role="status" title="No network connection. Everything local works; web skills wait until you are back online.">
@@ -544,7 +543,7 @@ pub fn OfflineIndicator() -> impl IntoView {
 /// The Skills panel's note on the network tier while offline.
 #[component]
 pub fn OfflineNote() -> impl IntoView {
-    let online = use_online();
+    let online = crate::online::online();
     view! {
         <Show when=move || !online.get()>
             <p class="offline-note" role="status">
