@@ -383,9 +383,14 @@ pub fn title_from_first_message(text: &str) -> String {
     let cleaned: String = line
         .trim_start_matches(['#', '>', '-', '*', ' '])
         .chars()
-        .filter(|c| !matches!(c, '*' | '_' | '`'))
+        .filter(|c| !matches!(c, '*' | '`'))
         .collect();
-    let words: Vec<&str> = cleaned.split_whitespace().collect();
+    // `_emphasis_` loses its underscores; `snake_case` names keep theirs.
+    let words: Vec<&str> = cleaned
+        .split_whitespace()
+        .map(|w| w.trim_matches('_'))
+        .filter(|w| !w.is_empty())
+        .collect();
     let mut title = String::new();
     for w in &words {
         let extra = if title.is_empty() { 0 } else { 1 };
@@ -621,6 +626,7 @@ mod tests {
         let cases = [
             ("What's 15% of 847?", "What's 15% of 847?"),
             ("  # **Plan** my   trip\nto Lisbon", "Plan my trip"),
+            ("/read_file _now_ please", "/read_file now please"),
             ("```rust\nfn main() {}\n```", "fn main() {}"),
             (
                 "Could you please help me compare these three laptops for battery life and weight",
