@@ -123,4 +123,15 @@ fn discover_skills_latency_at_10000_skills() {
         samples[samples.len() - 1],
         mean,
     );
+    console_log!(
+        "BENCH {}",
+        serde_json::json!({
+            "figure": format!("discover_skills at {} skills in the browser, median", index.len()),
+            "value": percentile(&samples, 0.5),
+            "unit": "ms",
+            "goal": {"max": 2.0},
+            "detail": format!("{} queries x {rounds}; p95 {:.3} ms, mean {mean:.3} ms; index build {build_ms:.0} ms",
+                queries.len(), percentile(&samples, 0.95)),
+        })
+    );
 }

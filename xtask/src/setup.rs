@@ -207,3 +207,13 @@ pub fn browser() -> Result<(), Failure> {
         Ok(())
     })
 }
+
+/// The MCP servers and conformance suite the MCP tests and benches run
+/// against (npm and PyPI registries only; quick when in place). The tests
+/// themselves install nothing: without these they fail with what is
+/// missing.
+pub fn mcp_peers() -> Result<(), Failure> {
+    let script = repo_root().join("crates/proxy/tests/mcp-peers/install.sh");
+    run(Command::new("sh").arg(&script))?;
+    run(Command::new("sh").arg(&script).arg("--check"))
+}

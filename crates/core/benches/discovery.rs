@@ -8,6 +8,10 @@ mod eval;
 
 use std::time::Instant;
 
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
+
 use eval::LabelledQuery;
 use hearth_core::discovery::{self, Expansions, SkillIndex, Weights};
 
@@ -18,6 +22,11 @@ fn recall_line(label: &str, index: &SkillIndex, queries: &[LabelledQuery]) {
         "  {label:<28} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
         queries.len()
     );
+    if !label.starts_with(' ') {
+        let n = format!("{} labelled queries", queries.len());
+        figure(&format!("discovery recall@1, {label}"), r1, "", None, &n);
+        figure(&format!("discovery recall@3, {label}"), r3, "", None, &n);
+    }
 }
 
 fn quality() {
@@ -157,6 +166,17 @@ fn latency() {
         queries.len()
     );
     println!("  index build            {build_ms:.1} ms");
+    figure(
+        &format!("discover_skills at {} skills, native, median", index.len()),
+        percentile(&samples, 0.5),
+        "ms",
+        None,
+        &format!(
+            "{} queries x 20; p95 {:.3} ms; index build {build_ms:.1} ms",
+            queries.len(),
+            percentile(&samples, 0.95)
+        ),
+    );
     println!(
         "  discover_skills        median {:.3} ms  p95 {:.3} ms  max {:.3} ms",
         percentile(&samples, 0.5),

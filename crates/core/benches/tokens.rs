@@ -11,6 +11,10 @@ mod eval;
 use hearth_core::agent::{Conversation, prompt};
 use hearth_core::providers::{ChatRequest, Protocol, Provider, ProviderConfig, ToolSpec, preset};
 use hearth_core::tokens::estimate_tokens;
+
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
@@ -55,6 +59,23 @@ fn opening_context(bpe: &CoreBPE) {
             "  {n:>7}  {:>18} {:>18}  {:>18} {:>18}",
             row[0], row[1], row[2], row[3]
         );
+        if n == 10_000 {
+            let detail = "system prompt + tools, o200k_base, OpenAI shape";
+            figure(
+                "opening context at 10,000 skills with discover_skills",
+                row[0] as f64,
+                "tokens",
+                None,
+                detail,
+            );
+            figure(
+                "opening context at 10,000 skills with every tool upfront",
+                row[1] as f64,
+                "tokens",
+                None,
+                detail,
+            );
+        }
     }
     let user = "What's 15% of 847?";
     println!(
@@ -128,6 +149,13 @@ fn estimator_error(bpe: &CoreBPE) {
         "  all samples: median |err| {:.1}%, p90 |err| {:.1}%",
         all_abs[all_abs.len() / 2] * 100.0,
         all_abs[all_abs.len() * 9 / 10] * 100.0
+    );
+    figure(
+        "token estimate vs o200k_base, median |error|",
+        all_abs[all_abs.len() / 2] * 100.0,
+        "%",
+        None,
+        &format!("p90 {:.1}%", all_abs[all_abs.len() * 9 / 10] * 100.0),
     );
     let all_tools: Vec<ToolSpec> = catalog.iter().map(ToolSpec::from_skill).collect();
     let whole = serde_json::to_string(&all_tools).unwrap();
