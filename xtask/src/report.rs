@@ -24,6 +24,8 @@ pub struct LevelRun {
     pub skipped: Vec<Skipped>,
     /// Things that went wrong outside any one test, in words.
     pub problems: Vec<String>,
+    /// The id of every test the output names, whatever its outcome.
+    pub ran: Vec<String>,
 }
 
 /// The sums a level adds to the closing line.
@@ -153,12 +155,22 @@ impl AllowList {
         self.entries.iter().any(|(l, i)| l == level && i == id)
     }
 
-    /// Entries of `level` that match no skip of `run`: a test that was
-    /// fixed (or renamed) must leave the list too.
+    /// Entries of `level` that match no skip of `run`, although their
+    /// test binary or spec file ran: a test that was fixed (or renamed)
+    /// must leave the list too. (A partial run that left the file out says
+    /// nothing about its entries.)
     pub fn stale(&self, level: &str, run: &LevelRun) -> Vec<String> {
+        let group = |id: &str| {
+            id.split(" > ")
+                .next()
+                .and_then(|g| g.split(' ').next())
+                .unwrap_or(id)
+                .to_string()
+        };
         self.entries
             .iter()
             .filter(|(l, i)| l == level && !run.skipped.iter().any(|s| &s.id == i))
+            .filter(|(_, i)| run.ran.iter().any(|r| group(r) == group(i)))
             .map(|(_, i)| i.clone())
             .collect()
     }
@@ -211,6 +223,7 @@ pub fn parse_cargo(output: &str) -> Option<LevelRun> {
         } else {
             format!("{binary} {name}")
         };
+        run.ran.push(id.clone());
         if status == "FAILED" {
             run.failures.push(id);
         } else if let Some(why) = status.strip_prefix("ignored") {
@@ -330,6 +343,7 @@ fn walk_suite(suite: &serde_json::Value, path: &mut Vec<String>, run: &mut Level
             .into_iter()
             .flatten()
         {
+            run.ran.push(id.clone());
             match str_of(test, "status") {
                 "expected" => run.passed += 1,
                 "skipped" => run.skipped.push(Skipped {
@@ -366,12 +380,13 @@ fn walk_suite(suite: &serde_json::Value, path: &mut Vec<String>, run: &mut Level
 /// or, with none, that it never ran (an earlier test of its serial group
 /// failed, or the run stopped).
 fn skip_reason(test: &serde_json::Value) -> String {
-    for a in test
+    let annotations: Vec<&serde_json::Value> = test
         .get("annotations")
         .and_then(|a| a.as_array())
         .into_iter()
         .flatten()
-    {
+        .collect();
+    for a in &annotations {
         let kind = str_of(a, "type");
         if kind == "skip" || kind == "fixme" {
             let why = str_of(a, "description");
@@ -382,7 +397,11 @@ fn skip_reason(test: &serde_json::Value) -> String {
             };
         }
     }
-    "never ran: an earlier test of its serial group failed, or the run stopped".to_string()
+    if annotations.iter().any(|a| str_of(a, "type") == "serial") {
+        "never ran: an earlier test of its serial group failed".to_string()
+    } else {
+        "never ran: the run stopped before it".to_string()
+    }
 }
 
 /// A failed test's first error line, and where a screen comparison left its
@@ -569,11 +588,21 @@ error: 1 target failed:
     }
 
     #[test]
-    fn stale_entries_are_found() {
-        let allow = list("# gone\ne2e a.spec.mjs > fixed now\n");
+    fn stale_entries_are_found_when_their_file_ran() {
+        let allow = list("# gone\ne2e a.spec.mjs > fixed now\n\n# kept\nnative mcp_cli slow\n");
+        let ran = |ids: &[&str]| LevelRun {
+            ran: ids.iter().map(|s| s.to_string()).collect(),
+            ..LevelRun::default()
+        };
         assert_eq!(
-            allow.stale("e2e", &LevelRun::default()),
+            allow.stale("e2e", &ran(&["a.spec.mjs > fixed now", "a.spec.mjs > other"])),
             vec!["a.spec.mjs > fixed now"]
+        );
+        // A run without a.spec.mjs (a partial run) says nothing about it.
+        assert!(allow.stale("e2e", &ran(&["b.spec.mjs > x"])).is_empty());
+        assert_eq!(
+            allow.stale("native", &ran(&["mcp_cli fast"])),
+            vec!["mcp_cli slow"]
         );
     }
 
@@ -587,7 +616,8 @@ error: 1 target failed:
                     {"title": "breaks", "tests": [{"status": "unexpected", "annotations": [],
                         "results": [{"error": {"message": "\u{1b}[31mError: expect(page).toHaveScreenshot(expected)\u{1b}[39m\n\nmore"},
                         "attachments": [{"name": "skills-diff.png", "path": "/x/skills-diff.png"}]}]}]},
-                    {"title": "after it", "tests": [{"status": "skipped", "annotations": [], "results": []}]},
+                    {"title": "after it", "tests": [{"status": "skipped", "annotations": [{"type": "serial"}], "results": [{"status": "skipped"}]}]},
+                    {"title": "interrupted", "tests": [{"status": "skipped", "annotations": [], "results": []}]},
                     {"title": "known gap", "tests": [{"status": "skipped",
                         "annotations": [{"type": "fixme", "description": "no sandbox offline"}]}]},
                 ],
@@ -609,8 +639,12 @@ error: 1 target failed:
         assert!(run.failures[0].contains("cargo xtask baselines"));
         assert!(run.failures[1].starts_with("pwa.spec.mjs > inner > deep (flaky"));
         assert_eq!(run.skipped[0].id, "pwa.spec.mjs > after it");
-        assert!(run.skipped[0].reason.starts_with("never ran"));
-        assert_eq!(run.skipped[1].reason, "test.fixme: no sandbox offline");
+        assert_eq!(
+            run.skipped[0].reason,
+            "never ran: an earlier test of its serial group failed"
+        );
+        assert_eq!(run.skipped[1].reason, "never ran: the run stopped before it");
+        assert_eq!(run.skipped[2].reason, "test.fixme: no sandbox offline");
         assert_eq!(
             run.problems,
             vec!["Playwright reported an error outside any test: SyntaxError: bad spec"]
