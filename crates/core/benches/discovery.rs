@@ -3,6 +3,8 @@
 //!
 //! `cargo bench -p hearth-core --bench discovery`
 
+#[path = "../tests/support/collections.rs"]
+mod collections;
 #[path = "../tests/support/eval.rs"]
 mod eval;
 
@@ -190,8 +192,77 @@ fn latency() {
     println!("  add 20 skills          {add_ms:.2} ms   remove 20 skills {remove_ms:.2} ms");
 }
 
+/// Recall on the real Agent Skills collections installed under
+/// target/skill-collections, development set and set-aside queries; only
+/// the development misses are listed, since the set-aside ones must not
+/// steer the tuning.
+fn package_quality() {
+    let installed = collections::installed();
+    let packages = collections::packages(&installed);
+    let index = collections::index(&packages);
+    let names: Vec<String> = installed
+        .iter()
+        .map(|c| format!("{} ({})", c.name, c.packages.len()))
+        .collect();
+    println!(
+        "\nDiscovery quality on real Agent Skills collections: {} packages + {} built-ins",
+        packages.len(),
+        hearth_core::builtin::definitions().len()
+    );
+    println!("  collections: {}", names.join(", "));
+    let dev = collections::answerable(collections::development(), &installed);
+    let held = collections::answerable(collections::set_aside(), &installed);
+    for (label, queries) in [("development", &dev), ("set aside", &held)] {
+        let (r1, _) = collections::recall_at(&index, queries, 1);
+        let (r3, _) = collections::recall_at(&index, queries, 3);
+        println!(
+            "  {label:<12} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
+            queries.len()
+        );
+    }
+    println!("  weight variants (development set | set aside):");
+    let base = Weights::default();
+    let mut variants: Vec<(String, Weights)> = Vec::new();
+    for h in [0.0f32, 0.2, 0.6] {
+        let mut w = base;
+        w.field[6] = h;
+        variants.push((format!("headings weight {h}"), w));
+    }
+    for b in [0.5f32, 0.9] {
+        let mut w = base;
+        w.b[3] = b;
+        variants.push((format!("description b {b}"), w));
+    }
+    for k1 in [0.9f32, 1.6] {
+        variants.push((format!("k1 {k1}"), Weights { k1, ..base }));
+    }
+    for (label, w) in variants {
+        let mut index =
+            hearth_core::discovery::SkillIndex::build(&hearth_core::builtin::definitions())
+                .with_weights(w);
+        for p in &packages {
+            hearth_core::discovery::packages::index_package(&mut index, p, true);
+        }
+        let (d1, _) = collections::recall_at(&index, &dev, 1);
+        let (d3, _) = collections::recall_at(&index, &dev, 3);
+        let (h1, _) = collections::recall_at(&index, &held, 1);
+        let (h3, _) = collections::recall_at(&index, &held, 3);
+        println!("    {label:<22} r@1 {d1:.3}  r@3 {d3:.3}  |  r@1 {h1:.3}  r@3 {h3:.3}");
+    }
+    let (_, misses) = collections::recall_at(&index, &dev, 3);
+    println!("  development misses at 3:");
+    for (q, got) in misses {
+        println!("    {q:?} -> {got:?}");
+    }
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` does not run us.
+    if std::env::args().any(|a| a == "packages") {
+        package_quality();
+        return;
+    }
     quality();
+    package_quality();
     latency();
 }

@@ -94,7 +94,7 @@ impl Default for Weights {
     fn default() -> Self {
         Self {
             //        id   name tags desc  examples params headings
-            field: [2.0, 3.0, 2.0, 1.0, 1.2, 0.6, 0.4],
+            field: [2.0, 3.0, 2.0, 1.0, 1.2, 0.6, 0.2],
             b: [0.3, 0.3, 0.3, 0.75, 0.75, 0.75, 0.75],
             k1: 1.2,
             fuzzy1: 0.8,
