@@ -11,7 +11,8 @@ mod eval;
 use std::time::Instant;
 
 use eval::LabelledQuery;
-use hearth_core::discovery::{self, Expansions, SkillIndex, Weights};
+use hearth_core::discovery::packages::package_text;
+use hearth_core::discovery::{self, Expansions, PackageText, SkillIndex, Weights};
 
 fn recall_line(label: &str, index: &SkillIndex, queries: &[LabelledQuery]) {
     let (r1, _) = eval::recall_at(index, queries, 1);
@@ -190,6 +191,71 @@ fn latency() {
     }
     let remove_ms = t.elapsed().as_secs_f64() * 1e3;
     println!("  add 20 skills          {add_ms:.2} ms   remove 20 skills {remove_ms:.2} ms");
+    latency_with_packages(&mut index, &queries);
+}
+
+/// `discover_skills` over 10,000 tools and 1,000 Agent Skills packages
+/// (the real collections installed, then variants), and what one package
+/// import, switch or removal costs. The package texts are written to
+/// target/skill-collections/bench-packages.json for the browser bench.
+fn latency_with_packages(index: &mut SkillIndex, queries: &[String]) {
+    let installed = collections::installed();
+    let real = collections::packages(&installed);
+    let packages = collections::scaled_packages(&real, 1_000);
+    let texts: Vec<PackageText> = packages.iter().map(package_text).collect();
+    let out = collections::root().join("bench-packages.json");
+    std::fs::write(&out, serde_json::to_string(&texts).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    let t = Instant::now();
+    for p in &texts {
+        index.upsert_package(p);
+    }
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut all: Vec<String> = queries.to_vec();
+    all.extend(
+        collections::development()
+            .into_iter()
+            .chain(collections::set_aside())
+            .map(|q| q.query),
+    );
+    let enabled =
+        |s: &discovery::IndexedSkill| s.default_enabled || s.tier == hearth_core::Tier::Network;
+    for q in &all {
+        std::hint::black_box(discovery::discover(index, q, None, &enabled));
+    }
+    let mut samples = Vec::new();
+    for _ in 0..10 {
+        for q in &all {
+            let t = Instant::now();
+            std::hint::black_box(discovery::discover(index, q, None, &enabled));
+            samples.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    println!(
+        "\nLatency at {} entries ({} packages, {} real; {} queries x 10):",
+        index.len(),
+        texts.len(),
+        real.len(),
+        all.len()
+    );
+    println!("  add 1,000 packages     {build_ms:.1} ms");
+    println!(
+        "  discover_skills        median {:.3} ms  p95 {:.3} ms  max {:.3} ms",
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[samples.len() - 1]
+    );
+    // One package switched off and on, and one removed and re-imported:
+    // only its own postings move.
+    let one = &texts[texts.len() / 2];
+    let t = Instant::now();
+    for _ in 0..100 {
+        index.remove_package(&one.name);
+        index.upsert_package(one);
+    }
+    let toggle_us = t.elapsed().as_secs_f64() * 1e6 / 100.0;
+    println!("  disable + enable one package  {toggle_us:.0} µs");
 }
 
 /// Recall on the real Agent Skills collections installed under

@@ -162,7 +162,7 @@ pub struct IndexedPackage {
 }
 
 /// The searchable text of an Agent Skills package.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PackageText {
     pub name: String,
     /// The description the catalog would show.

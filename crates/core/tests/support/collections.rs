@@ -189,3 +189,35 @@ pub fn recall_at(
     }
     (hits as f64 / queries.len().max(1) as f64, misses)
 }
+
+/// About `n` packages: the real ones first, then copies of them with
+/// distinct names and a few distinct words, as a stand-in for a library
+/// grown by many teams' variants of the same skills.
+pub fn scaled_packages(real: &[SkillPackage], n: usize) -> Vec<SkillPackage> {
+    let teams = [
+        "north", "south", "east", "west", "alpha", "beta", "gamma", "delta", "core", "edge",
+    ];
+    let mut out: Vec<SkillPackage> = Vec::with_capacity(n);
+    let mut copy = 0usize;
+    while out.len() < n && !real.is_empty() {
+        for p in real {
+            if out.len() == n {
+                break;
+            }
+            let mut p = p.clone();
+            if copy > 0 {
+                let team = teams[(copy + out.len()) % teams.len()];
+                let name = format!("{}-{team}{copy}", p.name());
+                p.properties.name = name.clone();
+                p.folder = name;
+                p.properties.description = format!(
+                    "{} Maintained by the {team} team, edition {copy}.",
+                    p.properties.description
+                );
+            }
+            out.push(p);
+        }
+        copy += 1;
+    }
+    out
+}
