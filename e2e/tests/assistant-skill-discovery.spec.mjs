@@ -68,7 +68,7 @@ test('past the catalog threshold the model finds a package by paraphrase and act
     const activate = page.locator('.tool-card[data-skill="activate_skill"]');
     await expect(activate).toHaveAttribute('data-state', 'completed');
     const reply = page.locator('.message.assistant').last().locator('.message-text');
-    await expect(reply).toContainText('Read the total at the bottom first');
+    await expect(reply).toHaveText('I have the invoice-reader instructions now.');
     await expect(page.locator('.chat-head .active-skill')).toHaveAttribute('data-active-skill', 'invoice-reader');
     // The meter says what the added sections cost.
     await expect(page.locator('.token-meter')).toHaveAttribute('data-added', /^[1-9]\d*$/);
