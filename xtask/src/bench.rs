@@ -104,9 +104,10 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     })?;
     // Discovery's figures rank real Agent Skills collections; the native
     // discovery bench also writes the package texts the browser bench reads.
-    step("Agent Skills collections into target/skill-collections/", || {
-        crate::collections::install(None)
-    })?;
+    step(
+        "Agent Skills collections into target/skill-collections/",
+        || crate::collections::install(None),
+    )?;
     step("native benches (hearth-core)", || {
         for bench in [
             "call_path",

@@ -286,6 +286,32 @@ fn package_quality() {
             queries.len()
         );
     }
+    let registry: Vec<collections::Collection> = installed
+        .iter()
+        .filter(|c| collections::FROM_REGISTRIES.contains(&c.name.as_str()))
+        .map(|c| collections::Collection {
+            name: c.name.clone(),
+            packages: c.packages.clone(),
+        })
+        .collect();
+    let registry_index = collections::index(&collections::packages(&registry));
+    for (label, queries) in [
+        (
+            "development",
+            collections::answerable(collections::development(), &registry),
+        ),
+        (
+            "set aside",
+            collections::answerable(collections::set_aside(), &registry),
+        ),
+    ] {
+        let (r1, _) = collections::recall_at(&registry_index, &queries, 1);
+        let (r3, _) = collections::recall_at(&registry_index, &queries, 3);
+        println!(
+            "  registry collections only, {label:<12} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
+            queries.len()
+        );
+    }
     println!("  weight variants (development set | set aside):");
     let base = Weights::default();
     let mut variants: Vec<(String, Weights)> = Vec::new();
