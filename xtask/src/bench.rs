@@ -1,6 +1,6 @@
 //! `cargo xtask bench`: figures, never assertions. It builds what the
 //! steps use (the release app, the native `hearth`, the bare Leptos anchor,
-//! the MCP peers), runs each step, collects the figures the steps print,
+//! the MCP peers, the Agent Skills collections), runs each step, collects the figures the steps print,
 //! writes `target/bench/results.json`, prints a table, and after a full run
 //! keeps that table in `docs/benchmarks.md` with the date and the machine.
 //!
@@ -169,6 +169,8 @@ enum Need {
     LeptosAnchor,
     McpPeers,
     Browser,
+    /// The real Agent Skills collections discovery's figures rank.
+    Collections,
 }
 
 enum Kind {
@@ -259,15 +261,9 @@ fn steps() -> Vec<Step> {
             kind: Kind::Command(|r| wasm_bench("browser_bench")(r)),
         },
         Step {
-            id: "discovery-browser",
-            title: "discover_skills at 10,000 skills in the browser (wasm)",
-            needs: &[Need::Browser],
-            kind: Kind::Command(|r| wasm_bench("bench_discovery")(r)),
-        },
-        Step {
             id: "core",
             title: "hearth-core, native",
-            needs: &[],
+            needs: &[Need::Collections],
             kind: Kind::Command(|root| {
                 // One command for every core bench, so they share a build.
                 let mut cmd = Command::new("sh");
@@ -279,6 +275,13 @@ fn steps() -> Vec<Step> {
                     .current_dir(root);
                 cmd
             }),
+        },
+        Step {
+            id: "discovery-browser",
+            title: "discover_skills at 10,000 skills, then with 1,000 packages added, in the browser (wasm)",
+            // The core step's discovery bench writes the package texts it reads.
+            needs: &[Need::Browser, Need::Collections],
+            kind: Kind::Command(|r| wasm_bench("bench_discovery")(r)),
         },
         Step {
             id: "net",
@@ -654,6 +657,12 @@ fn build_needs(root: &Path, needs: &[Need], no_build: bool) -> Result<(), Failur
     if has(Need::Browser) {
         setup::browser()?;
     }
+    if has(Need::Collections) {
+        step(
+            "Agent Skills collections into target/skill-collections/",
+            || crate::collections::install(None),
+        )?;
+    }
     Ok(())
 }
 
@@ -738,7 +747,8 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     if partial {
         println!("{DOC} is written by full runs only (this one ran --only)");
     } else {
-        let text = format!("{}{table}", DOC_HEAD);
+        let existing = std::fs::read_to_string(root.join(DOC)).unwrap_or_default();
+        let text = splice_doc(&existing, &format!("{DOC_HEAD}{table}"));
         std::fs::write(root.join(DOC), text)
             .map_err(|e| Failure::new(format!("cannot write {DOC}: {e}")))?;
         println!("table written to {DOC}");
@@ -758,8 +768,32 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     }
 }
 
-const DOC_HEAD: &str = "# Benchmarks\n\n\
-Written by `cargo xtask bench` (do not edit by hand; run it again). Figures,\n\
+const DOC_START: &str = "<!-- cargo xtask bench: start -->";
+const DOC_END: &str = "<!-- cargo xtask bench: end -->";
+
+/// `doc` with the part between the markers replaced by `section` (the
+/// prose around it stays as written); with no markers yet, the section is
+/// added at the end, and a new file gets a title.
+pub fn splice_doc(doc: &str, section: &str) -> String {
+    let block = format!("{DOC_START}\n{section}{DOC_END}\n");
+    if let (Some(a), Some(b)) = (doc.find(DOC_START), doc.find(DOC_END))
+        && a < b
+    {
+        return format!(
+            "{}{block}{}",
+            &doc[..a],
+            doc[b + DOC_END.len()..].trim_start_matches('\n')
+        );
+    }
+    if doc.trim().is_empty() {
+        return format!("# Benchmarks\n\n{block}");
+    }
+    format!("{}\n\n{block}", doc.trim_end())
+}
+
+const DOC_HEAD: &str = "## Latest full run of `cargo xtask bench`\n\n\
+Written by `cargo xtask bench` between the markers (edit the prose outside\n\
+them; run the bench again for this part). Figures,\n\
 not assertions: each is the median of several runs unless its detail says\n\
 otherwise, and every comparison is a ratio against its anchor measured in the\n\
 same run on the same machine, so a busy machine moves both. `load` is the\n\
@@ -916,6 +950,18 @@ mod tests {
                 "snippets/y/deep.js"
             ]
         );
+    }
+
+    #[test]
+    fn the_doc_keeps_its_prose_and_replaces_only_the_run() {
+        let first = splice_doc("# Benchmarks\n\nProse.\n", "table one\n");
+        assert!(first.starts_with("# Benchmarks\n\nProse.\n\n<!-- cargo xtask bench: start -->\n"));
+        assert!(first.contains("table one\n<!-- cargo xtask bench: end -->\n"));
+        let second = splice_doc(&format!("{first}\nMore prose.\n"), "table two\n");
+        assert!(second.contains("Prose.") && second.contains("More prose."));
+        assert!(second.contains("table two") && !second.contains("table one"));
+        assert_eq!(second.matches("bench: start").count(), 1);
+        assert!(splice_doc("", "t\n").starts_with("# Benchmarks\n\n<!--"));
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //!   into target/bench/results.json, a table, and docs/benchmarks.md.
 //! - `cargo xtask baselines [--grep TEXT]`: rewrite the screen baselines
 //!   the journeys compare against, on purpose.
+//! - `cargo xtask skill-collections [--from DIR]`: install the real Agent
+//!   Skills collections discovery's quality test ranks, into
+//!   target/skill-collections/ (the test run does this itself).
 //! - `cargo xtask precache [DIR]`: write the service worker's file list
 //!   (trunk runs this after every build).
 //! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ (the
@@ -20,6 +23,7 @@
 
 mod baselines;
 mod bench;
+mod collections;
 mod fresh;
 mod pwa;
 mod report;
@@ -126,10 +130,17 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
         .current_dir(&root))
 }
 
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("{message}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("usage: cargo xtask <run|test|build|bench|baselines|precache|pyodide>");
+        eprintln!(
+            "usage: cargo xtask <run|test|build|bench|baselines|precache|pyodide|skill-collections>"
+        );
         return ExitCode::FAILURE;
     };
     let result = match cmd.as_str() {
@@ -142,6 +153,19 @@ fn main() -> ExitCode {
             "Python runtime into public/pyodide/",
             setup::pyodide_runtime,
         ),
+        "skill-collections" => {
+            let from = match rest {
+                [flag, dir] if flag == "--from" => Some(PathBuf::from(dir)),
+                [] => None,
+                _ => {
+                    return usage_error("usage: cargo xtask skill-collections [--from DIR]");
+                }
+            };
+            step(
+                "Agent Skills collections into target/skill-collections/",
+                || collections::install(from.as_deref()),
+            )
+        }
         "test" => match test::Options::parse(rest).and_then(|o| test::run_all(&o)) {
             Ok(summary) => {
                 if !summary.reasons.is_empty() {
@@ -160,7 +184,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, baselines, precache or pyodide"
+            "unknown command '{other}'; use run, test, build, bench, baselines, precache, pyodide or skill-collections"
         ))),
     };
     match result {

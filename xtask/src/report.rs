@@ -76,7 +76,8 @@ pub fn judge(level: &str, run: &LevelRun, floor: u64, allowed: &AllowList) -> Ve
     for id in &run.failures {
         v.reasons.push(format!("[{level}] failed: {id}"));
     }
-    let named = run.failures.len() as u64;
+    // Each problem counted one failure where it was found.
+    let named = (run.failures.len() + run.problems.len()) as u64;
     if run.failed > named {
         v.reasons.push(format!(
             "[{level}] {} failure(s) without a test name; see the log above",
@@ -302,6 +303,9 @@ pub fn parse_playwright(report: &serde_json::Value) -> LevelRun {
                 .get("message")
                 .and_then(|m| m.as_str())
                 .unwrap_or("an error outside any test");
+            // One failure each: a spec that did not load ran none of its
+            // tests, and the closing line must not say 0 failed.
+            run.failed += 1;
             run.problems.push(format!(
                 "Playwright reported an error outside any test: {}",
                 first_line(message)
@@ -595,7 +599,10 @@ error: 1 target failed:
             ..LevelRun::default()
         };
         assert_eq!(
-            allow.stale("e2e", &ran(&["a.spec.mjs > fixed now", "a.spec.mjs > other"])),
+            allow.stale(
+                "e2e",
+                &ran(&["a.spec.mjs > fixed now", "a.spec.mjs > other"])
+            ),
             vec!["a.spec.mjs > fixed now"]
         );
         // A run without a.spec.mjs (a partial run) says nothing about it.
@@ -629,7 +636,8 @@ error: 1 target failed:
             "errors": [{"message": "SyntaxError: bad spec\n at x"}],
         });
         let run = parse_playwright(&report);
-        assert_eq!((run.passed, run.failed), (1, 2));
+        // Two failed tests, and the error outside any test counts too.
+        assert_eq!((run.passed, run.failed), (1, 3));
         assert!(
             run.failures[0].starts_with(
                 "pwa.spec.mjs > breaks: Error: expect(page).toHaveScreenshot(expected)"
@@ -643,11 +651,21 @@ error: 1 target failed:
             run.skipped[0].reason,
             "never ran: an earlier test of its serial group failed"
         );
-        assert_eq!(run.skipped[1].reason, "never ran: the run stopped before it");
+        assert_eq!(
+            run.skipped[1].reason,
+            "never ran: the run stopped before it"
+        );
         assert_eq!(run.skipped[2].reason, "test.fixme: no sandbox offline");
         assert_eq!(
             run.problems,
             vec!["Playwright reported an error outside any test: SyntaxError: bad spec"]
         );
+        let v = judge("e2e", &run, 0, &AllowList::default());
+        assert_eq!(
+            v.tally.failed,
+            3 + 3,
+            "three failures and three unallowed skips"
+        );
+        assert!(!v.reasons.iter().any(|r| r.contains("without a test name")));
     }
 }
