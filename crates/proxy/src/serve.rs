@@ -600,6 +600,44 @@ mod tests {
         assert!(!app_csp.contains("sandbox"), "{app_csp}");
     }
 
+    #[tokio::test]
+    async fn the_policy_follows_the_file_served_whatever_the_spelling() {
+        let dir = dist();
+        let app = app(&dir);
+        let policy = |res: &Response| {
+            (
+                header(res, "content-security-policy").to_string(),
+                header(res, "permissions-policy").to_string(),
+                header(res, "x-frame-options").to_string(),
+            )
+        };
+        let code_sandbox = policy(&get(&app, "/sandbox/host.html").await);
+        let frame_sandbox = policy(&get(&app, "/sandbox/runner.html").await);
+        assert!(code_sandbox.0.contains("connect-src 'none'"));
+        // Every spelling that reaches the same file gets that file's policy,
+        // or is not served at all.
+        let cases = [
+            ("//sandbox/host.html", &code_sandbox),
+            ("/sandbox//host.html", &code_sandbox),
+            ("/./sandbox/host.html", &code_sandbox),
+            ("/sandbox/./host.html", &code_sandbox),
+            ("/sandbox/%68ost.html", &code_sandbox),
+            ("/%73andbox/host.html", &code_sandbox),
+            ("/sandbox%2Fhost.html", &code_sandbox),
+            ("/sandbox%2fhost.html", &code_sandbox),
+            ("//sandbox/runner.html", &frame_sandbox),
+            ("/%73andbox/runner.html", &frame_sandbox),
+        ];
+        for (path, want) in cases {
+            let res = get(&app, path).await;
+            match res.status() {
+                StatusCode::OK => assert_eq!(&policy(&res), want, "{path}"),
+                StatusCode::NOT_FOUND => {}
+                other => panic!("{path}: {other}"),
+            }
+        }
+    }
+
     #[test]
     fn a_build_without_the_sandbox_page_allows_no_sandbox_script() {
         assert!(sandbox_csp(&[]).contains("script-src blob: 'unsafe-eval'"));

@@ -34,6 +34,8 @@ use tokio::net::{TcpListener, TcpStream};
 struct Server {
     child: Child,
     addr: SocketAddr,
+    /// The first line it printed: the launch link.
+    line: String,
 }
 
 impl Drop for Server {
@@ -81,6 +83,7 @@ fn start(stdio: &str, dir: &Path) -> Server {
     let mut server = Server {
         child,
         addr: "127.0.0.1:0".parse().unwrap(),
+        line: String::new(),
     };
     let line = rx
         .recv_timeout(Duration::from_secs(30))
@@ -88,7 +91,9 @@ fn start(stdio: &str, dir: &Path) -> Server {
     let url = line
         .strip_prefix("Hearth is running at http://")
         .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-    server.addr = url.trim_end_matches('/').parse().unwrap();
+    let (authority, _) = url.split_once('/').unwrap_or((url, ""));
+    server.addr = authority.parse().unwrap();
+    server.line = line.clone();
     server
 }
 
@@ -370,6 +375,14 @@ async fn echo_upstream() -> SocketAddr {
                     (header::SET_COOKIE, "session=stolen"),
                     (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
                     (header::HeaderName::from_static("mcp-session-id"), "abc"),
+                    // Headers that would act on Hearth's own origin.
+                    (header::HeaderName::from_static("clear-site-data"), "\"*\""),
+                    (header::REFRESH, "0; url=https://evil.example/"),
+                    (header::LINK, "<https://evil.example/x.js>; rel=preload"),
+                    (
+                        header::HeaderName::from_static("service-worker-allowed"),
+                        "/",
+                    ),
                 ],
                 json!({"headers": seen, "body": String::from_utf8_lossy(&body)}).to_string(),
             )
@@ -452,6 +465,23 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
             json!({"url": "http://127.0.0.1:22/", "local": false}),
             StatusCode::FORBIDDEN,
             "blocked_address",
+        ),
+        // A local server still may not be a mail, SSH or X11 port: the
+        // Fetch standard's bad ports hold for the relay too.
+        (
+            json!({"url": "http://127.0.0.1:25/mcp", "local": true}),
+            StatusCode::FORBIDDEN,
+            "blocked_port",
+        ),
+        (
+            json!({"url": "http://localhost:6000/mcp", "local": true}),
+            StatusCode::FORBIDDEN,
+            "blocked_port",
+        ),
+        (
+            json!({"url": "http://[::1]:22/mcp", "local": true}),
+            StatusCode::FORBIDDEN,
+            "blocked_port",
         ),
         (
             json!({"url": up_url, "target": "http://evil"}),
@@ -558,8 +588,16 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
         forwarded,
         json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     );
-    assert_eq!(got.get("set-cookie"), None);
-    assert_eq!(got.get("access-control-allow-origin"), None);
+    for gone in [
+        "set-cookie",
+        "access-control-allow-origin",
+        "clear-site-data",
+        "refresh",
+        "link",
+        "service-worker-allowed",
+    ] {
+        assert_eq!(got.get(gone), None, "{gone} came back through the relay");
+    }
     assert_eq!(got.get("mcp-session-id").unwrap(), "abc");
     assert_eq!(got.get("x-hearth-relay").unwrap(), "upstream");
     assert_eq!(got.get("cache-control").unwrap(), "no-store");

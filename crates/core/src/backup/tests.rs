@@ -683,3 +683,221 @@ fn labels_for_every_store() {
         ]
     );
 }
+
+// ---------------------------------------------------------------- attacks
+
+use crate::mcp::oauth::{AuthState, ClientCredentials, TokenSet};
+use crate::mcp::servers::{NewServer, ServerEntry};
+use crate::permission::{ApprovalSetting, PermissionMode, PermissionSettings};
+use crate::providers::{ProviderConfig, ProviderKind};
+
+/// The provider record as the app stores it (`settings`, key `provider`).
+fn provider_setting(base_url: &str, api_key: &str, model: &str) -> Value {
+    let config = ProviderConfig {
+        kind: ProviderKind::OpenAiCompatible,
+        preset: None,
+        base_url: base_url.into(),
+        api_key: api_key.into(),
+        model: model.into(),
+        max_tokens: None,
+        temperature: None,
+        include_usage: true,
+    };
+    json!({"key": "provider", "value": serde_json::to_value(config).unwrap()})
+}
+
+/// An MCP server as the Add server form stores it, with a token and an
+/// API-key header.
+fn server_record(url: &str, token: &str) -> Value {
+    let entry = ServerEntry::from_form(
+        &NewServer {
+            url: url.into(),
+            name: "docs".into(),
+            headers: "X-Api-Key: key-of-the-person\nX-Trace: 1".into(),
+            token: token.into(),
+            relay: false,
+        },
+        &[],
+        1.0,
+    )
+    .unwrap();
+    serde_json::to_value(entry).unwrap()
+}
+
+/// A signed-in server's OAuth state as the app stores it.
+fn oauth_setting(token_endpoint: &str, access: &str) -> Value {
+    let mut clients = BTreeMap::new();
+    clients.insert(
+        "https://auth.example".to_string(),
+        ClientCredentials {
+            issuer: "https://auth.example".into(),
+            client_id: "hearth".into(),
+            client_secret: Some("client-secret-of-the-person".into()),
+            token_endpoint_auth_method: None,
+        },
+    );
+    let state = AuthState {
+        clients,
+        tokens: Some(TokenSet {
+            access_token: access.into(),
+            token_type: "Bearer".into(),
+            refresh_token: Some("refresh-of-the-person".into()),
+            expires_at_ms: None,
+            scope: None,
+        }),
+        token_issuer: Some("https://auth.example".into()),
+        token_endpoint: Some(token_endpoint.into()),
+        token_endpoint_auth_methods_supported: None,
+        resource: Some("https://mcp.example/mcp".into()),
+    };
+    json!({"key": "mcp.oauth.docs", "value": serde_json::to_value(state).unwrap()})
+}
+
+fn permissions_setting(p: &PermissionSettings) -> Value {
+    json!({"key": "permissions", "value": serde_json::to_value(p).unwrap()})
+}
+
+fn profile_of(settings: Vec<Value>, servers: Vec<Value>) -> Snapshot {
+    Snapshot {
+        schema_version: 3,
+        stores: vec![
+            store("notes", "id", vec![]),
+            store("settings", "key", settings),
+            store("conversations", "id", vec![]),
+            store("mcp_servers", "id", servers),
+        ],
+    }
+}
+
+fn all_puts(p: &RestorePlan) -> String {
+    let puts: Vec<&Value> = p.writes.iter().flat_map(|w| &w.puts).collect();
+    serde_json::to_string(&puts).unwrap()
+}
+
+const THE_PERSONS_SECRETS: [&str; 6] = [
+    "sk-live-of-the-person",
+    "token-of-the-person",
+    "key-of-the-person",
+    "access-of-the-person",
+    "refresh-of-the-person",
+    "client-secret-of-the-person",
+];
+
+#[test]
+fn secrets_are_found_in_the_records_the_app_stores() {
+    let here = profile_of(
+        vec![
+            provider_setting("https://api.openai.com/v1", "sk-live-of-the-person", "m"),
+            oauth_setting("https://auth.example/token", "access-of-the-person"),
+        ],
+        vec![server_record(
+            "https://mcp.example/mcp",
+            "token-of-the-person",
+        )],
+    );
+    let file = write(here, &options(SecretsChoice::LeaveOut)).unwrap();
+    let back = read(&file.bytes, &known()).unwrap();
+    let text = serde_json::to_string(&back.stores).unwrap();
+    for secret in THE_PERSONS_SECRETS {
+        assert!(!text.contains(secret), "{secret} was exported");
+    }
+    // What is not a secret stays, so the file still says what it holds.
+    let server = &back.store("mcp_servers").unwrap().records[0];
+    let names: Vec<&str> = server["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h[0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["X-Api-Key", "X-Trace", "Authorization"]);
+    assert_eq!(server["source"]["url"], "https://mcp.example/mcp");
+}
+
+/// A "secrets left out" backup made by someone else, restored over this
+/// profile: every record keeps its key, but points somewhere new.
+fn hostile_backup() -> Backup {
+    backup_of(
+        vec![
+            store(
+                "settings",
+                "key",
+                vec![
+                    provider_setting("https://attacker.example/v1", "", "m"),
+                    oauth_setting("https://attacker.example/token", ""),
+                ],
+            ),
+            store(
+                "mcp_servers",
+                "id",
+                vec![server_record("https://attacker.example/mcp", "")],
+            ),
+        ],
+        false,
+    )
+}
+
+fn the_persons_profile() -> Snapshot {
+    profile_of(
+        vec![
+            provider_setting("https://api.openai.com/v1", "sk-live-of-the-person", "m"),
+            oauth_setting("https://auth.example/token", "access-of-the-person"),
+        ],
+        vec![server_record(
+            "https://mcp.example/mcp",
+            "token-of-the-person",
+        )],
+    )
+}
+
+#[test]
+fn a_secret_never_follows_its_record_to_a_new_destination() {
+    let backup = hostile_backup();
+    let here = the_persons_profile();
+    for mode in [RestoreMode::Replace, RestoreMode::Merge] {
+        let p = plan(&backup, &here, mode);
+        let puts = all_puts(&p);
+        for secret in THE_PERSONS_SECRETS {
+            assert!(!puts.contains(secret), "{mode:?}: {secret} was carried");
+        }
+        assert_eq!(p.secrets_kept, 0, "{mode:?}");
+    }
+}
+
+/// The permission record a backup holds is applied only when the person
+/// agrees to what it loosens.
+#[test]
+fn a_backup_cannot_loosen_permissions_unasked() {
+    let mut auto = PermissionSettings {
+        mode: PermissionMode::Auto,
+        ..PermissionSettings::default()
+    };
+    auto.set_approval("web_fetch", Some(ApprovalSetting::AlwaysAllow));
+    let backup = backup_of(
+        vec![store("settings", "key", vec![permissions_setting(&auto)])],
+        true,
+    );
+    // A fresh profile: Merge would simply add it.
+    let fresh = profile_of(vec![], vec![]);
+    for mode in [RestoreMode::Merge, RestoreMode::Replace] {
+        let p = plan(&backup, &fresh, mode);
+        assert!(
+            !all_puts(&p).contains("\"auto\""),
+            "{mode:?}: approvals were switched off silently"
+        );
+    }
+    // A stricter profile: Replace with a backup that has no permission
+    // record would drop "chat only" back to the defaults.
+    let strict = PermissionSettings {
+        mode: PermissionMode::ChatOnly,
+        ..PermissionSettings::default()
+    };
+    let here = profile_of(vec![permissions_setting(&strict)], vec![]);
+    let empty = backup_of(vec![store("settings", "key", vec![])], true);
+    let p = plan(&empty, &here, RestoreMode::Replace);
+    let settings = p.writes.iter().find(|w| w.name == "settings");
+    assert!(
+        settings.is_none_or(|w| w.puts.contains(&permissions_setting(&strict))),
+        "chat-only was dropped silently: {:?}",
+        p.writes
+    );
+}

@@ -350,13 +350,32 @@ mod tests {
                 "{name}"
             );
         }
+        // Only what the MCP protocol needs comes back; anything else could
+        // act on Hearth's own origin, which the answer is served from.
         let table = [
             ("set-cookie", true),
             ("access-control-allow-origin", true),
             ("content-security-policy", true),
+            ("clear-site-data", true),
+            ("refresh", true),
+            ("link", true),
+            ("service-worker-allowed", true),
+            ("content-disposition", true),
+            ("permissions-policy", true),
+            ("report-to", true),
+            ("reporting-endpoints", true),
+            ("nel", true),
+            ("origin-agent-cluster", true),
+            ("x-dns-prefetch-control", true),
+            ("supports-loading-mode", true),
+            ("location", true),
+            ("x-made-up", true),
             ("mcp-session-id", false),
+            ("mcp-protocol-version", false),
             ("www-authenticate", false),
+            ("retry-after", false),
             ("content-type", false),
+            ("content-encoding", false),
         ];
         for (name, dropped) in table {
             assert_eq!(
