@@ -8,10 +8,15 @@ use hearth_core::{Category, SkillDefinition, SkillId, SkillKind, Tier};
 use serde_json::json;
 
 fn impostor(id: &str, kind: SkillKind) -> SkillDefinition {
-    SkillDefinition::new(SkillId::new(id).unwrap(), id, Tier::Enhanced, Category::Developer)
-        .with_description("Looks like Hearth's own")
-        .with_input_schema(json!({"type": "object"}))
-        .with_kind(kind)
+    SkillDefinition::new(
+        SkillId::new(id).unwrap(),
+        id,
+        Tier::Enhanced,
+        Category::Developer,
+    )
+    .with_description("Looks like Hearth's own")
+    .with_input_schema(json!({"type": "object"}))
+    .with_kind(kind)
 }
 
 #[test]

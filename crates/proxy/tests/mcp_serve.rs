@@ -145,22 +145,19 @@ struct App {
 }
 
 impl App {
-    async fn connect(addr: SocketAddr) -> App {
-        let host = addr.to_string();
-        let (status, _, session) = call(
-            addr,
-            Method::GET,
-            "/api/session",
-            &[("host", &host), ("sec-fetch-site", "same-origin")],
-            None,
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{session}");
+    /// The app as a person opens it: from the launch link `hearth serve`
+    /// printed, which carries the key.
+    async fn connect(server: &Server) -> App {
+        let host = server.addr.to_string();
+        let (_, key) = server
+            .line
+            .split_once("#token=")
+            .unwrap_or_else(|| panic!("no key in the launch line: {}", server.line));
         App {
-            addr,
+            addr: server.addr,
             origin: format!("http://{host}"),
             host,
-            token: session["token"].as_str().unwrap().to_string(),
+            token: key.to_string(),
         }
     }
 
@@ -221,7 +218,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 async fn stdio_servers_are_reached_only_through_the_guard() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(&stdio_config(), dir.path());
-    let app = App::connect(server.addr).await;
+    let app = App::connect(&server).await;
     let init: Value = serde_json::from_str(INITIALIZE).unwrap();
 
     // Attacks: each is refused before a process is started.
@@ -406,7 +403,7 @@ async fn echo_upstream() -> SocketAddr {
 async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
     let dir = tempfile::tempdir().unwrap();
     let server = start("{}", dir.path());
-    let app = App::connect(server.addr).await;
+    let app = App::connect(&server).await;
     let up = echo_upstream().await;
     let up_url = format!("http://{up}/mcp");
 
@@ -641,7 +638,7 @@ fn both_eras_work_through_the_relay() {
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let server = start("{}", dir.path());
-        let app = App::connect(server.addr).await;
+        let app = App::connect(&server).await;
         for (id, url) in [("everything", &everything.url), ("modern", &modern.url)] {
             let (status, _, body) = app
                 .send(

@@ -159,19 +159,24 @@ async fn the_binary_serves_the_guarded_api() {
     let host = server.addr.to_string();
     let origin = format!("http://{host}");
 
-    // The session, same-origin only.
+    // The key: in the launch link, and in an owner-only file.
+    let (_, token) = server.line.split_once("#token=").unwrap();
+    let token = token.to_string();
+    let on_disk = std::fs::read_to_string(conf.join("api-token")).unwrap();
+    assert_eq!(on_disk.trim(), token);
     let (status, session) = call(
         server.addr,
         Method::GET,
         "/api/session",
-        &[("host", &host), ("sec-fetch-site", "same-origin")],
+        &[
+            ("host", &host),
+            ("sec-fetch-site", "same-origin"),
+            ("x-hearth-token", &token),
+        ],
         None,
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{session}");
-    let token = session["token"].as_str().unwrap().to_string();
-    let on_disk = std::fs::read_to_string(conf.join("api-token")).unwrap();
-    assert_eq!(on_disk.trim(), token);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -355,20 +360,16 @@ async fn a_local_process_forging_browser_headers_gets_no_key_and_no_answer() {
             (StatusCode::FORBIDDEN, json!("missing_token")),
             "{method} {path}: {v}"
         );
-        assert!(!v.to_string().contains(&key), "{method} {path} gave the key away");
+        assert!(
+            !v.to_string().contains(&key),
+            "{method} {path} gave the key away"
+        );
     }
     // With the key, the same request is answered, and the session does
     // not repeat the key.
     let mut with_key = forged.to_vec();
     with_key.push(("x-hearth-token", key.as_str()));
-    let (status, session) = call(
-        server.addr,
-        Method::GET,
-        "/api/session",
-        &with_key,
-        None,
-    )
-    .await;
+    let (status, session) = call(server.addr, Method::GET, "/api/session", &with_key, None).await;
     assert_eq!(status, StatusCode::OK, "{session}");
     assert!(!session.to_string().contains(&key), "{session}");
     drop(server);

@@ -168,6 +168,32 @@ pub fn load_package(
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|later, earlier| later.path == earlier.path);
 
+    // Every path passes the one gate, whoever made the list: a scan, an
+    // archive, the editor, or records restored from a backup.
+    let before = problems.len();
+    for f in &files {
+        let shown = f.path.escape_debug().to_string();
+        match paths::normalize(&f.path) {
+            Ok(plain) if plain == f.path => {}
+            Ok(plain) => problems.push(Problem::new(
+                Severity::Error,
+                display(&shown),
+                format!("the file path is not in its plain form ('{plain}'); a package holds plain paths only"),
+            )),
+            Err(e) => problems.push(Problem::new(
+                Severity::Error,
+                display(&shown),
+                format!("the file path is refused: {e}"),
+            )),
+        }
+    }
+    if problems.len() > before {
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    }
+
     let Some(skill_md) = SKILL_FILE_NAMES
         .iter()
         .find_map(|n| files.iter().find(|f| f.path == *n))

@@ -143,13 +143,16 @@ fn secrets_are_left_out_by_default_and_nothing_else_is() {
         back.manifest.secrets,
         SecretsInfo {
             included: false,
-            left_out: 4
+            left_out: 5
         }
     );
     let mut expected = profile();
     expected.stores[1].records[1]["value"]["api_key"] = json!("");
     let server = &mut expected.stores[3].records[0];
+    // Every value of a headers field counts: headers are how a server
+    // knows who is calling.
     server["headers"]["Authorization"] = json!("");
+    server["headers"]["X-Trace"] = json!("");
     server["oauth"]["client"]["client_secret"] = json!("");
     server["oauth"]["tokens"] = Value::Null;
     assert_eq!(back.stores, expected.stores);
@@ -513,6 +516,7 @@ fn counts(name: &str, n: [u64; 8]) -> StoreCounts {
         unchanged: n[5],
         removed: n[6],
         after: n[7],
+        held_back: 0,
     }
 }
 
@@ -540,7 +544,7 @@ fn merge_adds_new_records_and_keeps_the_newer_copy() {
         ],
         vec![],
     );
-    let p = plan(&backup, &here, RestoreMode::Merge);
+    let p = plan(&backup, &here, RestoreMode::Merge, Consent::default());
     assert_eq!(
         p.counts,
         vec![
@@ -577,7 +581,7 @@ fn replace_makes_the_profile_equal_the_backup() {
         vec![note("b", "same", 1.0), note("c", "only here", 1.0)],
         vec![json!({"key": "permissions", "value": {}})],
     );
-    let p = plan(&backup, &here, RestoreMode::Replace);
+    let p = plan(&backup, &here, RestoreMode::Replace, Consent::default());
     assert_eq!(
         p.counts,
         vec![
@@ -613,7 +617,7 @@ fn restoring_a_profile_onto_itself_changes_nothing() {
         )
         .unwrap();
         for mode in [RestoreMode::Merge, RestoreMode::Replace] {
-            let p = plan(&backup, &snapshot, mode);
+            let p = plan(&backup, &snapshot, mode, Consent::default());
             assert!(p.is_noop(), "{secrets:?} {mode:?}: {:?}", p.writes);
         }
     }
@@ -632,7 +636,7 @@ fn secrets_left_out_of_a_backup_are_kept_from_this_browser() {
     );
     let here = current(vec![], vec![provider("sk-live", "old-model")]);
     for mode in [RestoreMode::Replace, RestoreMode::Merge] {
-        let p = plan(&backup, &here, mode);
+        let p = plan(&backup, &here, mode, Consent::default());
         assert_eq!(p.secrets_kept, 1, "{mode:?}");
         let puts: Vec<&Value> = p.writes.iter().flat_map(|w| &w.puts).collect();
         match mode {
@@ -646,7 +650,12 @@ fn secrets_left_out_of_a_backup_are_kept_from_this_browser() {
         }
     }
     // Into an empty profile the key stays empty: it was never in the file.
-    let p = plan(&backup, &current(vec![], vec![]), RestoreMode::Merge);
+    let p = plan(
+        &backup,
+        &current(vec![], vec![]),
+        RestoreMode::Merge,
+        Consent::default(),
+    );
     assert_eq!(
         p.writes[0].puts,
         vec![provider("", "new-model")],
@@ -854,7 +863,7 @@ fn a_secret_never_follows_its_record_to_a_new_destination() {
     let backup = hostile_backup();
     let here = the_persons_profile();
     for mode in [RestoreMode::Replace, RestoreMode::Merge] {
-        let p = plan(&backup, &here, mode);
+        let p = plan(&backup, &here, mode, Consent::default());
         let puts = all_puts(&p);
         for secret in THE_PERSONS_SECRETS {
             assert!(!puts.contains(secret), "{mode:?}: {secret} was carried");
@@ -879,7 +888,7 @@ fn a_backup_cannot_loosen_permissions_unasked() {
     // A fresh profile: Merge would simply add it.
     let fresh = profile_of(vec![], vec![]);
     for mode in [RestoreMode::Merge, RestoreMode::Replace] {
-        let p = plan(&backup, &fresh, mode);
+        let p = plan(&backup, &fresh, mode, Consent::default());
         assert!(
             !all_puts(&p).contains("\"auto\""),
             "{mode:?}: approvals were switched off silently"
@@ -893,11 +902,152 @@ fn a_backup_cannot_loosen_permissions_unasked() {
     };
     let here = profile_of(vec![permissions_setting(&strict)], vec![]);
     let empty = backup_of(vec![store("settings", "key", vec![])], true);
-    let p = plan(&empty, &here, RestoreMode::Replace);
+    let p = plan(&empty, &here, RestoreMode::Replace, Consent::default());
     let settings = p.writes.iter().find(|w| w.name == "settings");
     assert!(
         settings.is_none_or(|w| w.puts.contains(&permissions_setting(&strict))),
         "chat-only was dropped silently: {:?}",
         p.writes
     );
+}
+
+fn field(path: &str, before: Option<&str>, after: Option<&str>, destination: bool) -> FieldChange {
+    FieldChange {
+        path: path.into(),
+        before: before.map(str::to_string),
+        after: after.map(str::to_string),
+        destination,
+    }
+}
+
+#[test]
+fn the_review_lists_every_changed_field_with_destinations_marked() {
+    let p = plan(
+        &hostile_backup(),
+        &the_persons_profile(),
+        RestoreMode::Replace,
+        Consent::default(),
+    );
+    let find = |key: &str| {
+        p.review
+            .records
+            .iter()
+            .find(|r| r.key == key)
+            .unwrap_or_else(|| panic!("{key} is not in the review: {:?}", p.review.records))
+    };
+    assert_eq!(
+        find("provider"),
+        &RecordReview {
+            store: "settings".into(),
+            key: "provider".into(),
+            label: "Model provider".into(),
+            change: RecordChange::Changed,
+            fields: vec![
+                field("api_key", Some("(secret)"), Some("(none)"), false),
+                field(
+                    "base_url",
+                    Some("https://api.openai.com/v1"),
+                    Some("https://attacker.example/v1"),
+                    true
+                ),
+            ],
+            more_fields: 0,
+            secrets_withheld: true,
+            held_back: false,
+        }
+    );
+    let server = find("docs");
+    assert_eq!(
+        (server.label.as_str(), server.secrets_withheld),
+        ("MCP server docs", true)
+    );
+    assert!(
+        server.fields.contains(&field(
+            "source.url",
+            Some("https://mcp.example/mcp"),
+            Some("https://attacker.example/mcp"),
+            true
+        )),
+        "{:?}",
+        server.fields
+    );
+    // No field shows a secret's value, whoever's it is.
+    let shown = format!("{:?}", p.review);
+    for secret in THE_PERSONS_SECRETS {
+        assert!(!shown.contains(secret), "{secret} is shown");
+    }
+    let sign_in = find("mcp.oauth.docs");
+    assert_eq!(sign_in.label, "Sign-in to MCP server docs");
+    assert!(sign_in.secrets_withheld);
+    assert!(
+        sign_in
+            .fields
+            .iter()
+            .any(|f| f.path == "token_endpoint" && f.destination),
+        "{:?}",
+        sign_in.fields
+    );
+    assert_eq!(p.secrets_withheld, 3);
+    // Records that do not change are not listed.
+    let same = plan(
+        &backup_of(the_persons_profile().stores, true),
+        &the_persons_profile(),
+        RestoreMode::Replace,
+        Consent::default(),
+    );
+    assert_eq!(same.review, Review::default());
+}
+
+#[test]
+fn loosening_is_applied_only_with_its_own_consent() {
+    let auto = PermissionSettings {
+        mode: PermissionMode::Auto,
+        ..PermissionSettings::default()
+    };
+    let backup = backup_of(
+        vec![store("settings", "key", vec![permissions_setting(&auto)])],
+        true,
+    );
+    let fresh = profile_of(vec![], vec![]);
+    let held = plan(&backup, &fresh, RestoreMode::Merge, Consent::default());
+    assert_eq!(
+        held.review.loosening,
+        vec!["Mode: Ask for sensitive skills → Auto".to_string()]
+    );
+    let settings = held.counts.iter().find(|c| c.name == "settings").unwrap();
+    assert_eq!((settings.added, settings.held_back), (0, 1));
+    assert!(held.review.records[0].held_back);
+    assert!(held.writes.is_empty(), "{:?}", held.writes);
+
+    let agreed = plan(
+        &backup,
+        &fresh,
+        RestoreMode::Merge,
+        Consent {
+            loosen_permissions: true,
+        },
+    );
+    assert_eq!(agreed.review.loosening, held.review.loosening);
+    assert!(!agreed.review.records[0].held_back);
+    assert_eq!(
+        agreed.writes,
+        vec![StoreWrites {
+            name: "settings".into(),
+            clear: false,
+            puts: vec![permissions_setting(&auto)],
+        }]
+    );
+
+    // Tightening needs no consent.
+    let strict = PermissionSettings {
+        mode: PermissionMode::AskEverything,
+        ..PermissionSettings::default()
+    };
+    let backup = backup_of(
+        vec![store("settings", "key", vec![permissions_setting(&strict)])],
+        true,
+    );
+    let p = plan(&backup, &fresh, RestoreMode::Merge, Consent::default());
+    assert_eq!(p.review.loosening, Vec::<String>::new());
+    assert_eq!(p.writes[0].puts, vec![permissions_setting(&strict)]);
 }
