@@ -181,11 +181,28 @@ async fn backup_wipe_restore_gives_back_every_record() {
     assert!(dump(&db).await.iter().all(|(_, r)| r.is_empty()));
 
     let file = backup::open_file(&created.bytes, &db.schema()).unwrap();
+    // Its permissions ("auto", web_fetch on) are looser than an empty
+    // browser's defaults: held back unless the person agrees.
     let preview = backup::preview(&db, &file, RestoreMode::Merge, Consent::default())
         .await
         .unwrap();
+    assert_eq!(preview.total(|c| c.added), created.manifest.records() - 1);
+    assert_eq!(preview.total(|c| c.held_back), 1);
+    assert_eq!(
+        preview.review.loosening,
+        vec![
+            "Mode: Ask for sensitive skills → Auto".to_string(),
+            "web_fetch: switched its default → on".to_string()
+        ]
+    );
+    let agreed = Consent {
+        loosen_permissions: true,
+    };
+    let preview = backup::preview(&db, &file, RestoreMode::Merge, agreed)
+        .await
+        .unwrap();
     assert_eq!(preview.total(|c| c.added), created.manifest.records());
-    let done = backup::restore(&db, &file, RestoreMode::Merge, Consent::default())
+    let done = backup::restore(&db, &file, RestoreMode::Merge, agreed)
         .await
         .unwrap();
     assert_eq!(done.total(|c| c.added), created.manifest.records());
