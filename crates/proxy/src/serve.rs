@@ -662,6 +662,10 @@ mod tests {
             ("/sandbox%2fhost.html", &code_sandbox),
             ("//sandbox/runner.html", &frame_sandbox),
             ("/%73andbox/runner.html", &frame_sandbox),
+            ("/x/../sandbox/host.html", &code_sandbox),
+            ("/sandbox/x/../host.html", &code_sandbox),
+            ("/x/%2e%2e/sandbox/host.html", &code_sandbox),
+            ("/sandbox%5chost.html", &code_sandbox),
         ];
         for (path, want) in cases {
             let res = get(&app, path).await;
