@@ -349,24 +349,22 @@ pub fn arguments(skill: &SkillDefinition, input: &CommandInput) -> Result<Value,
     }
 }
 
-/// What a skill's form starts with when it opens on free text: the text
-/// read the way its first text-taking form reads it, else in its first
-/// required string parameter.
+/// What a skill's form starts with when it opens on free text. Text
+/// that is written content (a note's title, a task, a fact to remember)
+/// is carried in the way the skill's first text-taking form reads it.
+/// Text for a formal parameter (an expression, code, a URL, a path) is
+/// not: the free text describes what the person wants, not the value, so
+/// the form starts with only what that form sets itself.
 pub fn carry(skill: &SkillDefinition, text: &str) -> Value {
-    if let Some(f) = skill
+    match skill
         .commands
         .iter()
         .find(|f| f.verb.is_none() && f.text.takes_text())
     {
-        return f.arguments(text);
+        Some(f) if f.text.is_content() => f.arguments(text),
+        Some(f) => Value::Object(f.fixed.clone()),
+        None => Value::Object(Map::new()),
     }
-    let mut args = Map::new();
-    if let Some(p) = skill.primary_string_param()
-        && !text.trim().is_empty()
-    {
-        args.insert(p.to_string(), Value::String(text.trim().to_string()));
-    }
-    Value::Object(args)
 }
 
 /// What `/help` shows.
@@ -688,7 +686,7 @@ mod tests {
             })
         );
         let calc = r.get_str("calculator").unwrap();
-        assert_eq!(carry(calc, "2+2"), json!({"expression": "2+2"}));
+        assert_eq!(carry(calc, "work out a percentage"), json!({}));
         let notes = r.get_str("notes").unwrap();
         assert_eq!(
             carry(notes, "jot down an idea #garden"),

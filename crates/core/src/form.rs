@@ -74,7 +74,8 @@ pub struct Field {
 /// The form for a skill.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Form {
-    /// Required fields first, then the rest, each group by name.
+    /// Required fields first, then the rest, each group by name (or, for a
+    /// form opened on typed arguments, those fields before the rest).
     pub fields: Vec<Field>,
 }
 
@@ -247,6 +248,16 @@ impl Form {
             .iter()
             .map(|f| (f.name.clone(), initial_input(f)))
             .collect()
+    }
+
+    /// The fields the arguments fill move up, right after the required
+    /// ones: a form opened on `/note Buy milk` shows Title second, not
+    /// after every optional field in name order.
+    pub fn typed_first(mut self, arguments: &Value) -> Form {
+        let given = |f: &Field| arguments.get(&f.name).is_some_and(|v| !v.is_null());
+        // A stable sort keeps the name order inside each group.
+        self.fields.sort_by_key(|f| (!f.required, !given(f)));
+        self
     }
 
     /// The inputs a form starts with when it opens on arguments already
@@ -761,9 +772,18 @@ mod tests {
         let values = form.prefilled(&typed);
         assert_eq!(values.get("title"), Some(&Input::Text("Groceries".into())));
         assert_eq!(values.get("tags"), Some(&Input::Text("home\nfood".into())));
-        assert_eq!(form.arguments(&values), Ok(typed));
+        assert_eq!(form.arguments(&values), Ok(typed.clone()));
         // Nothing typed: the same as a fresh form.
         assert_eq!(form.prefilled(&json!({})), form.initial());
+        // What was typed comes right after the required fields.
+        let names: Vec<String> = form
+            .typed_first(&typed)
+            .fields
+            .into_iter()
+            .map(|f| f.name)
+            .take(3)
+            .collect();
+        assert_eq!(names, ["action", "tags", "title"]);
     }
 
     #[test]

@@ -117,6 +117,15 @@ impl TextShape {
         !matches!(self, TextShape::Nothing)
     }
 
+    /// Whether the text is written content a person composes (a title, a
+    /// task, a fact) rather than a formal value (an expression, a path).
+    pub fn is_content(&self) -> bool {
+        matches!(
+            self,
+            TextShape::TitleBody { .. } | TextShape::Tagged { .. } | TextShape::Task
+        )
+    }
+
     /// The usage placeholder shown in `/help`: `<title>`.
     pub fn placeholder(&self) -> Option<String> {
         match self {
