@@ -880,6 +880,7 @@ mod tests {
                 description: String::new(),
                 tier: crate::skill::Tier::Core,
             }],
+            packages: Vec::new(),
             categories: Vec::new(),
             message: String::new(),
         });
