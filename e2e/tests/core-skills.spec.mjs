@@ -70,7 +70,7 @@ test('tasks: add, complete, filter and delete with undo, persisted', async ({ pa
   // The skill sees the same list.
   await page.getByRole('link', { name: 'Chat' }).click();
   await runCommand(page, '/tasks {"action":"list","status":"all"}');
-  await expect(page.locator('.result-card .card-output')).toContainText('Pay rent, done');
+  await expect(page.locator('.result-card .card-output')).toContainText(/^Pay rent, .*, done$/m);
 });
 
 test('memory: remember from the panel, recall with scores from the skill, forget', async ({ page }) => {
