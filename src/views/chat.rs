@@ -936,6 +936,9 @@ fn run_skill(
     });
 }
 
+/// What carries out the effects core's composer returns.
+type EffectRunner = Box<dyn Fn(Vec<composer::Effect>)>;
+
 /// The names of the installed Agent Skills packages, for `/name`.
 fn package_names(rt: &Runtime) -> Vec<String> {
     rt.agent_skills()
@@ -1042,7 +1045,7 @@ fn Composer(
     });
 
     // Carries out what core's composer asked for; results report back.
-    let carry_out: StoredValue<Box<dyn Fn(Vec<composer::Effect>)>, LocalStorage> =
+    let carry_out: StoredValue<EffectRunner, LocalStorage> =
         StoredValue::new_local(Box::new(|_| {}));
     {
         let rt = rt.clone();
