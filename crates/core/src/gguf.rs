@@ -329,8 +329,7 @@ pub fn read_header(bytes: &[u8], file_len: u64) -> Result<GgufInfo, GgufError> {
                 info.template_tools = template_knows_tools(&s);
             }
             (k, Value::Int(n)) if k.ends_with(".context_length") => {
-                if let (Some(arch), Ok(n)) = (k.strip_suffix(".context_length"), u64::try_from(n))
-                {
+                if let (Some(arch), Ok(n)) = (k.strip_suffix(".context_length"), u64::try_from(n)) {
                     context_lengths.push((arch.to_string(), n));
                 }
             }
@@ -707,7 +706,10 @@ mod tests {
             (TOOL_TEMPLATE, true),
             (PLAIN_TEMPLATE, false),
             // Mentions tool calls but never reads the tools it is given.
-            ("{% for m in messages %}{{ m.tool_calls }}{% endfor %}", false),
+            (
+                "{% for m in messages %}{{ m.tool_calls }}{% endfor %}",
+                false,
+            ),
             // Reads a different variable.
             ("{% if toolset %}<tool_call>{% endif %}", false),
             (
