@@ -59,25 +59,13 @@ impl ContextNote {
         };
         let mut s = format!(
             "{messages} left out so this fits the model's {} token context.",
-            group(self.window)
+            crate::providers::in_tab::group(self.window)
         );
         if self.still_too_long {
             s.push_str(" Even the latest message may not fit.");
         }
         s
     }
-}
-
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The tokens a request may use: the window less the reply's room and a

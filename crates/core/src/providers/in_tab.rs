@@ -14,6 +14,7 @@
 //! `timings_per_token` — llama.cpp's `timings` on every chunk), or an
 //! `{"error": {"type", "message"}}` object when loading or running failed.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::error::{ErrorBody, ErrorContext, ErrorKind, ProviderError, Retry};
@@ -21,6 +22,9 @@ use super::openai::{OpenAiDecoder, chat_body};
 use super::{
     ChatRequest, HttpRequest, Method, ProviderConfig, Speed, StreamDecoder, StreamEvent, Usage,
 };
+use crate::agent::ModelLimits;
+use crate::display;
+use crate::gguf::GgufInfo;
 
 /// The address the app sends in-tab requests to; never fetched.
 pub const IN_TAB_URL: &str = "hearth-tab:chat/completions";
@@ -40,6 +44,116 @@ pub fn context_to_load(trained: Option<u64>, chosen: Option<u64>) -> u64 {
     let trained = trained.filter(|n| *n > 0);
     let want = chosen.unwrap_or_else(|| trained.unwrap_or(2048).min(DEFAULT_CONTEXT_CAP));
     trained.map_or(want, |t| want.min(t)).max(512)
+}
+
+/// A model file stored in this browser (the origin private file system),
+/// as the model list shows it. Kept beside the file as JSON, written only
+/// once the whole file is in place.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredModel {
+    /// Names the stored file (`models/<id>.gguf`); letters, digits and dashes.
+    pub id: String,
+    /// The name the file had when it was added.
+    pub file_name: String,
+    pub size: u64,
+    pub added_at_ms: f64,
+    /// Where it was downloaded from, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
+    pub info: GgufInfo,
+}
+
+impl StoredModel {
+    /// The model's own name, else the file's without `.gguf`.
+    pub fn name(&self) -> String {
+        self.info
+            .name
+            .clone()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| {
+                let f = self.file_name.as_str();
+                f.strip_suffix(".gguf").unwrap_or(f).to_string()
+            })
+    }
+
+    /// Size, quantisation, trained context and architecture, for the list.
+    pub fn facts(&self) -> Vec<String> {
+        let mut out = vec![display::bytes(self.size as f64)];
+        out.push(
+            self.info
+                .quantisation()
+                .map(str::to_string)
+                .unwrap_or_else(|| "unknown quantisation".into()),
+        );
+        out.push(match self.info.context_length {
+            Some(n) => format!("{} token context", group(n)),
+            None => "context length not stated".into(),
+        });
+        out.push(
+            self.info
+                .architecture
+                .clone()
+                .unwrap_or_else(|| "unknown architecture".into()),
+        );
+        out
+    }
+
+    /// Whether its chat template lets it call tools.
+    pub fn can_call_tools(&self) -> bool {
+        self.info.template_tools
+    }
+
+    /// The context it runs with under `config`.
+    pub fn context(&self, config: &ProviderConfig) -> u64 {
+        context_to_load(self.info.context_length, config.context_length)
+    }
+
+    /// What the agent loop may send it.
+    pub fn limits(&self, config: &ProviderConfig) -> ModelLimits {
+        ModelLimits {
+            context_window: Some(self.context(config)),
+            max_output: Some(u64::from(config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS))),
+            tools: self.can_call_tools(),
+        }
+    }
+}
+
+/// `n` with thousands separated: "8,192".
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Why a model cannot be stored now.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "Not enough storage: the model needs {} and this browser lets Hearth use {} more. Delete a model or other data, or pick a smaller file.",
+    display::bytes(*need as f64),
+    display::bytes(*free)
+)]
+pub struct NoSpace {
+    pub need: u64,
+    pub free: f64,
+}
+
+/// Whether a file of `need` bytes fits in what the browser allows
+/// (`navigator.storage.estimate()`), keeping 64 MB spare for everything
+/// else Hearth stores.
+pub fn space_check(need: u64, usage: f64, quota: f64) -> Result<(), NoSpace> {
+    const SPARE: f64 = 64.0 * 1024.0 * 1024.0;
+    let free = (quota - usage - SPARE).max(0.0);
+    if (need as f64) <= free {
+        Ok(())
+    } else {
+        Err(NoSpace { need, free })
+    }
 }
 
 /// The request body the worker passes to wllama.
@@ -390,6 +504,103 @@ mod tests {
         assert_eq!(cut.kind, ErrorKind::TruncatedStream);
         let garbled = decode(&["not json"], 4096).unwrap_err();
         assert_eq!(garbled.kind, ErrorKind::MalformedStream);
+    }
+
+    fn stored(info: GgufInfo) -> StoredModel {
+        StoredModel {
+            id: "m1".into(),
+            file_name: "SmolLM2-135M-Instruct.Q4_1.gguf".into(),
+            size: 98_362_432,
+            added_at_ms: 0.0,
+            source_url: None,
+            info,
+        }
+    }
+
+    fn info() -> GgufInfo {
+        GgufInfo {
+            version: 3,
+            tensor_count: 272,
+            architecture: Some("llama".into()),
+            name: Some("Smollm2 135M".into()),
+            size_label: Some("135M".into()),
+            file_type: Some(3),
+            context_length: Some(8192),
+            template_tools: false,
+            has_chat_template: true,
+            header_len: 1_769_507,
+        }
+    }
+
+    #[test]
+    fn the_model_list_shows_what_the_header_says() {
+        let m = stored(info());
+        assert_eq!(m.name(), "Smollm2 135M");
+        assert_eq!(
+            m.facts(),
+            ["98.4 MB", "Q4_1", "8,192 token context", "llama"]
+        );
+        let bare = stored(GgufInfo {
+            name: None,
+            architecture: None,
+            file_type: None,
+            context_length: None,
+            ..info()
+        });
+        assert_eq!(bare.name(), "SmolLM2-135M-Instruct.Q4_1");
+        assert_eq!(
+            bare.facts(),
+            [
+                "98.4 MB",
+                "unknown quantisation",
+                "context length not stated",
+                "unknown architecture"
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_follow_the_model_and_the_settings() {
+        let mut config = ProviderConfig::from_preset(preset("in-tab").unwrap(), "", "m1");
+        let m = stored(info());
+        assert_eq!(
+            m.limits(&config),
+            ModelLimits {
+                context_window: Some(4096),
+                max_output: Some(u64::from(DEFAULT_MAX_TOKENS)),
+                tools: false
+            }
+        );
+        config.context_length = Some(8192);
+        config.max_tokens = Some(64);
+        let tools = stored(GgufInfo {
+            template_tools: true,
+            ..info()
+        });
+        assert_eq!(
+            tools.limits(&config),
+            ModelLimits {
+                context_window: Some(8192),
+                max_output: Some(64),
+                tools: true
+            }
+        );
+    }
+
+    #[test]
+    fn storage_is_checked_before_a_model_is_stored() {
+        let mb = 1024.0 * 1024.0;
+        assert_eq!(
+            space_check(100 * 1024 * 1024, 10.0 * mb, 1000.0 * mb),
+            Ok(())
+        );
+        let e = space_check(100 * 1024 * 1024, 900.0 * mb, 1000.0 * mb).unwrap_err();
+        assert_eq!(e.free, 36.0 * mb);
+        assert_eq!(
+            e.to_string(),
+            "Not enough storage: the model needs 104.9 MB and this browser lets Hearth use 37.7 MB more. Delete a model or other data, or pick a smaller file."
+        );
+        assert!(space_check(1, 1000.0 * mb, 1000.0 * mb).is_err());
     }
 
     #[test]

@@ -208,6 +208,10 @@ pub struct ProviderConfig {
     /// stream (`stream_options.include_usage`). A few old servers reject it.
     #[serde(default = "yes")]
     pub include_usage: bool,
+    /// The context window to run the model in this tab with; `None` lets
+    /// Hearth choose from the model file (see `in_tab::context_to_load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -233,6 +237,7 @@ impl fmt::Debug for ProviderConfig {
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
             .field("include_usage", &self.include_usage)
+            .field("context_length", &self.context_length)
             .finish()
     }
 }
@@ -256,6 +261,7 @@ impl ProviderConfig {
             max_tokens: None,
             temperature: None,
             include_usage: true,
+            context_length: None,
         }
     }
 
@@ -273,6 +279,7 @@ impl ProviderConfig {
             max_tokens: None,
             temperature: None,
             include_usage: true,
+            context_length: None,
         }
     }
 
