@@ -6,8 +6,9 @@
 //! `discover_skills` latency at 10,000 skills in the browser, the network
 //! tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy
 //! --bench net`, built with the `native` profile like the `hearth` people
-//! run), and MCP in the browser (connect, tools/call round trips direct and
-//! through the stdio bridge, 1,000 tools).
+//! run), MCP in the browser (connect, tools/call round trips direct and
+//! through the stdio bridge, 1,000 tools), and the model in the tab
+//! against native llama.cpp (llama-cpp-python, built here once).
 
 use std::io::Write;
 use std::process::Command;
@@ -179,6 +180,10 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         }
     })?;
     step(
+        "the model in the tab against native llama.cpp (same file, threads and prompt)",
+        tab_model,
+    )?;
+    step(
         "discover_skills at 10,000 skills in the browser (headless Chromium)",
         || {
             let mut cmd = Command::new("cargo");
@@ -206,6 +211,28 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         },
     )?;
     Ok(())
+}
+
+/// The in-tab model's speeds, load time and memory, and the native anchor.
+fn tab_model() -> Result<(), Failure> {
+    let root = repo_root();
+    let model = setup::test_model()?;
+    let python = setup::llama_cpp_python()?;
+    let hearth = crate::build_native_hearth()?;
+    let (ok, _) = run_tee(
+        Command::new("node")
+            .arg("e2e/bench/tabmodel.mjs")
+            .env("HEARTH_BIN", hearth)
+            .env("HEARTH_DIST", root.join("dist"))
+            .env("HEARTH_TEST_MODEL", model)
+            .env("HEARTH_LLAMA_PYTHON", python)
+            .current_dir(&root),
+    )?;
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::new("the in-tab model benchmark failed"))
+    }
 }
 
 fn kb(bytes: usize) -> String {

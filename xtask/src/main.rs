@@ -9,8 +9,10 @@
 //! - `cargo xtask bench`: print size and speed figures.
 //! - `cargo xtask precache [DIR]`: write the service worker's file list
 //!   (trunk runs this after every build).
-//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ (the
-//!   build does this itself; run it before a hand-made `trunk build`).
+//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ and
+//!   wllama into public/wllama/ (the build does this itself; run it before
+//!   a hand-made `trunk build`).
+//! - `cargo xtask test-model`: install the small model the tests run.
 
 mod bench;
 mod pwa;
@@ -30,6 +32,10 @@ pub fn build_release() -> Result<(), Failure> {
     step(
         "Python runtime into public/pyodide/",
         setup::pyodide_runtime,
+    )?;
+    step(
+        "the in-tab model runtime (wllama) into public/wllama/",
+        setup::wllama_runtime,
     )?;
     run(Command::new("trunk")
         .args(["build", "--release"])
@@ -91,7 +97,7 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("usage: cargo xtask <run|test|build|bench|precache|pyodide>");
+        eprintln!("usage: cargo xtask <run|test|build|bench|precache|pyodide|test-model>");
         return ExitCode::FAILURE;
     };
     let result = match cmd.as_str() {
@@ -102,7 +108,9 @@ fn main() -> ExitCode {
         "pyodide" => step(
             "Python runtime into public/pyodide/",
             setup::pyodide_runtime,
-        ),
+        )
+        .and_then(|()| step("wllama into public/wllama/", setup::wllama_runtime)),
+        "test-model" => step("the test model", setup::test_model).map(|_| ()),
         "test" => match test::run_all() {
             Ok(t) => {
                 println!("\n{} passed, {} failed", t.passed, t.failed);
@@ -115,7 +123,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, precache or pyodide"
+            "unknown command '{other}'; use run, test, build, bench, precache, pyodide or test-model"
         ))),
     };
     match result {

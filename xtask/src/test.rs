@@ -112,6 +112,8 @@ pub fn run_all() -> Result<Tally, Failure> {
     let root = repo_root();
     setup::build_tools()?;
     setup::browser()?;
+    // The real model the in-tab tests run (native and Playwright).
+    let model = step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
 
     let mut total = Tally::default();
     let mut record = |name: &str, t: Tally| {
@@ -162,6 +164,7 @@ pub fn run_all() -> Result<Tally, Failure> {
         counted(
             Command::new("cargo")
                 .args(["test", "--workspace", "--exclude", "hearth"])
+                .env("HEARTH_TEST_MODEL", &model)
                 .current_dir(&root),
         )
     });
@@ -250,6 +253,7 @@ pub fn run_all() -> Result<Tally, Failure> {
                     "HEARTH_FAKE_MODEL",
                     root.join("target/debug/hearth-fake-model"),
                 )
+                .env("HEARTH_TEST_MODEL", &model)
                 .current_dir(&root),
         )?;
         let mut tally = playwright_counts(&report).unwrap_or_default();
