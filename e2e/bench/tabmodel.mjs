@@ -67,7 +67,7 @@ try {
   const panel = page.locator('.provider-panel');
   await panel.getByLabel('Provider').selectOption('in-tab');
   const copyStart = Date.now();
-  await panel.getByLabel('Model file').setInputFiles(MODEL);
+  await panel.getByLabel('Model file', { exact: true }).setInputFiles(MODEL);
   await panel.locator('.tab-model').waitFor({ timeout: 300_000 });
   figures.store_ms = Date.now() - copyStart;
   const modelId = await panel.locator('.tab-model').getAttribute('data-model');

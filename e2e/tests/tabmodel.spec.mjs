@@ -115,7 +115,7 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     // Add the model from a file; the list reads its header.
     const panel = await chooseInTab(page);
     await expect(panel.getByTestId('tab-models-empty')).toBeVisible();
-    await panel.getByLabel('Model file').setInputFiles(MODEL);
+    await panel.getByLabel('Model file', { exact: true }).setInputFiles(MODEL);
     const item = panel.locator('.tab-model');
     await expect(item).toHaveCount(1, { timeout: 180_000 });
     await expect(item.locator('.tab-model-name')).toHaveText('Smollm2 135M 8k Lc100K Mix1 Ep2');
@@ -255,7 +255,7 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
     const panel = await chooseInTab(page);
     const error = panel.getByTestId('tab-model-error');
 
-    await panel.getByLabel('Model file').setInputFiles(notModel);
+    await panel.getByLabel('Model file', { exact: true }).setInputFiles(notModel);
     await expect(error).toHaveText('This file is not a model Hearth can run: this is not a GGUF model file (it does not start with "GGUF").');
     expect(await storedFiles(page)).toEqual([]);
 

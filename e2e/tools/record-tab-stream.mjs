@@ -70,20 +70,20 @@ const DISCOVER = {
 
 function fewShot(question) {
   const examples = [
-    ['What is 2 plus 2?', 'math calculation', 'Loaded Calculator'],
-    ['Remind me to buy milk.', 'create a task', 'Loaded Tasks'],
-    ['Write down that the meeting moved to Friday.', 'take notes', 'Loaded Notes'],
+    ['What is 2 plus 2?', '2 plus 2 is 4.'],
+    ['What is 9 times 7?', '9 times 7 is 63.'],
+    ['What is 100 minus 58?', '100 minus 58 is 42.'],
   ];
-  const messages = [{ role: 'system', content: 'You are Hearth. To act, first call discover_skills with a few words describing the capability.' }];
-  examples.forEach(([q, query, found], i) => {
+  const messages = [{ role: 'system', content: 'You are a helpful assistant. For arithmetic, call discover_skills to load the calculator.' }];
+  examples.forEach(([q, answer], i) => {
     messages.push({ role: 'user', content: q });
     messages.push({
       role: 'assistant',
       content: '',
-      tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'discover_skills', arguments: JSON.stringify({ query }) } }],
+      tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'discover_skills', arguments: JSON.stringify({ query: 'calculator' }) } }],
     });
-    messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: found });
-    messages.push({ role: 'assistant', content: 'Done.' });
+    messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: 'Loaded Calculator' });
+    messages.push({ role: 'assistant', content: answer });
   });
   messages.push({ role: 'user', content: question });
   return messages;
@@ -99,11 +99,14 @@ for (let i = 0; i < 100; i++) {
 const browser = await chromium.launch(chromiumLaunchOptions());
 try {
   const page = await browser.newPage();
+  page.on('console', (m) => console.error('console:', m.text().slice(0, 400)));
+  page.on('crash', () => console.error('the page crashed'));
+  page.on('pageerror', (e) => console.error('pageerror:', e.message));
   await page.goto(`${base}/#/settings`);
   await page.waitForSelector('body[data-ready]');
   const panel = page.locator('.provider-panel');
   await panel.getByLabel('Provider').selectOption('in-tab');
-  await panel.getByLabel('Model file').setInputFiles(MODEL);
+  await panel.getByLabel('Model file', { exact: true }).setInputFiles(MODEL);
   await panel.locator('.tab-model').waitFor({ timeout: 300_000 });
   const model = await panel.locator('.tab-model').getAttribute('data-model');
 
@@ -128,7 +131,10 @@ try {
     body: { messages: fewShot('What is 17 times 23?'), tools: [DISCOVER], max_tokens: 40, temperature: 0, timings_per_token: true, stream: true },
   });
   const calls = tools.filter((l) => l.includes('"tool_calls"'));
-  if (calls.length === 0) throw new Error(`no tool-call chunks in the recording:\n${tools.join('\n')}`);
+  if (calls.length === 0) {
+    const said = tools.map((l) => JSON.parse(l)).map((c) => c.choices?.[0]?.delta?.content || '').join('');
+    throw new Error(`no tool-call chunks in the recording; the model wrote:\n${said}`);
+  }
   fs.writeFileSync(path.join(OUT, 'in_tab_text.jsonl'), `${text.join('\n')}\n`);
   fs.writeFileSync(path.join(OUT, 'in_tab_tools.jsonl'), `${tools.join('\n')}\n`);
   console.log(`recorded ${text.length} and ${tools.length} lines (${calls.length} with tool calls) into ${OUT}`);
