@@ -213,9 +213,10 @@ async function chat(message) {
     const options = { ...body, stream: true, abortSignal: controller.signal };
     delete options.model;
     const stream = await wllama.createChatCompletion(options);
+    // Read to the end even after Stop: wllama then ends the stream with
+    // its abort error, which is caught here rather than left unhandled.
     for await (const chunk of stream) {
-      if (controller.signal.aborted) break;
-      post({ type: 'line', id, line: JSON.stringify(chunk) });
+      if (!controller.signal.aborted) post({ type: 'line', id, line: JSON.stringify(chunk) });
     }
   } catch (e) {
     if (controller.signal.aborted || (e && e.name === 'WllamaAbortError')) return;

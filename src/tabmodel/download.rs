@@ -47,6 +47,15 @@ fn host(url: &str) -> String {
         .to_string()
 }
 
+/// Stops reading a body. On a stream that already failed the promise
+/// rejects, which is expected, so it is awaited rather than left unhandled.
+fn cancel(reader: &ReadableStreamDefaultReader) {
+    let done = JsFuture::from(reader.cancel());
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = done.await;
+    });
+}
+
 /// A downloaded file's size and header.
 pub struct Downloaded {
     pub size: u64,
@@ -120,7 +129,7 @@ pub async fn download(
         let step = match JsFuture::from(reader.read()).await {
             Ok(step) => step,
             Err(e) => {
-                let _ = reader.cancel();
+                cancel(&reader);
                 if signal.aborted() || js_error_name(&e) == "AbortError" {
                     return Err(DownloadError::Cancelled);
                 }
@@ -149,7 +158,7 @@ pub async fn download(
                 }
                 Err(GgufError::Truncated { .. }) if prefix.len() < MAX_HEADER => {}
                 Err(GgufError::Truncated { .. }) => {
-                    let _ = reader.cancel();
+                    cancel(&reader);
                     return Err(
                         StoreError::NotAModel(store::not_a_model(&GgufError::Malformed(
                             "its header is longer than 64 MB".into(),
@@ -158,17 +167,17 @@ pub async fn download(
                     );
                 }
                 Err(e) => {
-                    let _ = reader.cancel();
+                    cancel(&reader);
                     return Err(StoreError::NotAModel(store::not_a_model(&e)).into());
                 }
             }
         }
         writer.write_bytes(&chunk).await.inspect_err(|_| {
-            let _ = reader.cancel();
+            cancel(&reader);
         })?;
         received += chunk.length() as u64;
         if total.is_some_and(|t| received > t) {
-            let _ = reader.cancel();
+            cancel(&reader);
             return Err(cut(received));
         }
         progress(received as f64, shown_total);
