@@ -27,7 +27,7 @@ use hearth_core::agent::{
 use hearth_core::providers::{
     IN_TAB_URL, ModelInfo, Preset, Protocol, Provider, ProviderConfig, ProviderError, local_presets,
 };
-use hearth_core::tokens::{ContextEstimate, estimate_request};
+use hearth_core::tokens::{ContextEstimate, estimate_turn};
 use hearth_core::{SkillDefinition, SkillId};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -558,7 +558,7 @@ impl Assistant {
         let additions = env.system_additions(conversation);
         let (request, _) =
             build_request_for(conversation, &lookup, &extra, &additions, &env.limits);
-        estimate_request(&request)
+        estimate_turn(&request, &additions)
     }
 
     /// What the loop may send the model in use: for the model in this tab,

@@ -9,6 +9,9 @@
 //! run), MCP in the browser (connect, tools/call round trips direct and
 //! through the stdio bridge, 1,000 tools), and the model in the tab
 //! against native llama.cpp (llama-cpp-python, built here once).
+//! Discovery's figures include the opening context with 10/100/1,000 Agent
+//! Skills packages, recall on real collections, and `discover_skills` with
+//! 1,000 packages + 10,000 tools.
 
 use std::io::Write;
 use std::process::Command;
@@ -101,6 +104,12 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             Err(Failure::new("the sandbox benchmark failed"))
         }
     })?;
+    // Discovery's figures rank real Agent Skills collections; the native
+    // discovery bench also writes the package texts the browser bench reads.
+    step(
+        "Agent Skills collections into target/skill-collections/",
+        || crate::collections::install(None),
+    )?;
     step("native benches (hearth-core)", || {
         for bench in [
             "call_path",
@@ -184,7 +193,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         tab_model,
     )?;
     step(
-        "discover_skills at 10,000 skills in the browser (headless Chromium)",
+        "discover_skills at 10,000 skills, then with 1,000 packages added, in the browser (headless Chromium)",
         || {
             let mut cmd = Command::new("cargo");
             cmd.args([
