@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromiumLaunchOptions, hearthBin, hearthDist, repoRoot } from '../support/env.mjs';
+import { freePort } from '../support/mcp.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MODEL = process.env.HEARTH_TEST_MODEL || path.join(repoRoot, '.test-fixtures', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
@@ -46,7 +47,7 @@ if (!fs.existsSync(MODEL)) throw new Error(`${MODEL} is missing: cargo xtask tes
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const line = (label, value, goal = '') => console.log(`  ${label.padEnd(58)} ${value.padStart(14)}${goal ? `   (${goal})` : ''}`);
 
-const port = 8990 + Math.floor(Math.random() * 100);
+const port = await freePort();
 const server = spawn(hearthBin, ['serve', '--host', '127.0.0.1', '--port', String(port), '--dist', hearthDist], { stdio: 'ignore' });
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 100; i++) {

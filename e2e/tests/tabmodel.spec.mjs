@@ -132,6 +132,7 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     await panel.getByRole('button', { name: 'Save' }).click();
     await expect(panel.locator('.notice').last()).toContainText('Saved. The assistant now uses In this tab with Smollm2');
     await expect(panel.locator('.muted').first()).toContainText('In use: In this tab · Smollm2');
+    await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await saveScreenshot(page, 'tabmodel-settings');
 
     // Ask: the runtime and the model load with progress, then the answer
@@ -140,6 +141,12 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     await expect(page.getByTestId('tools-off')).toBeVisible();
     await watchReply(page);
     await say(page, 'What is the capital of France?');
+    // A picture of the load's progress while it shows (that it showed at
+    // all is asserted below, from the watch).
+    const loading = page.getByTestId('model-loading');
+    if (await loading.waitFor({ timeout: 60_000 }).then(() => true, () => false)) {
+      await saveScreenshot(page, 'tabmodel-loading');
+    }
     await expect(lastReply(page)).toHaveAttribute('data-status', 'complete', { timeout: 600_000 });
     const answer = (await lastReply(page).locator('.message-text').textContent()).trim();
     expect(answer.length).toBeGreaterThan(0);
