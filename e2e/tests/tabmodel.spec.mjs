@@ -13,7 +13,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { saveScreenshot } from '../support/app.mjs';
+import { openApp, saveScreenshot } from '../support/app.mjs';
 import { repoRoot } from '../support/env.mjs';
 import { say } from '../support/model.mjs';
 import { startServe } from '../support/serve.mjs';
@@ -25,12 +25,10 @@ const MODEL =
 
 const lastReply = (page) => page.locator('.message.assistant').last();
 
-/// Opens the app at `url` and waits until the service worker controls it.
-async function openControlled(page, url, place) {
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${url}/#/${place}`);
-  await page.waitForSelector('body[data-ready]');
+/// Opens the app from `server`'s launch link (the key to its API), goes to
+/// `place` and waits until the service worker controls the page.
+async function openControlled(page, server, place) {
+  const errors = await openApp(page, place, { base: server.url, key: server.key });
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
   return errors;
 }
@@ -109,7 +107,7 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
   const server = await startServe();
   let stopped = false;
   try {
-    const errors = await openControlled(page, server.url, 'settings');
+    const errors = await openControlled(page, server, 'settings');
     expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(true);
 
     // Add the model from a file; the list reads its header.
@@ -255,10 +253,7 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
   const notModel = testInfo.outputPath('notes.gguf');
   fs.writeFileSync(notModel, 'these are my notes, not a model\n'.repeat(100));
   try {
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto('/#/settings');
-    await page.waitForSelector('body[data-ready]');
+    const errors = await openApp(page, 'settings');
     const panel = await chooseInTab(page);
     const error = panel.getByTestId('tab-model-error');
 
