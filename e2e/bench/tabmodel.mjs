@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromiumLaunchOptions, hearthBin, hearthDist, repoRoot } from '../support/env.mjs';
 import { freePort } from '../support/mcp.mjs';
+import { figure, ratio } from './figures.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MODEL = process.env.HEARTH_TEST_MODEL || path.join(repoRoot, '.test-fixtures', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
@@ -193,6 +194,19 @@ try {
   line('native load time', `${(native.load_ms / 1000).toFixed(2)} s`);
   line('the tab\'s memory while answering', typeof figures.tab_memory_bytes === 'number' ? `${(figures.tab_memory_bytes / 1e6).toFixed(0)} MB` : String(figures.tab_memory_bytes));
   console.log(`tabmodel-figures ${JSON.stringify(figures)}`);
+  // The figures for `cargo xtask bench`'s table.
+  const detail = `SmolLM2-135M Q4_1, ${figures.tab_threads} threads, median of ${RUNS}`;
+  const tabPrompt = { figure: 'in-tab model: prompt processing', value: figures.tab_prompt_per_second };
+  const nativePrompt = { figure: 'native llama.cpp: prompt processing', value: native.prompt_per_second };
+  const tabOut = { figure: 'in-tab model: generation', value: figures.tab_output_per_second };
+  const nativeOut = { figure: 'native llama.cpp: generation', value: native.output_per_second };
+  for (const f of [tabPrompt, nativePrompt, tabOut, nativeOut]) figure({ ...f, unit: 'tok/s', detail });
+  ratio('in-tab model: prompt processing vs native', tabPrompt, nativePrompt, { min: 0.5 });
+  ratio('in-tab model: generation vs native', tabOut, nativeOut, { min: 0.5 });
+  figure({ figure: 'in-tab model: load from the private file system', value: figures.load_ms, unit: 'ms', detail: `median of ${LOADS} cold loads` });
+  if (typeof figures.tab_memory_bytes === 'number') {
+    figure({ figure: 'in-tab model: the tab\'s memory while answering', value: figures.tab_memory_bytes / 1e6, unit: 'MB' });
+  }
 } finally {
   await browser.close();
   server.kill();

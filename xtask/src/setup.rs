@@ -303,6 +303,11 @@ pub fn test_model() -> Result<std::path::PathBuf, Failure> {
     Ok(path)
 }
 
+/// The interpreter of the venv [`llama_cpp_python`] installs into.
+pub fn llama_cpp_python_path() -> std::path::PathBuf {
+    repo_root().join(".tools/llama-cpp-venv/bin/python")
+}
+
 /// The native llama.cpp the in-tab model bench measures against.
 pub const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
 
@@ -311,8 +316,8 @@ pub const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
 /// compiles llama.cpp: tens of minutes on two busy cores. Returns the
 /// venv's interpreter.
 pub fn llama_cpp_python() -> Result<std::path::PathBuf, Failure> {
+    let python = llama_cpp_python_path();
     let venv = repo_root().join(".tools/llama-cpp-venv");
-    let python = venv.join("bin/python");
     let ready = python.exists()
         && Command::new(&python)
             .args(["-c", "import llama_cpp"])
@@ -388,4 +393,14 @@ pub fn browser() -> Result<(), Failure> {
         }
         Ok(())
     })
+}
+
+/// The MCP servers and conformance suite the MCP tests and benches run
+/// against (npm and PyPI registries only; quick when in place). The tests
+/// themselves install nothing: without these they fail with what is
+/// missing.
+pub fn mcp_peers() -> Result<(), Failure> {
+    let script = repo_root().join("crates/proxy/tests/mcp-peers/install.sh");
+    run(Command::new("sh").arg(&script))?;
+    run(Command::new("sh").arg(&script).arg("--check"))
 }
