@@ -21,6 +21,7 @@ pub mod dates;
 pub mod discovery;
 pub mod display;
 pub mod form;
+pub mod gguf;
 pub mod invoke;
 pub mod markdown;
 pub mod mcp;
