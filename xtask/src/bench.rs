@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: figures, never assertions. It builds what the
 //! steps use (the release app, the native `hearth`, the bare Leptos anchor,
-//! the MCP peers, the Agent Skills collections), runs each step, collects the figures the steps print,
+//! the MCP peers, the Agent Skills collections, the test model and native
+//! llama.cpp for the model in the tab), runs each step, collects the figures the steps print,
 //! writes `target/bench/results.json`, prints a table, and after a full run
 //! keeps that table in `docs/benchmarks.md` with the date and the machine.
 //!
@@ -171,6 +172,9 @@ enum Need {
     Browser,
     /// The real Agent Skills collections discovery's figures rank.
     Collections,
+    /// The test model and native llama.cpp (llama-cpp-python), the in-tab
+    /// model's anchor.
+    TabModel,
 }
 
 enum Kind {
@@ -307,6 +311,17 @@ fn steps() -> Vec<Step> {
             title: "MCP in the browser (real servers on 127.0.0.1)",
             needs: &[Need::App, Need::NativeHearth, Need::McpPeers, Need::Browser],
             kind: Kind::Command(|r| node("e2e/bench/mcp.mjs")(r)),
+        },
+        Step {
+            id: "tabmodel",
+            title: "the model in the tab against native llama.cpp (same file, threads and prompt)",
+            needs: &[Need::App, Need::NativeHearth, Need::Browser, Need::TabModel],
+            kind: Kind::Command(|r| {
+                let mut cmd = node("e2e/bench/tabmodel.mjs")(r);
+                cmd.env("HEARTH_TEST_MODEL", setup::test_model_path())
+                    .env("HEARTH_LLAMA_PYTHON", setup::llama_cpp_python_path());
+                cmd
+            }),
         },
     ]
 }
@@ -656,6 +671,13 @@ fn build_needs(root: &Path, needs: &[Need], no_build: bool) -> Result<(), Failur
     }
     if has(Need::Browser) {
         setup::browser()?;
+    }
+    if has(Need::TabModel) {
+        step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
+        step(
+            "llama-cpp-python (the in-tab model's anchor)",
+            setup::llama_cpp_python,
+        )?;
     }
     if has(Need::Collections) {
         step(

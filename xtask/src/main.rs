@@ -18,8 +18,10 @@
 //!   target/skill-collections/ (the test run does this itself).
 //! - `cargo xtask precache [DIR]`: write the service worker's file list
 //!   (trunk runs this after every build).
-//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ (the
-//!   build does this itself; run it before a hand-made `trunk build`).
+//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ and
+//!   wllama into public/wllama/ (the build does this itself; run it before
+//!   a hand-made `trunk build`).
+//! - `cargo xtask test-model`: install the small model the tests run.
 
 mod baselines;
 mod bench;
@@ -44,6 +46,10 @@ pub fn build_release() -> Result<(), Failure> {
     step(
         "Python runtime into public/pyodide/",
         setup::pyodide_runtime,
+    )?;
+    step(
+        "the in-tab model runtime (wllama) into public/wllama/",
+        setup::wllama_runtime,
     )?;
     trunk_release(&root)
 }
@@ -71,6 +77,10 @@ pub fn build_release_if_stale() -> Result<(), Failure> {
     step(
         "Python runtime into public/pyodide/",
         setup::pyodide_runtime,
+    )?;
+    step(
+        "the in-tab model runtime (wllama) into public/wllama/",
+        setup::wllama_runtime,
     )?;
     match fresh::check(&root)? {
         fresh::Freshness::Current => {
@@ -139,7 +149,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!(
-            "usage: cargo xtask <run|test|build|bench|baselines|precache|pyodide|skill-collections>"
+            "usage: cargo xtask <run|test|build|bench|baselines|precache|pyodide|test-model|skill-collections>"
         );
         return ExitCode::FAILURE;
     };
@@ -152,7 +162,9 @@ fn main() -> ExitCode {
         "pyodide" => step(
             "Python runtime into public/pyodide/",
             setup::pyodide_runtime,
-        ),
+        )
+        .and_then(|()| step("wllama into public/wllama/", setup::wllama_runtime)),
+        "test-model" => step("the test model", setup::test_model).map(|_| ()),
         "skill-collections" => {
             let from = match rest {
                 [flag, dir] if flag == "--from" => Some(PathBuf::from(dir)),
@@ -184,7 +196,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, baselines, precache, pyodide or skill-collections"
+            "unknown command '{other}'; use run, test, build, bench, baselines, precache, pyodide, test-model or skill-collections"
         ))),
     };
     match result {

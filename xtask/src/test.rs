@@ -270,6 +270,9 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     let root = repo_root();
     setup::build_tools()?;
     setup::browser()?;
+    // The real model the in-tab tests run (native and Playwright find it
+    // in .test-fixtures/ by default).
+    step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
 
     let mut summary = Summary::default();
     let allowed = match allow_list() {
