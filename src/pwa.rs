@@ -123,6 +123,13 @@ fn container() -> Option<ServiceWorkerContainer> {
     has.then(|| navigator.service_worker())
 }
 
+/// Whether Hearth's service worker controls this page, so the page's
+/// same-origin requests (and navigations of frames it makes without a
+/// sandbox attribute) go through it.
+pub fn controls_this_page() -> bool {
+    container().is_some_and(|c| c.controller().is_some())
+}
+
 fn get(v: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
