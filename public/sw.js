@@ -308,6 +308,17 @@ async function pythonFile(event, file) {
 // did not send them. Adding a policy never loosens one the host sent: every
 // Content-Security-Policy of a response is enforced.
 const SANDBOX_POLICY = "sandbox allow-scripts; frame-ancestors 'self'";
+// Under /sandbox/ however the path is spelled (doubled slashes, escapes):
+// a host may well serve the same file for those spellings too.
+function isSandboxPath(path) {
+  let plain = path;
+  try {
+    plain = decodeURIComponent(path);
+  } catch {
+    // Not decodable: take it as written.
+  }
+  return plain.replace(/\/+/g, '/').startsWith('/sandbox/');
+}
 function withHearthHeaders(url, response) {
   if (!response || response.type === 'opaque' || response.type === 'error') return response;
   const headers = new Headers(response.headers);
@@ -315,7 +326,7 @@ function withHearthHeaders(url, response) {
     if (!headers.has(name)) headers.set(name, value);
   };
   const type = headers.get('content-type') || '';
-  if (url.pathname.startsWith('/sandbox/')) {
+  if (isSandboxPath(url.pathname)) {
     headers.append('content-security-policy', SANDBOX_POLICY);
     // Framed in an opaque origin, the page is cross-origin to Hearth.
     headers.set('cross-origin-resource-policy', 'cross-origin');
@@ -360,7 +371,7 @@ self.addEventListener('fetch', (event) => {
   if (path === '/api' || path.startsWith('/api/') || path === '/healthz' || path === '/sw.js') return;
   if (!BUILD) {
     // Nothing cached, but sandbox pages still open only in an opaque origin.
-    if (path.startsWith('/sandbox/')) event.respondWith(fetch(request).then((r) => withHearthHeaders(url, r)));
+    if (isSandboxPath(path)) event.respondWith(fetch(request).then((r) => withHearthHeaders(url, r)));
     return;
   }
   event.respondWith(respond(event, url).then((r) => withHearthHeaders(url, r)));
