@@ -1,6 +1,8 @@
-//! Code-run results on the card in a real browser: whatever a snippet
-//! printed or returned is shown as text, never as markup, and the files it
-//! wrote are offered for download.
+//! Code runs in a real browser: the sandbox starts from the app alone (this
+//! page is served by the test runner, with no headers for it and no
+//! sandbox page) and keeps a snippet off the network; whatever a snippet
+//! printed or returned is shown on its card as text, never as markup, and
+//! the files it wrote are offered for download.
 #![cfg(target_arch = "wasm32")]
 
 use hearth::views::card::ResultCard;
@@ -54,6 +56,32 @@ fn record() -> ActivityRecord {
     let mut result = ToolResult::for_call(&call, ToolStatus::Completed);
     result.content = out.content;
     ActivityRecord::new(&call, None, &result)
+}
+
+#[wasm_bindgen_test]
+async fn the_sandbox_starts_from_the_app_alone_and_has_no_network() {
+    use hearth::sandbox::{CodeRun, sandbox};
+    let sandbox = sandbox();
+    let r = sandbox
+        .run(CodeRun::new(Language::Javascript, "6 * 7"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome.status, r.outcome.value),
+        (RunStatus::Completed, Some(json!(42)))
+    );
+    // The runner's own server, which serves this page, is one request away.
+    let origin = web_sys::window().unwrap().location().origin().unwrap();
+    let r = sandbox
+        .run(CodeRun::new(
+            Language::Javascript,
+            format!("await fetch('{origin}/')"),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome.status, RunStatus::Error);
+    let error = r.outcome.error.unwrap();
+    assert_eq!((error.name.as_str(), error.message.as_str()), ("TypeError", "Failed to fetch"));
 }
 
 #[wasm_bindgen_test]
