@@ -311,7 +311,8 @@ fn page_isolated() -> bool {
         .unwrap_or(false)
 }
 
-const STOPPED_BY_RESTART: &str = "A Python run past its time limit is stopped by restarting Python, so its variables are lost.";
+const STOPPED_BY_RESTART: &str =
+    "A Python run past its time limit is stopped by restarting Python, so its variables are lost.";
 
 /// The Code panel's line about interrupting runaway Python runs.
 #[component]
