@@ -10,6 +10,7 @@
 //
 //   JS round trip for 1+1: cold (first run in a fresh profile, which starts
 //   the sandbox), cold with the sandbox pre-started at idle, and warm.
+//   Builds take turns going first, trial by trial.
 //   Python cold start (the whole first call) and the warm 1+1 call, with
 //   bare Pyodide in a module worker on the same origin as the anchor.
 //   Granting, listing and reading 1,000 files (hearth serve, first build).
@@ -29,6 +30,9 @@ import { startStatic } from '../support/static.mjs';
 
 const COLD_TRIALS = Number(process.env.HEARTH_BENCH_COLD || 5);
 const WARM_RUNS = Number(process.env.HEARTH_BENCH_WARM || 30);
+// Warm runs are spread over the trials, so each build's come from several
+// fresh profiles and moments.
+const WARM_PER_TRIAL = Math.max(1, Math.ceil(WARM_RUNS / COLD_TRIALS));
 const FILES = 1000;
 const ONLY = process.env.HEARTH_BENCH_ONLY || '';
 const section = (name) => !ONLY || ONLY === name;
@@ -133,7 +137,9 @@ async function measureSandbox(host) {
   };
   try {
     for (let i = 0; i < COLD_TRIALS; i++) {
-      for (const b of BUILDS) {
+      // Each trial in the other order, so neither build always goes first.
+      const order = i % 2 === 0 ? BUILDS : [...BUILDS].reverse();
+      for (const b of order) {
         const base = servers[b.label].base;
         if (section('js')) {
           // After the app has idled a moment, its sandbox has started itself.
@@ -148,9 +154,7 @@ async function measureSandbox(host) {
             const { context, page } = await freshPage({ base });
             try {
               const first = (await run(page, 'run_javascript', { code: '1+1' })).result.duration_ms;
-              if (i === 0) {
-                for (let j = 0; j < WARM_RUNS; j++) push(warm, b.label, (await run(page, 'run_javascript', { code: '1+1' })).result.duration_ms);
-              }
+              for (let j = 0; j < WARM_PER_TRIAL; j++) push(warm, b.label, (await run(page, 'run_javascript', { code: '1+1' })).result.duration_ms);
               return first;
             } finally { await context.close(); }
           }));
@@ -160,9 +164,7 @@ async function measureSandbox(host) {
             const { context, page } = await freshPage({ base });
             try {
               const first = (await run(page, 'run_python', { code: '1+1' })).result.duration_ms;
-              if (i === 0) {
-                for (let j = 0; j < WARM_RUNS; j++) push(pyWarm, b.label, (await run(page, 'run_python', { code: '1+1' })).result.duration_ms);
-              }
+              for (let j = 0; j < WARM_PER_TRIAL; j++) push(pyWarm, b.label, (await run(page, 'run_python', { code: '1+1' })).result.duration_ms);
               return first;
             } finally { await context.close(); }
           }));
@@ -191,13 +193,13 @@ async function measureSandbox(host) {
     table(`JavaScript round trip for 1+1, under ${name}`, [
       [`cold: sandbox started by the run (median of ${COLD_TRIALS})`, cold],
       [`cold: sandbox pre-started at idle (median of ${COLD_TRIALS})`, prestarted],
-      [`warm: median of ${WARM_RUNS}`, warm],
+      [`warm: median of ${WARM_PER_TRIAL * COLD_TRIALS}`, warm],
     ]);
   }
   if (section('python')) {
     table(`Python, under ${name}`, [
       [`cold: the whole first call (median of ${COLD_TRIALS})`, pyCold],
-      [`warm: 1+1, median of ${WARM_RUNS}`, pyWarm],
+      [`warm: 1+1, median of ${WARM_PER_TRIAL * COLD_TRIALS}`, pyWarm],
     ]);
     console.log(`  ${`anchor: bare Pyodide in a module worker (median of ${COLD_TRIALS})`.padEnd(50)}${ms(median(bare)).padStart(16)}`);
   }

@@ -9,13 +9,14 @@
 //! `sandbox="allow-scripts"` (never `allow-same-origin`), so its document
 //! has an opaque origin and cannot touch the app's storage, cookies or
 //! DOM; `allow="cross-origin-isolated"` gives it SharedArrayBuffer for
-//! Python interrupts when the app itself is isolated. The handshake accepts only a
-//! hello whose source is this iframe's window and whose origin is `"null"`;
-//! after it, everything flows over a private `MessagePort`, and every
-//! message is checked by hearth-core's `parse_sandbox_message` before it is
-//! believed. A message that fails the check, or a request that outlives its
-//! deadline, ends the connection: the iframe is removed (which stops all its
-//! workers) and the next request starts a fresh one.
+//! Python interrupts when the app itself is isolated. The handshake
+//! accepts only a hello whose source is this iframe's window and whose
+//! origin is `"null"`; after it, everything flows over a private
+//! `MessagePort`, and every message is checked by hearth-core's
+//! `parse_sandbox_message` before it is believed. A message that fails the
+//! check, or a request that outlives its deadline, ends the connection: the
+//! iframe is removed (which stops all its workers) and the next request
+//! starts a fresh one.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
