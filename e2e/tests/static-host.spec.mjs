@@ -12,7 +12,7 @@ import path from 'node:path';
 import { runCommand, saveScreenshot } from '../support/app.mjs';
 import { repoRoot } from '../support/env.mjs';
 import { installPeers, startAppsServer } from '../support/mcp.mjs';
-import { runSkill } from '../support/sandbox.mjs';
+import { runSkill, startCanary } from '../support/sandbox.mjs';
 import { startStatic } from '../support/static.mjs';
 
 test.describe.configure({ mode: 'serial' });
@@ -85,6 +85,44 @@ test('core skills, notes and JavaScript work, and a web skill says the proxy is 
   await saveScreenshot(page, 'static-host-web-fetch');
   expect(errors).toEqual([]);
   await context.close();
+});
+
+test('where the browser does not apply the sandbox\'s policy, no code runs and the card says why', async ({ browser }) => {
+  const canary = await startCanary();
+  const context = await browser.newContext({ baseURL: server.url });
+  // Stands for a browser that ignores the sandbox page's meta policy: the
+  // page the app hands its frame arrives without it. This host sends no
+  // policy either, so nothing but the sandbox's own check stands between a
+  // snippet and the network.
+  await context.addInitScript(() => {
+    const set = Element.prototype.setAttribute;
+    Element.prototype.setAttribute = function (name, value) {
+      if (name === 'srcdoc' && String(value).includes('<title>Hearth sandbox</title>')) {
+        value = String(value).replace(/<meta http-equiv="Content-Security-Policy" content="[^"]*">/, '');
+      }
+      return set.call(this, name, value);
+    };
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await page.goto('/#/chat');
+    await page.waitForSelector('body[data-ready]');
+    const run = await runSkill(page, 'run_javascript', { code: `await fetch('${canary.url}/leak'); 'sent'` });
+    expect(run.status).toBe('failed');
+    expect(run.output).toContain("the sandbox could not start: the sandbox's no-network policy is not in force (the browser did not apply its Content-Security-Policy), so Hearth will not run code in it");
+    await saveScreenshot(page, 'static-host-sandbox-refused');
+    // Refused again on the next run: nothing is retried without the policy.
+    const again = await runSkill(page, 'run_javascript', { code: '6 * 7' });
+    expect(again.status).toBe('failed');
+    expect(again.output).toContain('no-network policy is not in force');
+    expect(canary.hits()).toEqual([]);
+    expect(errors).toEqual([]);
+  } finally {
+    await context.close();
+    await canary.close();
+  }
 });
 
 test('Python runs on the first visit (a runaway loop is stopped by restarting it), and after a reload it can be interrupted', async ({ browser }) => {
