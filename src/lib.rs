@@ -8,6 +8,7 @@ pub mod backup;
 pub mod codec;
 pub mod files;
 pub mod icons;
+pub mod launch;
 pub mod mcp;
 pub mod online;
 pub mod platform;
@@ -27,6 +28,8 @@ use crate::storage::Db;
 /// Opens storage, assembles the services and mounts the app.
 pub fn start() {
     console_error_panic_hook::set_once();
+    // The launch link's key leaves the address before anything reads it.
+    launch::take_from_address();
     // Leptos sets up its task executor when it mounts; until then, spawn
     // on wasm-bindgen-futures directly.
     wasm_bindgen_futures::spawn_local(async {
