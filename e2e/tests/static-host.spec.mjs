@@ -76,8 +76,8 @@ test('core skills, notes and JavaScript work, and a web skill says the proxy is 
   await expect(toggle).toBeChecked();
   await page.getByRole('link', { name: 'Chat' }).click();
   await runCommand(page, '/web_fetch https://example.com/');
-  const ask = page.getByRole('dialog', { name: 'Web fetch' });
-  if (await ask.isVisible().catch(() => false)) await ask.getByRole('button', { name: 'Allow once' }).click();
+  // A network skill always asks; its buttons wake a moment after it shows.
+  await page.getByRole('dialog', { name: 'Web fetch' }).getByRole('button', { name: 'Allow once' }).click();
   const card = page.locator('.result-card[data-skill="web_fetch"]').last();
   await expect(card).toHaveAttribute('data-status', 'failed');
   await expect(card.locator('.card-output')).toContainText("web_fetch needs Hearth's local proxy, which is not answering");
