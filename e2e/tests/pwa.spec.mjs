@@ -7,12 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCommand, saveScreenshot } from '../support/app.mjs';
 import { chromiumLaunchOptions, hearthDist, repoRoot } from '../support/env.mjs';
-import { installPeers, startAppsServer } from '../support/mcp.mjs';
+import { requirePeers, startAppsServer } from '../support/mcp.mjs';
 import { grantFolder, runSkill, withoutPickers } from '../support/sandbox.mjs';
 import { buildIdOf, buildWithRuntime, nextBuild, startServe } from '../support/serve.mjs';
 import crypto from 'node:crypto';
-
-test.describe.configure({ mode: 'serial' });
 
 const project = path.join(repoRoot, 'e2e', 'fixtures', 'project');
 
@@ -178,8 +176,8 @@ test('the Python runtime is never fetched at install: it is cached on first use 
   page,
   context,
 }) => {
-  // A stand-in runtime (this branch's build has none yet): the worker treats
-  // every file under pyodide/ alike, whatever it holds.
+  // A stand-in runtime, small and quick to check byte for byte: the worker
+  // treats every file under pyodide/ alike, whatever it holds.
   const wasm = crypto.randomBytes(3_000_000);
   const loader = Buffer.from('export const loaded = "stand-in runtime";\n');
   const dist = buildWithRuntime({ 'pyodide.asm.wasm': wasm, 'pyodide.mjs': loader });
@@ -228,7 +226,7 @@ test('the Python runtime is never fetched at install: it is cached on first use 
 
 test('after one visit, code runs with the server stopped and the network cut: Python, files, interrupts, JavaScript and an MCP App', async ({ browser }) => {
   test.setTimeout(300_000);
-  installPeers();
+  requirePeers();
   const apps = await startAppsServer();
   const server = await startServe();
   const context = await browser.newContext();

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCommand, saveScreenshot } from '../support/app.mjs';
 import { repoRoot } from '../support/env.mjs';
-import { installPeers, startAppsServer } from '../support/mcp.mjs';
+import { requirePeers, startAppsServer } from '../support/mcp.mjs';
 import { runSkill, startCanary } from '../support/sandbox.mjs';
 import { startStatic } from '../support/static.mjs';
 
@@ -211,7 +211,7 @@ test('an Agent Skill runs its script, and a backup restores', async ({ browser }
 
 test('an MCP App renders, without the service worker and served by it', async ({ browser }) => {
   test.setTimeout(180_000);
-  installPeers();
+  requirePeers();
   const apps = await startAppsServer();
   try {
     for (const visit of ['without the service worker', 'served by the service worker']) {

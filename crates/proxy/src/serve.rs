@@ -344,9 +344,12 @@ pub fn is_hashed_asset(path: &str) -> bool {
 /// scripts and the code sandbox page's. `blob:` and `'unsafe-eval'` are
 /// there for the sandbox, which inherits this policy: its workers are blob:
 /// scripts that import blob: modules and evaluate snippets. The app itself
-/// makes no script blobs and evaluates no strings, and markup injected into
-/// it still runs nothing (no `'unsafe-inline'`, scripts only from the app
-/// or by hash).
+/// evaluates no strings, and markup injected into it still runs nothing
+/// (no `'unsafe-inline'`, scripts only from the app or by hash).
+/// `connect-src blob:` lets the model in this tab's workers load wllama's
+/// WebAssembly from bytes the app fetched itself (a blob: URL only this
+/// origin's code can make), so no worker needs the network once the
+/// runtime is cached.
 pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
     let hashes: String = script_hashes.iter().map(|h| format!(" '{h}'")).collect();
     let extra: String = extra_connect.iter().map(|o| format!(" {o}")).collect();
@@ -356,7 +359,7 @@ pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
          style-src 'self' 'unsafe-inline'; \
          img-src 'self' data: blob:; \
          font-src 'self'; \
-         connect-src 'self' https: http://localhost:* http://127.0.0.1:*{extra}; \
+         connect-src 'self' blob: https: http://localhost:* http://127.0.0.1:*{extra}; \
          worker-src 'self' blob:; \
          frame-src 'self'; \
          manifest-src 'self'; \
