@@ -95,7 +95,7 @@ async fn every_notes_tasks_and_memory_operation_persists() {
         .await
         .unwrap();
     let read = run(&rt, "notes", json!({"action": "read", "id": note_id})).await;
-    assert_eq!(read.text(), Some("# Groceries\n\nmilk, eggs"));
+    assert_eq!(read.text(), Some("Groceries\n\nmilk, eggs"));
     let search = run(&rt, "notes", json!({"action": "search", "query": "eggs"})).await;
     assert_eq!(search.json().unwrap()["results"][0]["id"], note_id);
     let list = run(&rt, "tasks", json!({"action": "list", "status": "done"})).await;

@@ -32,6 +32,9 @@ fn provider(kind: ProviderKind, server: &FakeModel, model: &str) -> Provider {
     let base = match kind {
         ProviderKind::OpenAiCompatible => server.openai_base(),
         ProviderKind::Anthropic => server.url(),
+        // The model in the tab is reached through a Worker, never over
+        // HTTP, so the fake server has no wire format for it.
+        ProviderKind::InTab => unreachable!("the fake model server speaks HTTP only"),
     };
     let mut config = ProviderConfig::custom(kind, base, model);
     config.api_key = "test-key".into();
@@ -377,6 +380,7 @@ async fn streams_split_arguments_across_events_and_parse_back_whole() {
         let second_id = match kind {
             ProviderKind::OpenAiCompatible => "call_fake_",
             ProviderKind::Anthropic => "toolu_fake_",
+            ProviderKind::InTab => unreachable!("only HTTP providers are looped over"),
         };
         assert_eq!(turn.text, "Calling two tools — ✓");
         assert_eq!(turn.finish, Some(FinishReason::ToolCalls));
