@@ -76,9 +76,7 @@ fn typescript_samples(url: &str, tool: &str, args: &Value) -> Vec<f64> {
 }
 
 fn main() {
-    if !mcp_support::peers_available("mcp_roundtrip") {
-        return;
-    }
+    mcp_support::require_peers("mcp_roundtrip");
     let args = json!({"message": "benchmark"});
     let everything = start_everything();
     // Alternate the clients so neither always meets a colder server.
