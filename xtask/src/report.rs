@@ -28,6 +28,23 @@ pub struct LevelRun {
     pub ran: Vec<String>,
 }
 
+impl LevelRun {
+    /// The level's own counts in words, for the line that closes its step.
+    pub fn said(&self) -> String {
+        let verb = if self.failed == 0 && self.problems.is_empty() {
+            "ran"
+        } else {
+            "ran with FAILURES"
+        };
+        format!(
+            "{verb}: {} passed, {} failed, {} skipped",
+            self.passed,
+            self.failed,
+            self.skipped.len()
+        )
+    }
+}
+
 /// The sums a level adds to the closing line.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Tally {
@@ -225,7 +242,8 @@ pub fn parse_cargo(output: &str) -> Option<LevelRun> {
             format!("{binary} {name}")
         };
         run.ran.push(id.clone());
-        if status == "FAILED" {
+        // libtest writes FAILED; wasm-bindgen-test's runner writes FAIL.
+        if status == "FAILED" || status == "FAIL" {
             run.failures.push(id);
         } else if let Some(why) = status.strip_prefix("ignored") {
             let why = why.trim_start_matches(',').trim();
@@ -503,6 +521,21 @@ error: 1 target failed:
         );
         assert_eq!(cargo_failed_targets(CARGO), vec!["-p hearth-core --lib"]);
         assert_eq!(parse_cargo("error[E0425]: cannot find value"), None);
+    }
+
+    #[test]
+    fn a_wasm_failure_is_named_too() {
+        let out = "\
+     Running tests/stores.rs (target/wasm32-unknown-unknown/debug/deps/stores-7678bf14a03c49b9.wasm)
+running 2 tests
+test keeps_notes ... ok
+test every_operation_persists ... FAIL
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 filtered out; finished in 0.48s
+";
+        let run = parse_cargo(out).unwrap();
+        assert_eq!((run.passed, run.failed), (1, 1));
+        assert_eq!(run.failures, vec!["stores every_operation_persists"]);
+        assert!(run.said().contains("FAILURES"), "{}", run.said());
     }
 
     #[test]

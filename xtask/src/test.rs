@@ -7,7 +7,7 @@ use std::process::Command;
 
 use crate::report::{self, ALLOW_LIST_PATH, AllowList, LevelRun, Tally, Verdict};
 use crate::setup;
-use crate::util::{Failure, capture, repo_root, run, run_tee, step};
+use crate::util::{Failure, capture, repo_root, run, run_tee, step, step_said};
 
 /// Crates hearth-core must never depend on.
 pub const FORBIDDEN_IN_CORE: [&str; 8] = [
@@ -344,21 +344,25 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
             || crate::collections::install(None),
         );
         summary.check("skill-collections", collections);
-        let native = step("3. native tests", || {
-            cargo_level(
-                Command::new("cargo")
-                    .args([
-                        "test",
-                        "--workspace",
-                        "--exclude",
-                        "hearth",
-                        "--exclude",
-                        crate::bench::LEPTOS_ANCHOR,
-                        "--no-fail-fast",
-                    ])
-                    .current_dir(&root),
-            )
-        });
+        let native = step_said(
+            "3. native tests",
+            || {
+                cargo_level(
+                    Command::new("cargo")
+                        .args([
+                            "test",
+                            "--workspace",
+                            "--exclude",
+                            "hearth",
+                            "--exclude",
+                            crate::bench::LEPTOS_ANCHOR,
+                            "--no-fail-fast",
+                        ])
+                        .current_dir(&root),
+                )
+            },
+            LevelRun::said,
+        );
         summary.level("native", native, floor("native"), &allowed);
     }
 
@@ -399,19 +403,23 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     }
 
     if options.wants("wasm") {
-        let wasm = step("5. wasm-bindgen-test in headless Chromium", || {
-            let mut cmd = Command::new("cargo");
-            cmd.args([
-                "test",
-                "-p",
-                "hearth",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--no-fail-fast",
-            ])
-            .current_dir(&root);
-            cargo_level(wasm_test_env(&mut cmd))
-        });
+        let wasm = step_said(
+            "5. wasm-bindgen-test in headless Chromium",
+            || {
+                let mut cmd = Command::new("cargo");
+                cmd.args([
+                    "test",
+                    "-p",
+                    "hearth",
+                    "--target",
+                    "wasm32-unknown-unknown",
+                    "--no-fail-fast",
+                ])
+                .current_dir(&root);
+                cargo_level(wasm_test_env(&mut cmd))
+            },
+            LevelRun::said,
+        );
         summary.level("wasm", wasm, floor("wasm"), &allowed);
     }
 
@@ -423,16 +431,20 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     }
 
     if options.wants("e2e") {
-        let e2e = step("7. Playwright against hearth serve", || {
-            if !options.wants("build") {
-                crate::build_release_if_stale()?;
-            } else if !built {
-                return Err(Failure::new(
-                    "not run: the release build failed, so there is no app to test",
-                ));
-            }
-            playwright_level(&options.playwright_args)
-        });
+        let e2e = step_said(
+            "7. Playwright against hearth serve",
+            || {
+                if !options.wants("build") {
+                    crate::build_release_if_stale()?;
+                } else if !built {
+                    return Err(Failure::new(
+                        "not run: the release build failed, so there is no app to test",
+                    ));
+                }
+                playwright_level(&options.playwright_args)
+            },
+            LevelRun::said,
+        );
         // Playwright arguments pick some tests (a spec file, --grep), so
         // the floor of the whole level does not apply to them.
         let e2e_floor = if options.playwright_args.is_empty() {

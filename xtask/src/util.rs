@@ -123,12 +123,22 @@ pub fn run_tee(cmd: &mut Command) -> Result<(bool, String), Failure> {
 
 /// Prints a heading, runs `f`, and prints how long it took.
 pub fn step<T>(name: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    step_said(name, f, |_| "ok".to_string())
+}
+
+/// Like [`step`], but the closing line says what `said` makes of the
+/// result: a test level that ran is not "ok" when some of its tests failed.
+pub fn step_said<T>(
+    name: &str,
+    f: impl FnOnce() -> Result<T, Failure>,
+    said: impl FnOnce(&T) -> String,
+) -> Result<T, Failure> {
     println!("\n==> {name}");
     let t = Instant::now();
     let r = f();
     let secs = t.elapsed().as_secs_f64();
     match &r {
-        Ok(_) => println!("<== {name}: ok ({secs:.1} s)"),
+        Ok(v) => println!("<== {name}: {} ({secs:.1} s)", said(v)),
         Err(e) => println!("<== {name}: FAILED ({secs:.1} s): {e}"),
     }
     r
