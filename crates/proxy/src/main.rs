@@ -5,6 +5,7 @@ mod net;
 mod serve;
 mod skills_cli;
 mod skills_search;
+mod web_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +69,11 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: mcp::cli::McpCommand,
+    },
+    /// Read a page as web_fetch would, to check it before a model does.
+    Web {
+        #[command(subcommand)]
+        command: web_cli::WebCommand,
     },
 }
 
@@ -136,5 +142,6 @@ fn main() -> ExitCode {
         }
         Command::Skills { command } => skills_cli::run(command),
         Command::Mcp { command } => mcp::cli::run(command),
+        Command::Web { command } => web_cli::run(command),
     }
 }
