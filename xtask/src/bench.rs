@@ -6,8 +6,10 @@
 //! `discover_skills` latency at 10,000 skills in the browser, the network
 //! tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy
 //! --bench net`, built with the `native` profile like the `hearth` people
-//! run), and MCP in the browser (connect, tools/call round trips direct and
-//! through the stdio bridge, 1,000 tools).
+//! run), web_fetch's reader against Mozilla Readability (word-level F1 on
+//! real pages), highlighted code and math (cost per 1,000 lines, size of
+//! the parts loaded on demand), and MCP in the browser (connect, tools/call
+//! round trips direct and through the stdio bridge, 1,000 tools).
 
 use std::io::Write;
 use std::process::Command;
@@ -44,6 +46,26 @@ pub fn bundle_sizes() -> Result<Vec<(String, usize, usize)>, Failure> {
     Ok(rows)
 }
 
+/// Raw and gzip sizes of the parts loaded on demand (dist/vendor/: the
+/// highlighter and the math converter).
+pub fn lazy_sizes() -> Result<Vec<(String, usize, usize)>, Failure> {
+    let dir = repo_root().join("dist/vendor");
+    let mut rows = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(rows);
+    };
+    for entry in entries.flatten() {
+        let bytes = std::fs::read(entry.path()).map_err(|e| Failure::new(e.to_string()))?;
+        rows.push((
+            format!("vendor/{}", entry.file_name().to_string_lossy()),
+            bytes.len(),
+            gzip_len(&bytes),
+        ));
+    }
+    rows.sort();
+    Ok(rows)
+}
+
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let root = repo_root();
     let skip_build = args.iter().any(|a| a == "--no-build");
@@ -66,6 +88,13 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             kb(raw),
             kb(gz)
         );
+        for (name, r, g) in lazy_sizes()? {
+            println!(
+                "  {name:<48} {:>9} raw {:>9} gzip   (on demand)",
+                kb(r),
+                kb(g)
+            );
+        }
         Ok(())
     })?;
     step(
@@ -107,6 +136,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             "tokens",
             "agent_skills",
             "mcp_registry",
+            "markdown",
         ] {
             util::run(
                 Command::new("cargo")
@@ -160,6 +190,43 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
                 Ok(())
             } else {
                 Err(Failure::new("the network-tier benchmark failed"))
+            }
+        },
+    )?;
+    step(
+        "web_fetch's reader against Mozilla Readability (word-level F1)",
+        || {
+            let corpus = setup::reader_corpus()?;
+            let hearth = crate::build_native_hearth()?;
+            let (ok, _) = run_tee(
+                Command::new("node")
+                    .arg("e2e/bench/reader-quality.mjs")
+                    .arg("--json")
+                    .arg(root.join("target/reader-quality.json"))
+                    .env("HEARTH_BIN", hearth)
+                    .env("READER_CORPUS", corpus)
+                    .current_dir(&root),
+            )?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the reader comparison failed"))
+            }
+        },
+    )?;
+    step(
+        "highlighted code and math: cost and size (headless Chromium)",
+        || {
+            let (ok, _) = run_tee(
+                Command::new("node")
+                    .arg("e2e/bench/highlight.mjs")
+                    .env("HEARTH_DIST", root.join("dist"))
+                    .current_dir(&root),
+            )?;
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new("the highlighting benchmark failed"))
             }
         },
     )?;

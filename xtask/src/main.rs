@@ -31,6 +31,10 @@ pub fn build_release() -> Result<(), Failure> {
         "Python runtime into public/pyodide/",
         setup::pyodide_runtime,
     )?;
+    step(
+        "highlighter and math converter into public/vendor/",
+        setup::vendor_files,
+    )?;
     run(Command::new("trunk")
         .args(["build", "--release"])
         .current_dir(&root))?;

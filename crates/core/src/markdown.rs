@@ -191,12 +191,12 @@ fn render(source: &str, chat: Option<&dyn Enhance>) -> Rendered {
                     events.push(Event::Html(code_block(block, enhance, &mut pending).into()));
                 }
             }
-            Event::InlineMath(tex) => {
-                events.push(Event::InlineHtml(math(&tex, false, enhance, &mut pending).into()))
-            }
-            Event::DisplayMath(tex) => {
-                events.push(Event::InlineHtml(math(&tex, true, enhance, &mut pending).into()))
-            }
+            Event::InlineMath(tex) => events.push(Event::InlineHtml(
+                math(&tex, false, enhance, &mut pending).into(),
+            )),
+            Event::DisplayMath(tex) => events.push(Event::InlineHtml(
+                math(&tex, true, enhance, &mut pending).into(),
+            )),
             other => events.push(other),
         }
     }
@@ -374,7 +374,8 @@ mod tests {
         }
     }
 
-    const HEAD: &str = "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">";
+    const HEAD: &str =
+        "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">";
     const COPY: &str = "</span><button type=\"button\" class=\"copy-code\" aria-label=\"Copy code\">Copy</button></div>";
 
     #[test]
@@ -476,7 +477,10 @@ mod tests {
         }
         // Not ready yet: plain, and asked for.
         let out = to_chat_html_with("```go\nfunc f() {}\n```", &ready);
-        assert!(out.html.contains("<code class=\"language-go\">func f() {}\n</code>"));
+        assert!(
+            out.html
+                .contains("<code class=\"language-go\">func f() {}\n</code>")
+        );
         assert_eq!(
             out.pending,
             vec![Pending::Code {
@@ -488,7 +492,10 @@ mod tests {
         // even when the highlighter has the text so far.
         let streaming = "Here:\n\n```rust\nfn main() {}\n";
         let out = to_chat_html_with(streaming, &ready);
-        assert!(out.html.contains("<code class=\"language-rust\">fn main() {}\n</code>"));
+        assert!(
+            out.html
+                .contains("<code class=\"language-rust\">fn main() {}\n</code>")
+        );
         assert_eq!(out.pending, vec![]);
         // No language named: never highlighted.
         let out = to_chat_html_with("```\nplain\n```", &ready);
@@ -517,14 +524,10 @@ mod tests {
     #[test]
     fn math_is_mathml_when_converted_and_its_source_otherwise() {
         let mut ready = Ready::default();
-        let inline = safe::mathml(
-            "<math><msup><mi>x</mi><mn>2</mn></msup></math>",
-        )
-        .unwrap();
-        let display = safe::mathml(
-            "<math display=\"block\"><mfrac><mn>1</mn><mi>n</mi></mfrac></math>",
-        )
-        .unwrap();
+        let inline = safe::mathml("<math><msup><mi>x</mi><mn>2</mn></msup></math>").unwrap();
+        let display =
+            safe::mathml("<math display=\"block\"><mfrac><mn>1</mn><mi>n</mi></mfrac></math>")
+                .unwrap();
         ready
             .math
             .insert(("x^2".into(), false), MathState::Ready(inline));

@@ -2077,9 +2077,14 @@ mod tests {
             json!({"allow": ["xn--bcher-kva.example", "=xn--mnchen-3ya.de"], "deny": ["*.shop.xn--bcher-kva.example"]})
         );
         assert_eq!(
-            ascii_forms("# shops\nbücher.example # books\nexample.com\nb\u{fffd}d.example\n=münchen.de"),
+            ascii_forms(
+                "# shops\nbücher.example # books\nexample.com\nb\u{fffd}d.example\n=münchen.de"
+            ),
             vec![
-                ("bücher.example".to_string(), "xn--bcher-kva.example".to_string()),
+                (
+                    "bücher.example".to_string(),
+                    "xn--bcher-kva.example".to_string()
+                ),
                 ("=münchen.de".to_string(), "=xn--mnchen-3ya.de".to_string()),
             ]
         );

@@ -212,7 +212,8 @@ fn is_layout_style(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
     s.len() <= 300
         && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b' ' | b'#' | b'%' | b'.' | b',' | b':' | b';' | b'-')
+            b.is_ascii_alphanumeric()
+                || matches!(b, b' ' | b'#' | b'%' | b'.' | b',' | b':' | b';' | b'-')
         })
         && !lower.contains("url")
         && !lower.contains("expression")
