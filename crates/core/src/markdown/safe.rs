@@ -26,10 +26,10 @@ pub fn highlighted(code: &str, html: &str) -> Option<SafeHtml> {
     for token in tokens(html)? {
         match token {
             Token::Open {
-                name,
+                name: "span",
                 attrs,
                 self_closing: false,
-            } if name == "span" => {
+            } => {
                 let [(attr, class)] = attrs.as_slice() else {
                     return None;
                 };
@@ -41,7 +41,7 @@ pub fn highlighted(code: &str, html: &str) -> Option<SafeHtml> {
                 out.push_str(class);
                 out.push_str("\">");
             }
-            Token::Close(name) if name == "span" && depth > 0 => {
+            Token::Close("span") if depth > 0 => {
                 depth -= 1;
                 out.push_str("</span>");
             }
