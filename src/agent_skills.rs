@@ -8,11 +8,13 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use hearth_core::agent_skills::activation::{
     self, ConversationSkills, DEFAULT_MAX_READ_BYTES, SkillLibrary, SkillStep,
 };
 use hearth_core::agent_skills::archive;
+use hearth_core::agent_skills::catalog;
 use hearth_core::agent_skills::context::{self, PromptConfig};
 use hearth_core::agent_skills::package::{PackageFile, PackageSource, load_package};
 use hearth_core::agent_skills::scan::{self, ScanOptions, SourceFile};
@@ -20,6 +22,8 @@ use hearth_core::agent_skills::virtual_skill::VirtualSkillDraft;
 use hearth_core::agent_skills::{
     LoadOutcome, Problem, ScriptRequest, Severity, SkillPackage, ValidationMode, paths,
 };
+use hearth_core::discovery::SkillIndex;
+use hearth_core::discovery::packages::{index_library, index_package};
 use hearth_core::{SkillDefinition, SkillError, SkillKind, SkillOutput, ToolCall};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
@@ -155,6 +159,9 @@ pub struct AgentSkills {
     installed: RefCell<Vec<Installed>>,
     /// The enabled packages, rebuilt on every change.
     library: RefCell<SkillLibrary>,
+    /// The discovery index the enabled packages are entries of, once the
+    /// runtime built it; each change updates only the packages it touched.
+    index: RefCell<Option<Rc<RefCell<SkillIndex>>>>,
     /// Active skills per conversation; `""` is the command bar's.
     states: RefCell<HashMap<String, ConversationSkills>>,
     pub version: RwSignal<u64>,
@@ -184,11 +191,26 @@ impl AgentSkills {
         let skills = AgentSkills {
             installed: RefCell::new(installed),
             library: RefCell::new(SkillLibrary::default()),
+            index: RefCell::new(None),
             states: RefCell::new(HashMap::from([(String::new(), command)])),
             version: RwSignal::new(0),
         };
         skills.rebuild_library();
         Ok((skills, broken))
+    }
+
+    /// Makes the enabled packages entries of `index`, and keeps them in
+    /// step from now on.
+    pub fn attach_index(&self, index: Rc<RefCell<SkillIndex>>) {
+        index_library(&mut index.borrow_mut(), &self.library.borrow());
+        *self.index.borrow_mut() = Some(index);
+    }
+
+    /// Runs `f` on the discovery index, if the runtime attached one.
+    fn with_index(&self, f: impl FnOnce(&mut SkillIndex)) {
+        if let Some(index) = self.index.borrow().as_ref() {
+            f(&mut index.borrow_mut());
+        }
     }
 
     fn rebuild_library(&self) {
@@ -253,6 +275,11 @@ impl AgentSkills {
             puts.push((SKILL_PACKAGES, Db::value(&item.record)?));
         }
         db.apply_raw(&puts, &deletes).await?;
+        self.with_index(|index| {
+            for item in &new {
+                index_package(index, &item.package, item.record.enabled);
+            }
+        });
         {
             let mut installed = self.installed.borrow_mut();
             for item in new {
@@ -282,6 +309,9 @@ impl AgentSkills {
             .collect();
         deletes.push((SKILL_PACKAGES, name.to_string()));
         db.apply_raw(&[], &deletes).await?;
+        self.with_index(|index| {
+            index.remove_package(name);
+        });
         self.installed
             .borrow_mut()
             .retain(|i| i.record.name != name);
@@ -300,6 +330,7 @@ impl AgentSkills {
         };
         item.record.enabled = enabled;
         db.put(SKILL_PACKAGES, &item.record).await?;
+        self.with_index(|index| index_package(index, &item.package, enabled));
         if let Some(i) = self
             .installed
             .borrow_mut()
@@ -319,6 +350,8 @@ impl AgentSkills {
         *self.installed.borrow_mut() = fresh.installed.take();
         *self.states.borrow_mut() = fresh.states.take();
         self.rebuild_library();
+        // Every package may have changed at once (a restore).
+        self.with_index(|index| index_library(index, &self.library.borrow()));
         Ok(broken)
     }
 
@@ -327,6 +360,13 @@ impl AgentSkills {
         self.installed.borrow_mut().clear();
         self.states.borrow_mut().clear();
         self.rebuild_library();
+        self.with_index(|index| index_library(index, &SkillLibrary::default()));
+    }
+
+    /// Whether the catalog fits in the prompt (then `activate_skill` lists
+    /// the names upfront) or packages are reached through discovery.
+    fn catalog_inline(library: &SkillLibrary) -> bool {
+        catalog::plan_catalog(library, PromptConfig::default().catalog_budget_tokens).is_inline()
     }
 
     /// The registry entries of the enabled packages: the shared skill
@@ -345,8 +385,15 @@ impl AgentSkills {
             active: names.clone(),
             specialist: None,
         };
+        // Past the catalog threshold the names are not listed: the
+        // definition stays the same size however many are installed.
+        let activate = if Self::catalog_inline(&library) {
+            activation::activate_skill_definition(&names)
+        } else {
+            Some(activation::activate_skill_definition_by_name())
+        };
         let mut defs: Vec<SkillDefinition> = [
-            activation::activate_skill_definition(&names),
+            activate,
             activation::read_skill_file_definition(&all),
             activation::read_resource_definition(&library, &all),
             activation::call_skill_tool_definition(&library, &all),
@@ -361,14 +408,21 @@ impl AgentSkills {
 
     /// What a model's turn in `conversation` gets from Agent Skills: the
     /// skills section of the system prompt (the `<available_skills>`
-    /// catalog, the pointer to `discover_skills` when the catalog is over
-    /// budget, or the active skill's specialist context) and the skill
-    /// tools to offer. `taken` are the names of the turn's other tools.
+    /// catalog, the one line pointing to `discover_skills` when the catalog
+    /// is past the threshold, or the active skill's specialist context)
+    /// and the skill tools to offer. `taken` are the names of the turn's
+    /// other tools. Past the threshold `activate_skill` is not offered
+    /// here: discovery loads it into the conversation with the first
+    /// package it finds.
     pub fn model_turn(&self, conversation: &str, taken: &[&str]) -> ModelTurn {
         let library = self.library.borrow();
         let state = self.state(Some(conversation));
         let prompt = context::skills_prompt(&library, &state, PromptConfig::default());
-        let activatable = library.model_invocable_names();
+        let activatable = if Self::catalog_inline(&library) {
+            library.model_invocable_names()
+        } else {
+            Vec::new()
+        };
         ModelTurn {
             prompt: prompt.text().to_string(),
             specialist: prompt.specialist().map(str::to_string),

@@ -420,6 +420,8 @@ impl Runtime {
             }
         }
         let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
+        // The enabled packages are entries of the same index.
+        agent_skills.attach_index(index.clone());
         let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
         let web = Rc::new(WebSkills::load(db.clone()).await?);

@@ -1,14 +1,16 @@
 //! Benchmark, not a test: `discover_skills` latency at 10,000 skills in
 //! headless Chromium, on the same fixture catalog and queries as the
-//! native bench (crates/core/benches/discovery.rs). Prints figures and
-//! asserts nothing about time.
+//! native bench (crates/core/benches/discovery.rs), then with 1,000 Agent
+//! Skills packages added (the texts the native discovery bench wrote from
+//! the real collections and their variants). Prints figures and asserts
+//! nothing about time.
 //!
 //! `cargo xtask bench` runs it as
 //! `cargo test -p hearth --release --features bench --target wasm32-unknown-unknown --test bench_discovery -- --nocapture`.
 #![cfg(all(target_arch = "wasm32", feature = "bench"))]
 
 use hearth_core::SkillDefinition;
-use hearth_core::discovery::{self, IndexedSkill, SkillIndex};
+use hearth_core::discovery::{self, IndexedSkill, PackageText, SkillIndex};
 use hearth_core::permission::PermissionSettings;
 use serde::Deserialize;
 use wasm_bindgen_test::*;
@@ -18,6 +20,11 @@ wasm_bindgen_test_configure!(run_in_browser);
 const CATALOG: &str = include_str!("../crates/core/tests/fixtures/discovery/catalog.json");
 const QUERIES: &str = include_str!("../crates/core/tests/fixtures/discovery/queries.json");
 const HOLDOUT: &str = include_str!("../crates/core/tests/fixtures/discovery/queries_holdout.json");
+const PACKAGE_QUERIES: &str =
+    include_str!("../crates/core/tests/fixtures/discovery/packages/queries.json");
+/// Written by `cargo bench -p hearth-core --bench discovery`, which
+/// `cargo xtask bench` runs first.
+const PACKAGES: &str = include_str!("../target/skill-collections/bench-packages.json");
 
 #[derive(Deserialize)]
 struct Query {
@@ -84,6 +91,62 @@ fn now() -> f64 {
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i]
+}
+
+fn timed(
+    index: &SkillIndex,
+    queries: &[Query],
+    enabled: &dyn Fn(&IndexedSkill) -> bool,
+) -> (Vec<f64>, f64) {
+    for q in queries {
+        std::hint::black_box(discovery::discover(index, &q.query, None, enabled));
+    }
+    let rounds = 10;
+    let mut samples = Vec::with_capacity(queries.len() * rounds);
+    for _ in 0..rounds {
+        for q in queries {
+            let t = now();
+            std::hint::black_box(discovery::discover(index, &q.query, None, enabled));
+            samples.push(now() - t);
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    (samples, mean)
+}
+
+#[wasm_bindgen_test]
+fn discover_skills_latency_with_1000_packages_and_10000_tools() {
+    let mut index = SkillIndex::build(&scaled_catalog(10_000));
+    let packages: Vec<PackageText> = serde_json::from_str(PACKAGES).expect("packages parse");
+    let t = now();
+    for p in &packages {
+        index.upsert_package(p);
+    }
+    let add_ms = now() - t;
+    let mut queries: Vec<Query> = serde_json::from_str(QUERIES).expect("queries parse");
+    queries.extend(
+        serde_json::from_str::<Vec<Query>>(PACKAGE_QUERIES).expect("package queries parse"),
+    );
+    let permissions = PermissionSettings::default();
+    let enabled = |s: &IndexedSkill| permissions.is_indexed_enabled(s);
+    let (samples, mean) = timed(&index, &queries, &enabled);
+    let one = &packages[packages.len() / 2];
+    let t = now();
+    for _ in 0..100 {
+        index.remove_package(&one.name);
+        index.upsert_package(one);
+    }
+    let toggle_ms = (now() - t) / 100.0;
+    console_log!(
+        "  discover_skills in the browser with {} packages + 10,000 tools ({} queries x 10): median {:.3} ms  p95 {:.3} ms  max {:.3} ms  mean {:.3} ms  (adding the packages {add_ms:.0} ms; disable + enable one {toggle_ms:.3} ms; goal: median <= 2 ms)",
+        packages.len(),
+        queries.len(),
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[samples.len() - 1],
+        mean,
+    );
 }
 
 #[wasm_bindgen_test]

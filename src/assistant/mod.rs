@@ -23,7 +23,7 @@ use hearth_core::agent::{
 use hearth_core::providers::{
     ModelInfo, Preset, Protocol, Provider, ProviderConfig, ProviderError, local_presets,
 };
-use hearth_core::tokens::{ContextEstimate, estimate_request};
+use hearth_core::tokens::{ContextEstimate, estimate_turn};
 use hearth_core::{SkillDefinition, SkillId};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -542,7 +542,10 @@ impl Assistant {
         let lookup = |id: &SkillId| env.skill(id);
         let extra = env.extra_tools(conversation);
         let additions = env.system_additions(conversation);
-        estimate_request(&build_request(conversation, &lookup, &extra, &additions))
+        estimate_turn(
+            &build_request(conversation, &lookup, &extra, &additions),
+            &additions,
+        )
     }
 
     // ----- the provider and settings -----

@@ -183,11 +183,19 @@ fn call_output(call: &ToolCallRecord) -> String {
                 .json()
                 .and_then(hearth_core::discovery::Discovery::from_json)
         {
-            if found.skills.is_empty() {
+            if found.skills.is_empty() && found.packages.is_empty() {
                 return found.message;
             }
-            let names: Vec<String> = found.skills.iter().map(|s| s.name.clone()).collect();
-            return format!("Loaded {}", names.join(", "));
+            let mut said = Vec::new();
+            if !found.skills.is_empty() {
+                let names: Vec<String> = found.skills.iter().map(|s| s.name.clone()).collect();
+                said.push(format!("Loaded {}", names.join(", ")));
+            }
+            if !found.packages.is_empty() {
+                let names: Vec<String> = found.packages.iter().map(|p| p.name.clone()).collect();
+                said.push(format!("Found skill packages {}", names.join(", ")));
+            }
+            return said.join("; ");
         }
         return result_text(r);
     }

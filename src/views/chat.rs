@@ -397,11 +397,11 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
                     let pct = ((total as f64 / max as f64) * 100.0).min(100.0);
                     let of = window().map(|w| format!(" of {w}")).unwrap_or_default();
                     let detail = format!(
-                        "Estimated context of the next request: system prompt {} + tools {} + history {} tokens",
-                        e.system, e.tools, e.history
+                        "Estimated context of the next request: system prompt {} (skills and servers add {}) + {} tools {} + history {} tokens",
+                        e.system, e.added, e.tool_count, e.tools, e.history
                     );
                     view! {
-                        <div class="token-meter" title=detail.clone() aria-label=detail data-tokens=total.to_string()>
+                        <div class="token-meter" title=detail.clone() aria-label=detail data-tokens=total.to_string() data-system=e.system.to_string() data-added=e.added.to_string() data-tools=e.tools.to_string() data-tool-count=e.tool_count.to_string()>
                             <span class="meter-bar"><span class="meter-fill" style=format!("width: {pct:.1}%")></span></span>
                             <span class="meter-text">{format!("≈ {total}{of} tokens")}</span>
                         </div>
@@ -923,7 +923,17 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
     let permissions = rt.data().permissions.borrow().clone();
     let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
     let index = rt.services().index.borrow();
-    Some(discover(&index, text, None, &enabled))
+    let mut found = discover(&index, text, None, &enabled);
+    // Packages are used by name here: say which ones fit.
+    if found.skills.is_empty() && !found.packages.is_empty() {
+        let names: Vec<String> = found
+            .packages
+            .iter()
+            .map(|p| format!("/{}", p.name))
+            .collect();
+        found.message = format!("Skill packages that fit: {}", names.join(", "));
+    }
+    Some(found)
 }
 
 /// Runs a skill the person chose, in the open conversation, through the

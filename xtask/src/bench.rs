@@ -10,6 +10,9 @@
 //! real pages), highlighted code and math (cost per 1,000 lines, size of
 //! the parts loaded on demand), and MCP in the browser (connect, tools/call
 //! round trips direct and through the stdio bridge, 1,000 tools).
+//! Discovery's figures include the opening context with 10/100/1,000 Agent
+//! Skills packages, recall on real collections, and `discover_skills` with
+//! 1,000 packages + 10,000 tools.
 
 use std::io::Write;
 use std::process::Command;
@@ -129,6 +132,12 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             Err(Failure::new("the sandbox benchmark failed"))
         }
     })?;
+    // Discovery's figures rank real Agent Skills collections; the native
+    // discovery bench also writes the package texts the browser bench reads.
+    step(
+        "Agent Skills collections into target/skill-collections/",
+        || crate::collections::install(None),
+    )?;
     step("native benches (hearth-core)", || {
         for bench in [
             "call_path",
@@ -246,7 +255,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         }
     })?;
     step(
-        "discover_skills at 10,000 skills in the browser (headless Chromium)",
+        "discover_skills at 10,000 skills, then with 1,000 packages added, in the browser (headless Chromium)",
         || {
             let mut cmd = Command::new("cargo");
             cmd.args([

@@ -7,12 +7,16 @@
 //!   Chromium, the release build and Playwright; ends with `N passed, N failed`.
 //! - `cargo xtask build`: the release build into dist/.
 //! - `cargo xtask bench`: print size and speed figures.
+//! - `cargo xtask skill-collections [--from DIR]`: install the real Agent
+//!   Skills collections discovery's quality test ranks, into
+//!   target/skill-collections/ (the test run does this itself).
 //! - `cargo xtask precache [DIR]`: write the service worker's file list
 //!   (trunk runs this after every build).
 //! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ (the
 //!   build does this itself; run it before a hand-made `trunk build`).
 
 mod bench;
+mod collections;
 mod pwa;
 mod setup;
 mod test;
@@ -92,10 +96,15 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
         .current_dir(&root))
 }
 
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("{message}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("usage: cargo xtask <run|test|build|bench|precache|pyodide>");
+        eprintln!("usage: cargo xtask <run|test|build|bench|precache|pyodide|skill-collections>");
         return ExitCode::FAILURE;
     };
     let result = match cmd.as_str() {
@@ -107,6 +116,19 @@ fn main() -> ExitCode {
             "Python runtime into public/pyodide/",
             setup::pyodide_runtime,
         ),
+        "skill-collections" => {
+            let from = match rest {
+                [flag, dir] if flag == "--from" => Some(PathBuf::from(dir)),
+                [] => None,
+                _ => {
+                    return usage_error("usage: cargo xtask skill-collections [--from DIR]");
+                }
+            };
+            step(
+                "Agent Skills collections into target/skill-collections/",
+                || collections::install(from.as_deref()),
+            )
+        }
         "test" => match test::run_all() {
             Ok(t) => {
                 println!("\n{} passed, {} failed", t.passed, t.failed);
@@ -119,7 +141,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, precache or pyodide"
+            "unknown command '{other}'; use run, test, build, bench, precache, pyodide or skill-collections"
         ))),
     };
     match result {

@@ -158,6 +158,11 @@ pub fn run_all() -> Result<Tally, Failure> {
     });
     record("clippy wasm", Tally::check(clippy_wasm.is_ok()));
 
+    // Discovery's quality test ranks real Agent Skills collections.
+    step(
+        "Agent Skills collections into target/skill-collections/",
+        || crate::collections::install(None),
+    )?;
     let native = step("3. native tests", || {
         counted(
             Command::new("cargo")

@@ -3,13 +3,16 @@
 //!
 //! `cargo bench -p hearth-core --bench discovery`
 
+#[path = "../tests/support/collections.rs"]
+mod collections;
 #[path = "../tests/support/eval.rs"]
 mod eval;
 
 use std::time::Instant;
 
 use eval::LabelledQuery;
-use hearth_core::discovery::{self, Expansions, SkillIndex, Weights};
+use hearth_core::discovery::packages::package_text;
+use hearth_core::discovery::{self, Expansions, PackageText, SkillIndex, Weights};
 
 fn recall_line(label: &str, index: &SkillIndex, queries: &[LabelledQuery]) {
     let (r1, _) = eval::recall_at(index, queries, 1);
@@ -188,10 +191,170 @@ fn latency() {
     }
     let remove_ms = t.elapsed().as_secs_f64() * 1e3;
     println!("  add 20 skills          {add_ms:.2} ms   remove 20 skills {remove_ms:.2} ms");
+    latency_with_packages(&mut index, &queries);
+}
+
+/// `discover_skills` over 10,000 tools and 1,000 Agent Skills packages
+/// (the real collections installed, then variants), and what one package
+/// import, switch or removal costs. The package texts are written to
+/// target/skill-collections/bench-packages.json for the browser bench.
+fn latency_with_packages(index: &mut SkillIndex, queries: &[String]) {
+    let installed = collections::installed();
+    let real = collections::packages(&installed);
+    let packages = collections::scaled_packages(&real, 1_000);
+    let texts: Vec<PackageText> = packages.iter().map(package_text).collect();
+    let out = collections::root().join("bench-packages.json");
+    std::fs::write(&out, serde_json::to_string(&texts).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    let t = Instant::now();
+    for p in &texts {
+        index.upsert_package(p);
+    }
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut all: Vec<String> = queries.to_vec();
+    all.extend(
+        collections::development()
+            .into_iter()
+            .chain(collections::set_aside())
+            .map(|q| q.query),
+    );
+    let enabled =
+        |s: &discovery::IndexedSkill| s.default_enabled || s.tier == hearth_core::Tier::Network;
+    for q in &all {
+        std::hint::black_box(discovery::discover(index, q, None, &enabled));
+    }
+    let mut samples = Vec::new();
+    for _ in 0..10 {
+        for q in &all {
+            let t = Instant::now();
+            std::hint::black_box(discovery::discover(index, q, None, &enabled));
+            samples.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    println!(
+        "\nLatency at {} entries ({} packages, {} real; {} queries x 10):",
+        index.len(),
+        texts.len(),
+        real.len(),
+        all.len()
+    );
+    println!("  add 1,000 packages     {build_ms:.1} ms");
+    println!(
+        "  discover_skills        median {:.3} ms  p95 {:.3} ms  max {:.3} ms",
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[samples.len() - 1]
+    );
+    // One package switched off and on, and one removed and re-imported:
+    // only its own postings move.
+    let one = &texts[texts.len() / 2];
+    let t = Instant::now();
+    for _ in 0..100 {
+        index.remove_package(&one.name);
+        index.upsert_package(one);
+    }
+    let toggle_us = t.elapsed().as_secs_f64() * 1e6 / 100.0;
+    println!("  disable + enable one package  {toggle_us:.0} µs");
+}
+
+/// Recall on the real Agent Skills collections installed under
+/// target/skill-collections, development set and set-aside queries; only
+/// the development misses are listed, since the set-aside ones must not
+/// steer the tuning.
+fn package_quality() {
+    let installed = collections::installed();
+    let packages = collections::packages(&installed);
+    let index = collections::index(&packages);
+    let names: Vec<String> = installed
+        .iter()
+        .map(|c| format!("{} ({})", c.name, c.packages.len()))
+        .collect();
+    println!(
+        "\nDiscovery quality on real Agent Skills collections: {} packages + {} built-ins",
+        packages.len(),
+        hearth_core::builtin::definitions().len()
+    );
+    println!("  collections: {}", names.join(", "));
+    let dev = collections::answerable(collections::development(), &installed);
+    let held = collections::answerable(collections::set_aside(), &installed);
+    for (label, queries) in [("development", &dev), ("set aside", &held)] {
+        let (r1, _) = collections::recall_at(&index, queries, 1);
+        let (r3, _) = collections::recall_at(&index, queries, 3);
+        println!(
+            "  {label:<12} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
+            queries.len()
+        );
+    }
+    let registry: Vec<collections::Collection> = installed
+        .iter()
+        .filter(|c| collections::FROM_REGISTRIES.contains(&c.name.as_str()))
+        .map(|c| collections::Collection {
+            name: c.name.clone(),
+            packages: c.packages.clone(),
+        })
+        .collect();
+    let registry_index = collections::index(&collections::packages(&registry));
+    for (label, queries) in [
+        (
+            "development",
+            collections::answerable(collections::development(), &registry),
+        ),
+        (
+            "set aside",
+            collections::answerable(collections::set_aside(), &registry),
+        ),
+    ] {
+        let (r1, _) = collections::recall_at(&registry_index, &queries, 1);
+        let (r3, _) = collections::recall_at(&registry_index, &queries, 3);
+        println!(
+            "  registry collections only, {label:<12} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
+            queries.len()
+        );
+    }
+    println!("  weight variants (development set | set aside):");
+    let base = Weights::default();
+    let mut variants: Vec<(String, Weights)> = Vec::new();
+    for h in [0.0f32, 0.2, 0.6] {
+        let mut w = base;
+        w.field[6] = h;
+        variants.push((format!("headings weight {h}"), w));
+    }
+    for b in [0.5f32, 0.9] {
+        let mut w = base;
+        w.b[3] = b;
+        variants.push((format!("description b {b}"), w));
+    }
+    for k1 in [0.9f32, 1.6] {
+        variants.push((format!("k1 {k1}"), Weights { k1, ..base }));
+    }
+    for (label, w) in variants {
+        let mut index =
+            hearth_core::discovery::SkillIndex::build(&hearth_core::builtin::definitions())
+                .with_weights(w);
+        for p in &packages {
+            hearth_core::discovery::packages::index_package(&mut index, p, true);
+        }
+        let (d1, _) = collections::recall_at(&index, &dev, 1);
+        let (d3, _) = collections::recall_at(&index, &dev, 3);
+        let (h1, _) = collections::recall_at(&index, &held, 1);
+        let (h3, _) = collections::recall_at(&index, &held, 3);
+        println!("    {label:<22} r@1 {d1:.3}  r@3 {d3:.3}  |  r@1 {h1:.3}  r@3 {h3:.3}");
+    }
+    let (_, misses) = collections::recall_at(&index, &dev, 3);
+    println!("  development misses at 3:");
+    for (q, got) in misses {
+        println!("    {q:?} -> {got:?}");
+    }
 }
 
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` does not run us.
+    if std::env::args().any(|a| a == "packages") {
+        package_quality();
+        return;
+    }
     quality();
+    package_quality();
     latency();
 }

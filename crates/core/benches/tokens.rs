@@ -5,10 +5,15 @@
 //!
 //! `cargo bench -p hearth-core --bench tokens`
 
+#[path = "../tests/support/collections.rs"]
+mod collections;
 #[path = "../tests/support/eval.rs"]
 mod eval;
 
 use hearth_core::agent::{Conversation, prompt};
+use hearth_core::agent_skills::activation::{self, ConversationSkills, SkillLibrary};
+use hearth_core::agent_skills::catalog;
+use hearth_core::agent_skills::context::{self, PromptConfig};
 use hearth_core::providers::{ChatRequest, Protocol, Provider, ProviderConfig, ToolSpec, preset};
 use hearth_core::tokens::estimate_tokens;
 use serde_json::Value;
@@ -138,8 +143,83 @@ fn estimator_error(bpe: &CoreBPE) {
     );
 }
 
+/// The opening request of a conversation with `n` Agent Skills packages
+/// installed, as the app composes it: the skills section the catalog rule
+/// picks, `discover_skills`, and `activate_skill` when the catalog is
+/// inline (with `budget` as the threshold).
+fn opening_with_packages(library: &SkillLibrary, budget: usize, list_names: bool) -> ChatRequest {
+    let conversation = Conversation::new("bench", 0.0);
+    let state = ConversationSkills::default();
+    let section = context::skills_prompt(
+        library,
+        &state,
+        PromptConfig {
+            catalog_budget_tokens: budget,
+        },
+    );
+    let inline = catalog::plan_catalog(library, budget).is_inline();
+    let activatable = if inline || list_names {
+        library.model_invocable_names()
+    } else {
+        Vec::new()
+    };
+    let extra = activation::model_tools(library, &state, &activatable, &[]);
+    prompt::build_request(
+        &conversation,
+        &|_| None,
+        &extra,
+        &[section.text().to_string()],
+    )
+}
+
+fn opening_context_with_packages(bpe: &CoreBPE) {
+    let installed = collections::installed();
+    let real = collections::packages(&installed);
+    println!(
+        "\nOpening context tokens with Agent Skills packages installed ({} real, the rest variants), o200k_base:",
+        real.len()
+    );
+    println!(
+        "  {:>9}  {:>14} {:>17}  {:>14} {:>17}",
+        "packages", "now/OpenAI", "now/Anthropic", "before/OpenAI", "before/Anthropic"
+    );
+    for n in [10, 100, 1_000] {
+        let library = SkillLibrary::from_packages(collections::scaled_packages(&real, n));
+        let now = opening_with_packages(&library, catalog::DEFAULT_CATALOG_BUDGET_TOKENS, false);
+        // Before: a 1,500-token catalog budget, and activate_skill always
+        // listing every name.
+        let before = opening_with_packages(&library, 1_500, true);
+        let row: Vec<usize> = [
+            ("openai", &now),
+            ("anthropic", &now),
+            ("openai", &before),
+            ("anthropic", &before),
+        ]
+        .iter()
+        .map(|(kind, r)| count(bpe, &opening_text(kind, r)))
+        .collect();
+        println!(
+            "  {n:>9}  {:>14} {:>17}  {:>14} {:>17}   (goal: now <= 300, flat)",
+            row[0], row[1], row[2], row[3]
+        );
+    }
+    let one = SkillLibrary::from_packages(real.iter().take(1).cloned().collect());
+    let inline = opening_with_packages(&one, catalog::DEFAULT_CATALOG_BUDGET_TOKENS, false);
+    println!(
+        "  (one package, {}: {} tokens with the OpenAI shape; the inline catalog holds up to {} estimated tokens)",
+        if catalog::plan_catalog(&one, catalog::DEFAULT_CATALOG_BUDGET_TOKENS).is_inline() {
+            "catalog inline"
+        } else {
+            "one line"
+        },
+        count(bpe, &opening_text("openai", &inline)),
+        catalog::DEFAULT_CATALOG_BUDGET_TOKENS
+    );
+}
+
 fn main() {
     let bpe = tiktoken_rs::o200k_base().expect("o200k_base is bundled in tiktoken-rs");
     opening_context(&bpe);
+    opening_context_with_packages(&bpe);
     estimator_error(&bpe);
 }

@@ -120,7 +120,12 @@ pub const PER_MESSAGE: usize = 4;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ContextEstimate {
     pub system: usize,
+    /// The part of `system` that sections added by other parts of the app
+    /// cost (the Agent Skills catalog or its one line, MCP instructions).
+    pub added: usize,
     pub tools: usize,
+    /// How many tools the request offers.
+    pub tool_count: usize,
     pub history: usize,
 }
 
@@ -171,9 +176,24 @@ pub fn estimate_request(request: &ChatRequest) -> ContextEstimate {
         .sum();
     ContextEstimate {
         system,
+        added: 0,
         tools,
+        tool_count: request.tools.len(),
         history,
     }
+}
+
+/// Estimates a request whose system prompt ends with `additions`, so the
+/// meter can say what those sections cost.
+pub fn estimate_turn(request: &ChatRequest, additions: &[String]) -> ContextEstimate {
+    let mut estimate = estimate_request(request);
+    estimate.added = additions
+        .iter()
+        .map(|a| a.trim())
+        .filter(|a| !a.is_empty())
+        .map(estimate_tokens)
+        .sum();
+    estimate
 }
 
 #[cfg(test)]
@@ -212,10 +232,19 @@ mod tests {
             e,
             ContextEstimate {
                 system: 3 + PER_MESSAGE,
+                added: 0,
                 tools: 0,
+                tool_count: 0,
                 history: 2 + PER_MESSAGE
             }
         );
         assert_eq!(e.total(), 13);
+        let with_section = ChatRequest {
+            system: "Be brief.\n\nSkill packages are installed.".into(),
+            ..request
+        };
+        let e = estimate_turn(&with_section, &["Skill packages are installed.".into()]);
+        assert_eq!(e.added, 5);
+        assert_eq!(e.system, 3 + 1 + 5 + PER_MESSAGE);
     }
 }

@@ -87,22 +87,28 @@ fn strict_scan_reports_every_violation() {
     support::check_file(&expected("corpus-strict.txt"), &summary(&outcome));
 }
 
+/// The corpus's twenty skills are past the default threshold, so the
+/// prompt carries the one line; with a budget that fits, the catalog is
+/// rendered inline.
 #[test]
-fn catalog_of_the_corpus_fits_the_default_budget() {
+fn catalog_of_the_corpus_goes_to_discovery_past_the_threshold() {
     let library = SkillLibrary::from_packages(load(ValidationMode::Lenient).packages);
     let plan = catalog::plan_catalog(&library, catalog::DEFAULT_CATALOG_BUDGET_TOKENS);
+    let CatalogPlan::Discover { prompt, skills, .. } = plan else {
+        panic!("expected discovery for the corpus, got {plan:?}")
+    };
+    assert_eq!(
+        (prompt.as_str(), skills),
+        (catalog::DISCOVER_INSTRUCTIONS, 20)
+    );
+    let plan = catalog::plan_catalog(&library, 1_000);
     let CatalogPlan::Inline { prompt, tokens } = plan else {
-        panic!("expected the corpus catalog inline, got {plan:?}")
+        panic!("expected the corpus catalog inline at 1,000 tokens, got {plan:?}")
     };
     support::check_file(
         &expected("corpus-catalog.txt"),
         &format!("{prompt}\n\n(~{tokens} tokens)\n"),
     );
-    // A tight budget switches to discovery instead.
-    assert!(matches!(
-        catalog::plan_catalog(&library, 200),
-        CatalogPlan::Discover { .. }
-    ));
 }
 
 /// A conversation using the corpus: what each skill tool returns, step by

@@ -4,6 +4,7 @@ mod mcp;
 mod net;
 mod serve;
 mod skills_cli;
+mod skills_packages;
 mod skills_search;
 mod web_cli;
 

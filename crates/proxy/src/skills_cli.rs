@@ -20,11 +20,16 @@ use hearth_core::agent_skills::{Problem, Severity, ValidationMode};
 
 #[derive(Subcommand)]
 pub enum SkillsCommand {
-    /// List every registered skill.
+    /// List every registered skill, or with --packages the Agent Skills
+    /// packages found under the folders.
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// List the packages under DIR, as the app's folder import finds
+        /// them. Repeatable.
+        #[arg(long = "packages", value_name = "DIR")]
+        packages: Vec<PathBuf>,
     },
     /// Validate an Agent Skills folder against the specification: exit 0
     /// and "Valid skill: DIR", or exit 1 with one line per problem.
@@ -49,7 +54,10 @@ pub enum SkillsCommand {
 
 pub fn run(command: SkillsCommand) -> ExitCode {
     match command {
-        SkillsCommand::List { json } => list(json),
+        SkillsCommand::List { json, packages } if !packages.is_empty() => {
+            list_packages(&packages, json)
+        }
+        SkillsCommand::List { json, .. } => list(json),
         SkillsCommand::Validate { skill_path } => validate(&skill_path),
         SkillsCommand::ReadProperties { skill_path } => read_properties(&skill_path),
         SkillsCommand::ToPrompt { skill_paths } => to_prompt(&skill_paths),
@@ -79,6 +87,66 @@ fn list(json: bool) -> ExitCode {
     };
     let _ = std::io::stdout().write_all(out.as_bytes());
     ExitCode::SUCCESS
+}
+
+/// `hearth skills list --packages DIR...`: the packages the folders hold,
+/// with the problems found on stderr. Exit 1 when none loaded.
+fn list_packages(dirs: &[PathBuf], json: bool) -> ExitCode {
+    let found = match crate::skills_packages::load_folders(dirs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for p in &found.problems {
+        eprintln!("warning: {p}");
+    }
+    let out = packages_text(&found.packages, json);
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    if found.packages.is_empty() {
+        eprintln!(
+            "no package found under {}",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn packages_text(packages: &[hearth_core::agent_skills::SkillPackage], json: bool) -> String {
+    if json {
+        let items: Vec<serde_json::Value> = packages
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name(),
+                    "description": p.properties.catalog_description(),
+                    "folder": p.folder,
+                    "files": p.files.len(),
+                    "model_invocable": p.properties.model_invocable(),
+                })
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&items).unwrap_or_default();
+        text.push('\n');
+        return text;
+    }
+    let mut out = format!("{:<32} {:>5}  DESCRIPTION\n", "NAME", "FILES");
+    for p in packages {
+        let description: String = p.properties.description.chars().take(80).collect();
+        out.push_str(&format!(
+            "{:<32} {:>5}  {}\n",
+            p.name(),
+            p.files.len(),
+            description.replace('\n', " ")
+        ));
+    }
+    out
 }
 
 /// A path given on the command line that names a SKILL.md stands for its
@@ -353,6 +421,33 @@ mod tests {
         assert_eq!(table.lines().count(), 1 + skills.len());
         assert!(table.lines().nth(1).unwrap().starts_with("discover_skills"));
         assert!(table.lines().any(|l| l.starts_with("calculator ")));
+    }
+
+    #[test]
+    fn packages_are_listed_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, description) in [("b-pack", "Second."), ("a-pack", "First.")] {
+            let pkg = dir.path().join(name);
+            std::fs::create_dir_all(&pkg).unwrap();
+            std::fs::write(
+                pkg.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: {description}\n---\n"),
+            )
+            .unwrap();
+        }
+        let found = crate::skills_packages::load_folders(&[dir.path()]).unwrap();
+        let table = packages_text(&found.packages, false);
+        let rows: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(rows, ["a-pack", "b-pack"]);
+        let v: serde_json::Value =
+            serde_json::from_str(&packages_text(&found.packages, true)).unwrap();
+        assert_eq!(v[0]["name"], "a-pack");
+        assert_eq!(v[0]["description"], "First.");
+        assert_eq!(v[1]["model_invocable"], true);
     }
 
     #[test]

@@ -1,13 +1,18 @@
 //! `hearth skills search "<query>"`: the discovery ranking from the
-//! command line, over the same core index `discover_skills` uses.
+//! command line, over the same core index `discover_skills` uses: the
+//! built-in skills and every Agent Skills package found in `--packages`
+//! folders, ranked together.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use hearth_core::discovery::{self, IndexedSkill, SkillIndex};
+use hearth_core::discovery::packages::index_package;
+use hearth_core::discovery::{self, Entry, IndexedSkill, SkillIndex};
 use hearth_core::{Category, Registry, SkillDefinition};
 use serde_json::json;
+
+use crate::skills_packages::{self, FolderError};
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct SearchArgs {
@@ -16,9 +21,10 @@ pub struct SearchArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Also rank the Agent Skills packages (SKILL.md folders) in DIR.
-    #[arg(long, value_name = "DIR")]
-    pub skills_dir: Option<PathBuf>,
+    /// Also rank every Agent Skills package (SKILL.md folder) under DIR,
+    /// found as the app's folder import finds them. Repeatable.
+    #[arg(long = "packages", value_name = "DIR")]
+    pub packages: Vec<PathBuf>,
     /// Also rank the skill definitions in FILE (a JSON array).
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
@@ -43,17 +49,8 @@ pub enum SearchError {
     UnknownCategory(String),
     #[error("cannot read {path}: {reason}")]
     Catalog { path: String, reason: String },
-    #[error(
-        "--skills-dir needs the Agent Skills loader (crates/core/src/agent_skills), which is not on this branch yet"
-    )]
-    SkillsDirUnavailable,
-}
-
-/// SEAM(agent-skills): when the Agent Skills loader lands, load the
-/// packages in `dir` here and return their tools' definitions (reporting
-/// per-package errors without hiding the others).
-fn skills_from_dir(_dir: &Path) -> Result<Vec<SkillDefinition>, SearchError> {
-    Err(SearchError::SkillsDirUnavailable)
+    #[error("{0}")]
+    Packages(#[from] FolderError),
 }
 
 fn load_catalog(path: &Path) -> Result<Vec<SkillDefinition>, SearchError> {
@@ -65,16 +62,13 @@ fn load_catalog(path: &Path) -> Result<Vec<SkillDefinition>, SearchError> {
     serde_json::from_str(&text).map_err(|e| err(e.to_string()))
 }
 
-/// The skills to rank: the registry's, then any from the catalog file and
-/// the skills folder (later ones replace earlier ones with the same id).
+/// The skills to rank: the registry's, then any from the catalog file
+/// (later ones replace earlier ones with the same id).
 fn gather(registry: &Registry, args: &SearchArgs) -> Result<Registry, SearchError> {
     let mut all = registry.clone();
     let mut extra = Vec::new();
     if let Some(path) = &args.catalog {
         extra.extend(load_catalog(path)?);
-    }
-    if let Some(dir) = &args.skills_dir {
-        extra.extend(skills_from_dir(dir)?);
     }
     for def in extra {
         let id = def.id.clone();
@@ -86,8 +80,12 @@ fn gather(registry: &Registry, args: &SearchArgs) -> Result<Registry, SearchErro
     Ok(all)
 }
 
-/// The rendered result and whether anything matched.
-pub fn search(registry: &Registry, args: &SearchArgs) -> Result<(String, bool), SearchError> {
+/// The rendered result, whether anything matched, and the problems found
+/// in the package folders (for stderr).
+pub fn search(
+    registry: &Registry,
+    args: &SearchArgs,
+) -> Result<(String, bool, Vec<String>), SearchError> {
     let category = match args.category.as_deref() {
         None | Some("all") => None,
         Some(c) => {
@@ -95,28 +93,51 @@ pub fn search(registry: &Registry, args: &SearchArgs) -> Result<(String, bool), 
         }
     };
     let all = gather(registry, args)?;
-    let index = SkillIndex::build(all.iter());
+    let mut index = SkillIndex::build(all.iter());
+    let folders = skills_packages::load_folders(&args.packages)?;
+    for package in &folders.packages {
+        index_package(&mut index, package, true);
+    }
     let enabled_only = args.enabled_only;
     let allowed = move |s: &IndexedSkill| !enabled_only || s.default_enabled;
     let hits = index.search(&args.query, category, args.limit, &allowed);
-    let loaded = discovery::discover(&index, &args.query, category, &allowed).skill_ids();
+    let returned = discovery::discover(&index, &args.query, category, &allowed);
+    let returns = |entry: &Entry| match entry {
+        Entry::Skill(s) => returned.skills.iter().any(|r| r.id == s.id),
+        Entry::Package(p) => returned.packages.iter().any(|r| r.name == p.name),
+    };
     let found = !hits.is_empty();
     let out = if args.json {
         let items: Vec<serde_json::Value> = hits
             .iter()
             .map(|h| {
-                json!({
-                    "id": h.skill.id,
-                    "name": h.skill.name,
-                    "tier": h.skill.tier,
-                    "category": h.skill.category,
-                    "score": (h.score * 1000.0).round() / 1000.0,
-                    "default_enabled": h.skill.default_enabled,
-                    "discover_loads": loaded.contains(&h.skill.id),
-                })
+                let score = (h.score * 1000.0).round() / 1000.0;
+                match h.entry {
+                    Entry::Skill(s) => json!({
+                        "kind": "skill",
+                        "id": s.id,
+                        "name": s.name,
+                        "tier": s.tier,
+                        "category": s.category,
+                        "score": score,
+                        "default_enabled": s.default_enabled,
+                        "discover_returns": returns(h.entry),
+                    }),
+                    Entry::Package(p) => json!({
+                        "kind": "package",
+                        "name": p.name,
+                        "description": p.description,
+                        "score": score,
+                        "discover_returns": returns(h.entry),
+                    }),
+                }
             })
             .collect();
-        let mut v = json!({"query": args.query, "skills": items});
+        let mut v = json!({
+            "query": args.query,
+            "packages_indexed": index.packages().count(),
+            "hits": items,
+        });
         if !found {
             v["categories"] = json!(index.categories(&allowed));
         }
@@ -135,22 +156,23 @@ pub fn search(registry: &Registry, args: &SearchArgs) -> Result<(String, bool), 
             }
         }
         for (i, h) in hits.iter().enumerate() {
-            let mark = if loaded.contains(&h.skill.id) {
-                "*"
-            } else {
-                " "
+            let mark = if returns(h.entry) { "*" } else { " " };
+            let (kind, label) = match h.entry {
+                Entry::Skill(s) => (s.tier.as_str(), s.name.as_str()),
+                Entry::Package(p) => ("package", p.description.as_str()),
             };
+            let label: String = label.chars().take(60).collect();
             text.push_str(&format!(
                 "{:>2}.{mark} {:<28} {:>6.2}  {:<11} {}\n",
                 i + 1,
-                h.skill.id.as_str(),
+                h.entry.key(),
                 h.score,
-                h.skill.tier.as_str(),
-                h.skill.name
+                kind,
+                label
             ));
         }
         if found {
-            text.push_str("(* = what discover_skills would load)\n");
+            text.push_str("(* = what discover_skills would return)\n");
         } else {
             let cats: Vec<&str> = index
                 .categories(&allowed)
@@ -164,14 +186,17 @@ pub fn search(registry: &Registry, args: &SearchArgs) -> Result<(String, bool), 
         }
         text
     };
-    Ok((out, found))
+    Ok((out, found, folders.problems))
 }
 
 /// Runs the command: exit 0 when something matched, 1 when nothing did,
 /// 2 on bad input.
 pub fn run(registry: &Registry, args: SearchArgs) -> ExitCode {
     match search(registry, &args) {
-        Ok((text, found)) => {
+        Ok((text, found, problems)) => {
+            for p in problems {
+                eprintln!("warning: {p}");
+            }
             print!("{text}");
             if found {
                 ExitCode::SUCCESS
@@ -194,7 +219,7 @@ mod tests {
         SearchArgs {
             query: query.into(),
             json: false,
-            skills_dir: None,
+            packages: Vec::new(),
             catalog: Some(
                 PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                     .join("../core/tests/fixtures/discovery/catalog.json"),
@@ -210,24 +235,52 @@ mod tests {
         hearth_core::builtin::registry().unwrap()
     }
 
+    fn json_of(args: SearchArgs) -> serde_json::Value {
+        let (text, _, _) = search(&registry(), &SearchArgs { json: true, ..args }).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
     #[test]
     fn ranks_ids_like_discover_skills() {
-        let (text, found) = search(&registry(), &args("convert this csv into json")).unwrap();
+        let (text, found, _) = search(&registry(), &args("convert this csv into json")).unwrap();
         assert!(found);
         let first = text.lines().next().unwrap();
         assert!(first.starts_with(" 1.* csv_to_json"), "{text}");
-        let (json_text, _) = search(
-            &registry(),
-            &SearchArgs {
-                json: true,
-                ..args("What's 15% of 847?")
-            },
+        let v = json_of(args("What's 15% of 847?"));
+        assert_eq!(v["hits"][0]["kind"], "skill");
+        assert_eq!(v["hits"][0]["id"], "calculator");
+        assert_eq!(v["hits"][0]["discover_returns"], true);
+        assert_eq!(v["hits"][0]["tier"], "core");
+        assert_eq!(v["packages_indexed"], 0);
+    }
+
+    #[test]
+    fn packages_from_folders_rank_with_the_builtins() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("skills").join("invoice-reader");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(
+            pkg.join("SKILL.md"),
+            "---\nname: invoice-reader\ndescription: Pull totals, dates and vendors out of scanned bills.\n---\n# Receipts\n",
         )
         .unwrap();
-        let v: serde_json::Value = serde_json::from_str(&json_text).unwrap();
-        assert_eq!(v["skills"][0]["id"], "calculator");
-        assert_eq!(v["skills"][0]["discover_loads"], true);
-        assert_eq!(v["skills"][0]["tier"], "core");
+        let with = |query: &str| SearchArgs {
+            catalog: None,
+            packages: vec![dir.path().join("skills")],
+            ..args(query)
+        };
+        let v = json_of(with("how much did I pay on this receipt"));
+        assert_eq!(v["packages_indexed"], 1);
+        assert_eq!(v["hits"][0]["kind"], "package");
+        assert_eq!(v["hits"][0]["name"], "invoice-reader");
+        assert!(v["hits"][0]["score"].as_f64().unwrap() > 0.0);
+        assert_eq!(v["hits"][0]["discover_returns"], true);
+        // The built-ins are still there, ranked with it.
+        let v = json_of(with("what is 12 percent of 80"));
+        assert_eq!(v["hits"][0]["id"], "calculator");
+        let (text, _, _) = search(&registry(), &with("scanned bills")).unwrap();
+        assert!(text.starts_with(" 1.* invoice-reader"), "{text}");
+        assert!(text.contains("package"), "{text}");
     }
 
     #[test]
@@ -236,30 +289,25 @@ mod tests {
             catalog: None,
             ..args("percent")
         };
-        let (text, found) = search(&registry(), &only_builtins).unwrap();
+        let (text, found, _) = search(&registry(), &only_builtins).unwrap();
         assert!(found && text.starts_with(" 1.* calculator"), "{text}");
-        let net = SearchArgs {
+        let v = json_of(SearchArgs {
             enabled_only: true,
             ..args("fetch a web page")
-        };
-        let (json_text, _) = search(&registry(), &SearchArgs { json: true, ..net }).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&json_text).unwrap();
+        });
         assert!(
-            v["skills"]
+            v["hits"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .all(|s| s["default_enabled"] == true)
         );
-        let dev = SearchArgs {
+        let v = json_of(SearchArgs {
             category: Some("developer".into()),
-            json: true,
             ..args("convert")
-        };
-        let v: serde_json::Value =
-            serde_json::from_str(&search(&registry(), &dev).unwrap().0).unwrap();
+        });
         assert!(
-            v["skills"]
+            v["hits"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -269,7 +317,7 @@ mod tests {
 
     #[test]
     fn misses_list_categories_and_bad_input_is_explained() {
-        let (text, found) = search(&registry(), &args("zxqv blorft")).unwrap();
+        let (text, found, _) = search(&registry(), &args("zxqv blorft")).unwrap();
         assert!(!found);
         assert_eq!(
             text,
@@ -282,18 +330,20 @@ mod tests {
                     category: Some("games".into()),
                     ..args("x")
                 }
-            ),
-            Err(SearchError::UnknownCategory("games".into()))
+            )
+            .unwrap_err(),
+            SearchError::UnknownCategory("games".into())
         );
         assert_eq!(
             search(
                 &registry(),
                 &SearchArgs {
-                    skills_dir: Some("skills".into()),
+                    packages: vec!["/nonexistent/skills".into()],
                     ..args("x")
                 }
-            ),
-            Err(SearchError::SkillsDirUnavailable)
+            )
+            .unwrap_err(),
+            SearchError::Packages(FolderError::Missing("/nonexistent/skills".into()))
         );
         let missing = SearchArgs {
             catalog: Some("/nonexistent.json".into()),

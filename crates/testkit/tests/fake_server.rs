@@ -764,6 +764,7 @@ fn every_bundled_script_loads() {
             "mcp-echo.json",
             "percent.json",
             "self-approve.json",
+            "skill-discovery.json",
             "slow.json"
         ]
     );

@@ -590,6 +590,25 @@ pub fn activate_skill_definition(names: &[String]) -> Option<SkillDefinition> {
     ))
 }
 
+/// `activate_skill` for a library too large to list (the catalog is not
+/// in the prompt): any name is accepted by the schema and checked against
+/// the installed skills when called. Its size does not grow with them.
+pub fn activate_skill_definition_by_name() -> SkillDefinition {
+    meta_definition(
+        ACTIVATE_SKILL,
+        "Activate skill",
+        "Load the full instructions of an installed skill package so you can follow them. Use a name discover_skills returned.".into(),
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "description": "The package's name"}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+    )
+}
+
 /// `read_skill_file`, offered while a skill is active.
 pub fn read_skill_file_definition(state: &ConversationSkills) -> Option<SkillDefinition> {
     if state.active.is_empty() {

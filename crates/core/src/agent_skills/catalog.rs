@@ -1,22 +1,28 @@
 //! The skill catalog: the `<available_skills>` block that tells the model
-//! which skills exist (name and description only), and the decision to
-//! fall back to `discover_skills` when the catalog would cost too much.
+//! which skills exist (name and description only), and the one rule for
+//! the opening context: a small catalog stays in the system prompt; past
+//! the threshold the prompt carries one line and `discover_skills` finds
+//! packages, so the opening context stops growing with the library.
 
 use super::activation::SkillLibrary;
 use super::xml_escape;
 
-/// The default token budget for the catalog in the system prompt.
-pub const DEFAULT_CATALOG_BUDGET_TOKENS: usize = 1_500;
+/// The threshold, in estimated tokens, up to which the catalog stays in
+/// the system prompt. A few packages inline save the model a discovery
+/// round trip; past a few, the catalog would cost more than it saves
+/// (about 40 tokens a package, on every request), and the opening
+/// context is kept flat instead: ten real packages already exceed it.
+pub const DEFAULT_CATALOG_BUDGET_TOKENS: usize = 250;
 
 /// Said before the catalog, so the model knows how to use it.
 pub const CATALOG_INSTRUCTIONS: &str = "The following skills provide specialised instructions for specific tasks. \
 When a task matches a skill's description, call the activate_skill tool with the skill's name \
 to load its full instructions before you go on.";
 
-/// Said instead of the catalog when it is over budget.
-pub const DISCOVER_INSTRUCTIONS: &str = "Skills with specialised instructions are installed. \
-When a task might need one, call discover_skills with a short description of the task; \
-then call activate_skill with the name of the skill that fits.";
+/// Said instead of the catalog when it is over budget: one line, whatever
+/// the number of packages.
+pub const DISCOVER_INSTRUCTIONS: &str = "Skill packages with specialised instructions are installed: \
+discover_skills finds them, then activate_skill loads the one that fits.";
 
 /// A rough token count: one token per four characters, rounded up. No
 /// tokenizer ships with Hearth; this is the usual estimate for English
@@ -74,9 +80,10 @@ pub enum CatalogPlan {
     /// in the system prompt.
     Inline { prompt: String, tokens: usize },
     /// The catalog would cost `tokens`, more than `budget`: put `prompt`
-    /// (a short pointer to `discover_skills`) in the system prompt and let
-    /// discovery find skills, so the opening context stays flat however many
-    /// skills are installed.
+    /// (one line pointing to `discover_skills`) in the system prompt and
+    /// let discovery find packages, so the opening context stays flat
+    /// however many are installed. `activate_skill` is then offered once
+    /// discovery found a package, not upfront.
     Discover {
         prompt: String,
         skills: usize,
@@ -85,7 +92,16 @@ pub enum CatalogPlan {
     },
 }
 
-/// Decides between the inline catalog and `discover_skills`.
+impl CatalogPlan {
+    /// Whether the catalog is in the prompt, so `activate_skill` is offered
+    /// upfront with the catalog's names.
+    pub fn is_inline(&self) -> bool {
+        matches!(self, CatalogPlan::Inline { .. })
+    }
+}
+
+/// Decides between the inline catalog and `discover_skills`: inline while
+/// the catalog (with its instructions) costs at most `budget_tokens`.
 pub fn plan_catalog(library: &SkillLibrary, budget_tokens: usize) -> CatalogPlan {
     let entries = catalog_entries(library);
     if entries.is_empty() {
@@ -206,6 +222,45 @@ mod tests {
             }
             other => panic!("expected discover, got {other:?}"),
         }
+    }
+
+    /// The rule at the threshold: a catalog of exactly the budget stays
+    /// inline, one token more goes to discovery, and from there on the
+    /// prompt is the same one line however many packages there are.
+    #[test]
+    fn the_rule_switches_at_the_threshold_and_stays_flat_past_it() {
+        let one = SkillLibrary::from_packages(vec![package("a", "Does a.")]);
+        let CatalogPlan::Inline { tokens, .. } = plan_catalog(&one, 1_000) else {
+            panic!("expected inline")
+        };
+        assert!(plan_catalog(&one, tokens).is_inline());
+        assert_eq!(
+            plan_catalog(&one, tokens - 1),
+            CatalogPlan::Discover {
+                prompt: DISCOVER_INSTRUCTIONS.to_string(),
+                skills: 1,
+                tokens,
+                budget: tokens - 1,
+            }
+        );
+        let prompts: Vec<String> = [10, 100, 1_000]
+            .iter()
+            .map(|n| {
+                let library = SkillLibrary::from_packages(
+                    (0..*n)
+                        .map(|i| {
+                            package(&format!("skill-{i}"), "A skill that does something useful.")
+                        })
+                        .collect(),
+                );
+                match plan_catalog(&library, DEFAULT_CATALOG_BUDGET_TOKENS) {
+                    CatalogPlan::Discover { prompt, .. } => prompt,
+                    other => panic!("{n} packages: {other:?}"),
+                }
+            })
+            .collect();
+        assert_eq!(prompts, vec![DISCOVER_INSTRUCTIONS.to_string(); 3]);
+        assert!(estimate_tokens(DISCOVER_INSTRUCTIONS) <= 40);
     }
 
     #[test]

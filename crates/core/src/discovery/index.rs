@@ -1,12 +1,15 @@
-//! The discovery index: BM25F over a skill's fields, kept up to date as
-//! skills are added and removed, with typo, prefix, compound and synonym
-//! expansion of query words.
+//! The discovery index: BM25F over the fields of every entry (the
+//! registry's skills and the enabled Agent Skills packages, ranked
+//! together), kept up to date as entries come and go, with typo, prefix,
+//! compound and synonym expansion of query words.
 //!
 //! Scoring, per query word `q` and skill `d`:
 //! `score(q, d) = max over expansions (t, w) of w · idf(t) · tf̃ / (k1 + tf̃)`
 //! where `tf̃ = Σ_fields weight_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`.
-//! A skill's score is the sum over the query's words. Statistics (N, df,
-//! average field lengths) are live, so updates never need a rebuild.
+//! An entry's score is the sum over the query's words. Statistics (N, df,
+//! average field lengths) are live, so updates never need a rebuild, and
+//! removing an entry touches only its own postings (each entry remembers
+//! where in each posting list it sits).
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -40,30 +43,34 @@ impl Hasher for FxHasher {
 
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
-/// The fields of a skill that discovery reads, in index order.
+/// The fields of an entry that discovery reads, in index order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
     Id,
     Name,
+    /// A skill's tags; a package's metadata keywords.
     Tags,
     Description,
     Examples,
     /// Parameter names, their descriptions and enum values.
     Params,
+    /// The headings of a package's SKILL.md body.
+    Headings,
 }
 
 impl Field {
-    pub const ALL: [Field; 6] = [
+    pub const ALL: [Field; 7] = [
         Field::Id,
         Field::Name,
         Field::Tags,
         Field::Description,
         Field::Examples,
         Field::Params,
+        Field::Headings,
     ];
 }
 
-const FIELDS: usize = 6;
+const FIELDS: usize = 7;
 
 /// How much a match in each field counts, and how strongly its length
 /// normalises. Short fields that name the skill count most.
@@ -86,9 +93,9 @@ pub struct Weights {
 impl Default for Weights {
     fn default() -> Self {
         Self {
-            //        id   name tags desc  examples params
-            field: [2.0, 3.0, 2.0, 1.0, 1.2, 0.6],
-            b: [0.3, 0.3, 0.3, 0.75, 0.75, 0.75],
+            //        id   name tags desc  examples params headings
+            field: [2.0, 3.0, 2.0, 1.0, 1.2, 0.6, 0.2],
+            b: [0.3, 0.3, 0.3, 0.75, 0.75, 0.75, 0.75],
             k1: 1.2,
             fuzzy1: 0.8,
             fuzzy2: 0.6,
@@ -146,23 +153,106 @@ impl IndexedSkill {
     }
 }
 
-/// One ranked skill.
+/// What discovery keeps about an Agent Skills package: what the model is
+/// told when it is found. The model reaches it through `activate_skill`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexedPackage {
+    pub name: String,
+    pub description: String,
+}
+
+/// The searchable text of an Agent Skills package.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PackageText {
+    pub name: String,
+    /// The description the catalog would show.
+    pub description: String,
+    /// Keywords from its metadata.
+    pub keywords: Vec<String>,
+    /// The headings of its SKILL.md body, weighted lower.
+    pub headings: Vec<String>,
+}
+
+/// What one entry of the index stands for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// A skill in the registry, loaded into the conversation when found.
+    Skill(IndexedSkill),
+    /// An enabled Agent Skills package, activated by name when found.
+    Package(IndexedPackage),
+}
+
+impl Entry {
+    /// The skill's id or the package's name.
+    pub fn key(&self) -> &str {
+        match self {
+            Entry::Skill(s) => s.id.as_str(),
+            Entry::Package(p) => &p.name,
+        }
+    }
+
+    /// `skill` or `package`, as the CLI prints it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Entry::Skill(_) => "skill",
+            Entry::Package(_) => "package",
+        }
+    }
+
+    pub fn skill(&self) -> Option<&IndexedSkill> {
+        match self {
+            Entry::Skill(s) => Some(s),
+            Entry::Package(_) => None,
+        }
+    }
+
+    pub fn package(&self) -> Option<&IndexedPackage> {
+        match self {
+            Entry::Skill(_) => None,
+            Entry::Package(p) => Some(p),
+        }
+    }
+}
+
+/// Skills and packages live in separate name spaces: a package may share
+/// its name with a tool.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Skill(SkillId),
+    Package(String),
+}
+
+/// One ranked entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit<'a> {
-    pub skill: &'a IndexedSkill,
+    pub entry: &'a Entry,
     pub score: f32,
+    slot: u32,
+}
+
+impl<'a> Hit<'a> {
+    pub fn skill(&self) -> Option<&'a IndexedSkill> {
+        self.entry.skill()
+    }
+
+    pub fn package(&self) -> Option<&'a IndexedPackage> {
+        self.entry.package()
+    }
 }
 
 #[derive(Clone, Debug)]
 struct Doc {
-    skill: IndexedSkill,
+    entry: Entry,
     /// The terms of the id and then the name, in order, for word-order
     /// agreement ("csv to json" vs "json to csv").
     title_terms: Vec<u32>,
-    /// Whether the id or name says the skill destroys something.
+    /// Whether the id or name says the entry destroys something.
     destructive: bool,
     field_len: [u32; FIELDS],
+    /// The entry's terms, sorted, and where its posting sits in each
+    /// term's list, so removal needs no scan.
     terms: Vec<u32>,
+    positions: Vec<u32>,
     words: Vec<u32>,
 }
 
@@ -310,14 +400,15 @@ impl Vocabulary {
     }
 }
 
-/// The searchable index over skills. Build it once from the registry and
-/// keep it in step with `upsert` and `remove` as MCP servers and Agent
-/// Skills packages come and go.
+/// The searchable index over skills and packages. Build it once from the
+/// registry and the enabled packages, and keep it in step with `upsert`,
+/// `upsert_package`, `remove` and `remove_package` as MCP servers and
+/// Agent Skills packages come and go.
 #[derive(Clone, Debug, Default)]
 pub struct SkillIndex {
     docs: Vec<Option<Doc>>,
     free: Vec<u32>,
-    slots: Map<SkillId, u32>,
+    slots: Map<Key, u32>,
     terms: Map<String, u32>,
     postings: Vec<Vec<Posting>>,
     vocabulary: Vocabulary,
@@ -337,6 +428,21 @@ fn field_texts(def: &SkillDefinition) -> [Vec<String>; FIELDS] {
         vec![def.description.clone()],
         def.examples.clone(),
         params,
+        Vec::new(),
+    ]
+}
+
+/// The text of each field of a package: its name stands for both the id
+/// and the name, as a skill's id and name usually say the same thing.
+fn package_field_texts(package: &PackageText) -> [Vec<String>; FIELDS] {
+    [
+        vec![package.name.clone()],
+        vec![package.name.clone()],
+        package.keywords.clone(),
+        vec![package.description.clone()],
+        Vec::new(),
+        Vec::new(),
+        package.headings.clone(),
     ]
 }
 
@@ -406,7 +512,7 @@ impl SkillIndex {
         index
     }
 
-    /// How many skills are indexed.
+    /// How many entries (skills and packages) are indexed.
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -416,17 +522,39 @@ impl SkillIndex {
     }
 
     pub fn contains(&self, id: &SkillId) -> bool {
-        self.slots.contains_key(id)
+        self.slots.contains_key(&Key::Skill(id.clone()))
+    }
+
+    pub fn contains_package(&self, name: &str) -> bool {
+        self.slots.contains_key(&Key::Package(name.to_string()))
+    }
+
+    fn entry(&self, key: &Key) -> Option<&Entry> {
+        let slot = *self.slots.get(key)?;
+        self.docs[slot as usize].as_ref().map(|d| &d.entry)
     }
 
     pub fn get(&self, id: &SkillId) -> Option<&IndexedSkill> {
-        let slot = *self.slots.get(id)?;
-        self.docs[slot as usize].as_ref().map(|d| &d.skill)
+        self.entry(&Key::Skill(id.clone()))?.skill()
+    }
+
+    pub fn get_package(&self, name: &str) -> Option<&IndexedPackage> {
+        self.entry(&Key::Package(name.to_string()))?.package()
+    }
+
+    /// Every indexed entry, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.docs.iter().flatten().map(|d| &d.entry)
     }
 
     /// Every indexed skill, in no particular order.
     pub fn skills(&self) -> impl Iterator<Item = &IndexedSkill> {
-        self.docs.iter().flatten().map(|d| &d.skill)
+        self.entries().filter_map(Entry::skill)
+    }
+
+    /// Every indexed package, in no particular order.
+    pub fn packages(&self) -> impl Iterator<Item = &IndexedPackage> {
+        self.entries().filter_map(Entry::package)
     }
 
     /// Adds a skill, or replaces the one with the same id. The discovery
@@ -435,8 +563,28 @@ impl SkillIndex {
         if def.id.as_str() == DISCOVER_SKILLS_ID {
             return;
         }
-        self.remove(&def.id);
-        let fields = field_texts(def);
+        self.insert(
+            Key::Skill(def.id.clone()),
+            Entry::Skill(IndexedSkill::of(def)),
+            field_texts(def),
+        );
+    }
+
+    /// Adds an enabled Agent Skills package, or replaces the one with the
+    /// same name.
+    pub fn upsert_package(&mut self, package: &PackageText) {
+        self.insert(
+            Key::Package(package.name.clone()),
+            Entry::Package(IndexedPackage {
+                name: package.name.clone(),
+                description: package.description.clone(),
+            }),
+            package_field_texts(package),
+        );
+    }
+
+    fn insert(&mut self, key: Key, entry: Entry, fields: [Vec<String>; FIELDS]) {
+        self.remove_key(&key);
         let mut tf: Map<u32, [u16; FIELDS]> = Map::default();
         let mut field_len = [0u32; FIELDS];
         let mut word_ids: Vec<u32> = Vec::new();
@@ -480,8 +628,11 @@ impl SkillIndex {
         };
         let mut terms: Vec<u32> = tf.keys().copied().collect();
         terms.sort_unstable();
+        let mut positions = Vec::with_capacity(terms.len());
         for &t in &terms {
-            self.postings[t as usize].push(Posting {
+            let list = &mut self.postings[t as usize];
+            positions.push(list.len() as u32);
+            list.push(Posting {
                 doc: slot,
                 tf: tf[&t],
             });
@@ -490,26 +641,48 @@ impl SkillIndex {
             *sum += u64::from(len);
         }
         self.docs[slot as usize] = Some(Doc {
-            skill: IndexedSkill::of(def),
+            entry,
             title_terms,
             destructive,
             field_len,
             terms,
+            positions,
             words: word_ids,
         });
-        self.slots.insert(def.id.clone(), slot);
+        self.slots.insert(key, slot);
     }
 
     /// Removes a skill; says whether it was there.
     pub fn remove(&mut self, id: &SkillId) -> bool {
-        let Some(slot) = self.slots.remove(id) else {
+        self.remove_key(&Key::Skill(id.clone()))
+    }
+
+    /// Removes a package (it was disabled or uninstalled); says whether it
+    /// was there.
+    pub fn remove_package(&mut self, name: &str) -> bool {
+        self.remove_key(&Key::Package(name.to_string()))
+    }
+
+    /// Removes an entry in time proportional to its own terms: each of its
+    /// postings is swapped with the last of its list, and the entry whose
+    /// posting moved learns its new place.
+    fn remove_key(&mut self, key: &Key) -> bool {
+        let Some(slot) = self.slots.remove(key) else {
             return false;
         };
         let Some(doc) = self.docs[slot as usize].take() else {
             return false;
         };
-        for t in &doc.terms {
-            self.postings[*t as usize].retain(|p| p.doc != slot);
+        for (&t, &pos) in doc.terms.iter().zip(&doc.positions) {
+            let list = &mut self.postings[t as usize];
+            let pos = pos as usize;
+            list.swap_remove(pos);
+            if let Some(moved) = list.get(pos).map(|p| p.doc)
+                && let Some(other) = self.docs[moved as usize].as_mut()
+                && let Ok(i) = other.terms.binary_search(&t)
+            {
+                other.positions[i] = pos as u32;
+            }
         }
         for w in &doc.words {
             self.vocabulary.release(*w);
@@ -714,10 +887,7 @@ impl SkillIndex {
             hits.select_nth_unstable_by(consider - 1, |a, b| b.score.total_cmp(&a.score));
         }
         for hit in hits.iter_mut().take(consider) {
-            let Some(&slot) = self.slots.get(&hit.skill.id) else {
-                continue;
-            };
-            let Some(doc) = self.docs[slot as usize].as_ref() else {
+            let Some(doc) = self.docs[hit.slot as usize].as_ref() else {
                 continue;
             };
             // The id comes first in title_terms; judge order on the first
@@ -780,8 +950,10 @@ impl SkillIndex {
             .collect()
     }
 
-    /// Ranks the skills `is_enabled` accepts (and, with `category`, only
-    /// that category's) against `query`, best first, at most `limit`.
+    /// Ranks the entries against `query`, best first, at most `limit`:
+    /// the skills `is_enabled` accepts (and, with `category`, only that
+    /// category's) and every package (packages are indexed only while
+    /// enabled, and have no category).
     pub fn search(
         &self,
         query: &str,
@@ -820,9 +992,11 @@ impl SkillIndex {
                 for p in list {
                     let d = p.doc as usize;
                     if allowed[d] == 0 {
-                        let ok = self.docs[d].as_ref().is_some_and(|doc| {
-                            category.is_none_or(|c| doc.skill.category == c)
-                                && is_enabled(&doc.skill)
+                        let ok = self.docs[d].as_ref().is_some_and(|doc| match &doc.entry {
+                            Entry::Skill(skill) => {
+                                category.is_none_or(|c| skill.category == c) && is_enabled(skill)
+                            }
+                            Entry::Package(_) => true,
                         });
                         allowed[d] = if ok { 1 } else { 2 };
                     }
@@ -875,8 +1049,9 @@ impl SkillIndex {
                         1.0
                     };
                     Hit {
-                        skill: &doc.skill,
+                        entry: &doc.entry,
                         score: *s * coverage.powf(w.coordination) * caution,
+                        slot: d as u32,
                     }
                 })
             })
@@ -885,7 +1060,8 @@ impl SkillIndex {
         let order = |a: &Hit<'_>, b: &Hit<'_>| {
             b.score
                 .total_cmp(&a.score)
-                .then_with(|| a.skill.id.cmp(&b.skill.id))
+                .then_with(|| a.entry.key().cmp(b.entry.key()))
+                .then_with(|| a.entry.kind().cmp(b.entry.kind()))
         };
         if hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, order);
@@ -907,7 +1083,7 @@ mod tests {
     }
 
     fn ids(hits: &[Hit<'_>]) -> Vec<String> {
-        hits.iter().map(|h| h.skill.id.to_string()).collect()
+        hits.iter().map(|h| h.entry.key().to_string()).collect()
     }
 
     fn all(_: &IndexedSkill) -> bool {
@@ -1003,6 +1179,156 @@ mod tests {
         assert_eq!(index.len(), 4);
         assert_eq!(ids(&index.search("mail", None, 5, &all)), ["send_email"]);
         assert_eq!(index.get(&again.id).unwrap().name, "Mail");
+    }
+
+    fn package(name: &str, description: &str) -> PackageText {
+        PackageText {
+            name: name.into(),
+            description: description.into(),
+            keywords: vec![],
+            headings: vec![],
+        }
+    }
+
+    /// Every (key, kind, score) the index ranks for `query`, rounded so
+    /// that float summation order does not matter.
+    fn ranking(index: &SkillIndex, query: &str) -> Vec<(String, &'static str, i64)> {
+        index
+            .search(query, None, 100, &all)
+            .iter()
+            .map(|h| {
+                (
+                    h.entry.key().to_string(),
+                    h.entry.kind(),
+                    (h.score * 1e4).round() as i64,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn packages_and_skills_share_one_index_but_not_names() {
+        let mut index = sample();
+        index.upsert_package(&package("image_resize", "Crop photos for social media."));
+        assert_eq!(index.len(), 5);
+        assert!(index.contains_package("image_resize"));
+        assert!(index.contains(&SkillId::new("image_resize").unwrap()));
+        let hits = index.search("crop photos for instagram", None, 5, &all);
+        assert_eq!(hits[0].entry.kind(), "package");
+        assert_eq!(
+            hits[0].package().unwrap().description,
+            "Crop photos for social media."
+        );
+        assert!(index.remove_package("image_resize"));
+        assert!(index.contains(&SkillId::new("image_resize").unwrap()));
+        assert_eq!(index.packages().count(), 0);
+    }
+
+    #[test]
+    fn headings_count_but_less_than_the_description() {
+        let mut index = SkillIndex::new();
+        index.upsert_package(&package("a-guide", "Spreadsheet formulas."));
+        index.upsert_package(&PackageText {
+            headings: vec!["Spreadsheet formulas".into()],
+            ..package("b-guide", "Slide decks.")
+        });
+        assert_eq!(
+            ranking(&index, "spreadsheet formulas")
+                .iter()
+                .map(|r| r.0.as_str())
+                .collect::<Vec<_>>(),
+            ["a-guide", "b-guide"]
+        );
+    }
+
+    /// Adding and removing entries one at a time leaves the index ranking
+    /// exactly as an index built from the survivors would.
+    #[test]
+    fn incremental_updates_match_a_fresh_build() {
+        let skills: Vec<SkillDefinition> = (0..40)
+            .map(|i| {
+                skill(
+                    &format!("tool_{i}"),
+                    &format!("Tool {i}"),
+                    Category::ALL[i % 4],
+                    &format!(
+                        "Does task {} with {} files and {} reports.",
+                        i % 7,
+                        ["csv", "pdf", "image", "audio"][i % 4],
+                        ["weekly", "monthly", "daily"][i % 3]
+                    ),
+                )
+            })
+            .collect();
+        let packages: Vec<PackageText> = (0..40)
+            .map(|i| PackageText {
+                headings: vec![format!("Step {} for {}", i % 5, ["csv", "audio"][i % 2])],
+                ..package(
+                    &format!("pack-{i}"),
+                    &format!(
+                        "Guides {} reports about {} files.",
+                        ["weekly", "daily"][i % 2],
+                        ["pdf", "image", "csv"][i % 3]
+                    ),
+                )
+            })
+            .collect();
+        let mut live = SkillIndex::new();
+        for (s, p) in skills.iter().zip(&packages) {
+            live.upsert(s);
+            live.upsert_package(p);
+        }
+        // Remove every third of each, replace every fifth skill, re-add
+        // two removed packages.
+        let mut kept_skills: Vec<SkillDefinition> = Vec::new();
+        for (i, s) in skills.iter().enumerate() {
+            if i % 3 == 0 {
+                assert!(live.remove(&s.id));
+            } else if i % 5 == 0 {
+                let changed = SkillDefinition {
+                    description: format!("Audio transcripts, version {i}."),
+                    ..s.clone()
+                };
+                live.upsert(&changed);
+                kept_skills.push(changed);
+            } else {
+                kept_skills.push(s.clone());
+            }
+        }
+        let mut kept_packages: Vec<PackageText> = Vec::new();
+        for (i, p) in packages.iter().enumerate() {
+            if i % 3 == 1 {
+                assert!(live.remove_package(&p.name));
+            } else {
+                kept_packages.push(p.clone());
+            }
+        }
+        for p in [&packages[1], &packages[4]] {
+            live.upsert_package(p);
+            kept_packages.push(p.clone());
+        }
+        let mut fresh = SkillIndex::new();
+        for s in &kept_skills {
+            fresh.upsert(s);
+        }
+        for p in &kept_packages {
+            fresh.upsert_package(p);
+        }
+        assert_eq!(live.len(), fresh.len());
+        for q in [
+            "weekly csv reports",
+            "audio",
+            "pdf files",
+            "step 3",
+            "monthly image",
+            "tool 7",
+        ] {
+            let mut a = ranking(&live, q);
+            let mut b = ranking(&fresh, q);
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{q}");
+        }
     }
 
     #[test]

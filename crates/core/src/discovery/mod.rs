@@ -2,15 +2,23 @@
 //! it, and what its result tells the model.
 //!
 //! The model starts a conversation with this one tool. It describes the
-//! capability it needs; discovery ranks the enabled skills and returns at
-//! most five, which the agent loop then loads into the conversation so
-//! they are sent as tools on every later request.
+//! capability it needs; discovery ranks the enabled skills and the enabled
+//! Agent Skills packages together and returns at most five. Skills found
+//! are loaded into the conversation so they are sent as tools on every
+//! later request; a package found is named with the way to use it,
+//! `activate_skill`, which is loaded with it.
 
 mod index;
+pub mod packages;
 mod text;
 
-pub use index::{DISCOVER_SKILLS_ID, Expansions, Field, Hit, IndexedSkill, SkillIndex, Weights};
+pub use index::{
+    DISCOVER_SKILLS_ID, Entry, Expansions, Field, Hit, IndexedPackage, IndexedSkill, PackageText,
+    SkillIndex, Weights,
+};
 pub use text::{stem, words};
+
+use crate::agent_skills::activation::ACTIVATE_SKILL;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -73,10 +81,33 @@ pub struct DiscoveredSkill {
     pub tier: Tier,
 }
 
+/// One Agent Skills package in a discovery result, with how to use it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiscoveredPackage {
+    pub name: String,
+    pub description: String,
+    /// What to call: `activate_skill` with this package's name.
+    #[serde(rename = "use")]
+    pub how: String,
+}
+
+impl DiscoveredPackage {
+    fn of(package: &IndexedPackage) -> Self {
+        Self {
+            name: package.name.clone(),
+            description: package.description.clone(),
+            how: format!("{ACTIVATE_SKILL} {{\"name\": \"{}\"}}", package.name),
+        }
+    }
+}
+
 /// What a discovery found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Discovery {
     pub skills: Vec<DiscoveredSkill>,
+    /// Agent Skills packages, ranked with the skills.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<DiscoveredPackage>,
     /// Filled when nothing matched: the categories that hold enabled
     /// skills, so the model can try again more broadly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -85,8 +116,18 @@ pub struct Discovery {
 }
 
 impl Discovery {
+    /// The skills to load into the conversation: those found, and
+    /// `activate_skill` when a package was found, since that is how a
+    /// package is used.
     pub fn skill_ids(&self) -> Vec<SkillId> {
-        self.skills.iter().map(|s| s.id.clone()).collect()
+        let mut ids: Vec<SkillId> = self.skills.iter().map(|s| s.id.clone()).collect();
+        if !self.packages.is_empty()
+            && let Ok(activate) = SkillId::new(ACTIVATE_SKILL)
+            && !ids.contains(&activate)
+        {
+            ids.push(activate);
+        }
+        ids
     }
 
     /// The result as the model sees it: compact JSON.
@@ -102,8 +143,9 @@ impl Discovery {
     }
 }
 
-/// Runs `discover_skills`: the top matches among enabled skills, at most
-/// [`MAX_RESULTS`], with weak tail matches dropped.
+/// Runs `discover_skills`: the top matches among enabled skills and
+/// packages, at most [`MAX_RESULTS`] in all, with weak tail matches
+/// dropped.
 pub fn discover(
     index: &SkillIndex,
     query: &str,
@@ -112,17 +154,20 @@ pub fn discover(
 ) -> Discovery {
     let hits = index.search(query, category, MAX_RESULTS, is_enabled);
     let top = hits.first().map(|h| h.score).unwrap_or(0.0);
-    let skills: Vec<DiscoveredSkill> = hits
-        .iter()
-        .filter(|h| h.score >= top * RELATIVE_CUTOFF)
-        .map(|h| DiscoveredSkill {
-            id: h.skill.id.clone(),
-            name: h.skill.name.clone(),
-            description: h.skill.description.clone(),
-            tier: h.skill.tier,
-        })
-        .collect();
-    if skills.is_empty() {
+    let mut skills: Vec<DiscoveredSkill> = Vec::new();
+    let mut packages: Vec<DiscoveredPackage> = Vec::new();
+    for hit in hits.iter().filter(|h| h.score >= top * RELATIVE_CUTOFF) {
+        match hit.entry {
+            Entry::Skill(s) => skills.push(DiscoveredSkill {
+                id: s.id.clone(),
+                name: s.name.clone(),
+                description: s.description.clone(),
+                tier: s.tier,
+            }),
+            Entry::Package(p) => packages.push(DiscoveredPackage::of(p)),
+        }
+    }
+    if skills.is_empty() && packages.is_empty() {
         let categories = index.categories(is_enabled);
         let list: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
         let message = if list.is_empty() {
@@ -139,18 +184,33 @@ pub fn discover(
         };
         return Discovery {
             skills,
+            packages,
             categories,
             message,
         };
     }
-    let message = match skills.len() {
-        1 => "Found 1 skill. It is now loaded; call it by its id.".to_string(),
-        n => format!("Found {n} skills. They are now loaded; call them by id."),
-    };
+    let mut said = Vec::new();
+    match skills.len() {
+        0 => {}
+        1 => said.push("Found 1 skill. It is now loaded; call it by its id.".to_string()),
+        n => said.push(format!(
+            "Found {n} skills. They are now loaded; call them by id."
+        )),
+    }
+    match packages.len() {
+        0 => {}
+        1 => said.push(format!(
+            "Found 1 Agent Skills package: call {ACTIVATE_SKILL} with its name to load its instructions."
+        )),
+        n => said.push(format!(
+            "Found {n} Agent Skills packages: call {ACTIVATE_SKILL} with the name of the one that fits to load its instructions."
+        )),
+    }
     Discovery {
         skills,
+        packages,
         categories: Vec::new(),
-        message,
+        message: said.join(" "),
     }
 }
 
@@ -229,6 +289,18 @@ pub fn discover_skills_definition() -> SkillDefinition {
                     "required": ["id", "name", "description", "tier"]
                 }
             },
+            "packages": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "description": {"type": "string"},
+                        "use": {"type": "string"}
+                    },
+                    "required": ["name", "description", "use"]
+                }
+            },
             "categories": {"type": "array", "items": {"type": "string"}},
             "message": {"type": "string"}
         },
@@ -269,6 +341,7 @@ mod tests {
                     description: crate::builtin::calculator().description,
                     tier: Tier::Core,
                 }],
+                packages: vec![],
                 categories: vec![],
                 message: "Found 1 skill. It is now loaded; call it by its id.".into(),
             }
@@ -321,6 +394,75 @@ mod tests {
         let back = Discovery::from_json(&value).unwrap();
         assert_eq!(back.skill_ids(), vec![SkillId::new("calculator").unwrap()]);
         assert_eq!(format_for_model(&back), value.to_string());
+    }
+
+    fn with_packages() -> SkillIndex {
+        let mut index = sample();
+        index.upsert_package(&PackageText {
+            name: "pdf-forms".into(),
+            description: "Fill in and flatten PDF forms.".into(),
+            keywords: vec!["acroform".into()],
+            headings: vec!["Checkbox fields".into()],
+        });
+        index.upsert_package(&PackageText {
+            name: "brand-voice".into(),
+            description: "Write copy in the company's tone of voice.".into(),
+            keywords: vec![],
+            headings: vec![],
+        });
+        index
+    }
+
+    #[test]
+    fn a_package_hit_says_to_activate_it_and_loads_activate_skill() {
+        let found = discover(
+            &with_packages(),
+            "tick the checkbox fields in a pdf form",
+            None,
+            &by_default,
+        );
+        assert_eq!(found.skills, vec![]);
+        assert_eq!(
+            found.packages,
+            vec![DiscoveredPackage {
+                name: "pdf-forms".into(),
+                description: "Fill in and flatten PDF forms.".into(),
+                how: "activate_skill {\"name\": \"pdf-forms\"}".into(),
+            }]
+        );
+        assert_eq!(
+            found.message,
+            "Found 1 Agent Skills package: call activate_skill with its name to load its instructions."
+        );
+        assert_eq!(
+            found.skill_ids(),
+            vec![SkillId::new(ACTIVATE_SKILL).unwrap()]
+        );
+        // The model reads the package under "packages", with its "use".
+        let json = found.to_model_json();
+        assert_eq!(
+            json["packages"][0]["use"],
+            "activate_skill {\"name\": \"pdf-forms\"}"
+        );
+        assert_eq!(Discovery::from_json(&json), Some(found));
+    }
+
+    #[test]
+    fn skills_and_packages_rank_together() {
+        let found = discover(&with_packages(), "percent of a number", None, &by_default);
+        assert_eq!(found.packages, vec![]);
+        assert_eq!(found.skill_ids(), vec![SkillId::new("calculator").unwrap()]);
+        // A category narrows the skills; packages have none and stay in.
+        let voice = discover(
+            &with_packages(),
+            "write in our tone of voice",
+            Some(Category::Network),
+            &|_| true,
+        );
+        assert_eq!(voice.packages.len(), 1);
+        assert_eq!(voice.packages[0].name, "brand-voice");
+        // Results without packages serialise as before.
+        assert!(found.to_model_json().get("packages").is_none());
     }
 
     #[test]

@@ -348,6 +348,16 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["random", "shuffle", "dice", "coin"],
     &["sentiment", "mood", "tone"],
     &["grammar", "spelling", "proofread", "spellcheck"],
+    &["meal", "food", "dinner", "lunch", "breakfast", "diet", "nutrition", "eat"],
+    &["expense", "spending", "money", "finance"],
+    &["seo", "ranking", "rank"],
+    &["brainstorm", "brainstorming", "idea", "ideas", "ideate"],
+    &["poster", "flyer", "banner"],
+    &["glossary", "terminology", "vocabulary"],
+    &["comment", "feedback"],
+    &["gpu", "cuda"],
+    &["ram", "memory"],
+    &["independent", "unrelated", "separate"],
 ];
 
 fn synonym_table() -> &'static HashMap<String, Vec<String>> {

@@ -108,7 +108,7 @@ pub fn ranked(index: &SkillIndex, query: &str, k: usize) -> Vec<String> {
     index
         .search(query, None, k, &everything)
         .iter()
-        .map(|h| h.skill.id.to_string())
+        .map(|h| h.entry.key().to_string())
         .collect()
 }
 

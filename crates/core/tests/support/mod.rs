@@ -64,4 +64,5 @@ pub fn check_file(expected_path: &Path, actual: &str) {
     );
 }
 
+pub mod collections;
 pub mod eval;
