@@ -73,8 +73,10 @@ fn a_saved_page_reads_as_web_fetch_reads_it() {
     assert_eq!(page["kind"], "html");
     assert_eq!(page["status"], 200);
     let content = page["content"].as_str().unwrap();
+    // Readability drops the heading that only repeats the title; the title
+    // is given on its own.
     assert!(
-        content.starts_with("## The hearth\n\nA hearth is the place"),
+        content.starts_with("A hearth is the place"),
         "{content}"
     );
     assert!(

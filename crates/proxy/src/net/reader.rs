@@ -21,6 +21,7 @@ use hearth_core::web::Link;
 use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::options::{BrStyle, BulletListMarker, HrStyle, Options};
 use htmd::{Element, HtmlToMarkdown};
+use markup5ever_rcdom::{Handle, NodeData};
 use url::Url;
 
 /// What a page converts to.
@@ -42,15 +43,24 @@ const INVISIBLE: &str = "script, style, noscript, template, svg, math, canvas, i
     embed, audio, video, map, input, select, button, textarea, option, datalist, meter, \
     progress, dialog:not([open]), [hidden], [aria-hidden=true]";
 
+/// Navigation, dropped before Readability looks for the article: Readability
+/// drops `role=navigation` itself, and `<nav>` says the same.
+const NAVIGATION: &str = "nav, [role=navigation]";
+
 /// Page chrome, dropped when no article could be picked out.
 const CHROME: &str = "nav, header, footer, aside, form, [role=navigation], [role=banner], \
     [role=contentinfo], [role=search]";
 
 /// Converts `html`, fetched from `url`, to Markdown.
+///
+/// The page is parsed once for Readability; the article it picks is parsed
+/// once more, by htmd, and its links are made safe in htmd's tree, so the
+/// article is never serialized and reparsed a third time.
 pub fn to_markdown(html: &str, url: &Url) -> Converted {
     let doc = Document::from(html);
     bound_depth(&doc);
     drop_invisible(&doc);
+    doc.select(NAVIGATION).remove();
     let base = base_of(&doc, url);
     let page_title = head_title(&doc);
     let readability = Readability::with_document(
@@ -59,6 +69,8 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
         Some(Config {
             // The `language-…` classes of code blocks name their language.
             keep_classes: true,
+            // Only the article's title is used, never the page's metadata.
+            disable_json_ld: true,
             ..Config::default()
         }),
     );
@@ -68,12 +80,24 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
             let title = Some(article.title.trim().to_string())
                 .filter(|t| !t.is_empty())
                 .or(page_title);
-            (title, Document::fragment(article.content))
+            (title, article.content.to_string())
         }
         Some(_) | None => (page_title, whole_page(html)),
     };
-    let links = tidy_links(&body, &base);
-    let markdown = tidy(&converter().convert(&body.html()).unwrap_or_default());
+    let converter = converter();
+    let tree = match converter.html_to_tree(&body) {
+        Ok(tree) => tree,
+        // html5ever reads any string; htmd's signature only allows failing.
+        Err(_) => {
+            return Converted {
+                title,
+                markdown: String::new(),
+                links: Vec::new(),
+            };
+        }
+    };
+    let links = tidy_links(&tree, &base);
+    let markdown = tidy(&converter.tree_to_markdown(&tree));
     Converted {
         title,
         markdown,
@@ -130,16 +154,15 @@ fn describe_image(_: &dyn Handlers, img: Element) -> Option<HandlerResult> {
 
 /// The page without its invisible parts and chrome, for pages where
 /// Readability found no article (a short page, a list of links).
-fn whole_page(html: &str) -> Document {
+fn whole_page(html: &str) -> String {
     let doc = Document::from(html);
     bound_depth(&doc);
     drop_invisible(&doc);
     doc.select(CHROME).remove();
-    let body = doc
-        .body()
+    doc.body()
         .map(|b| b.inner_html())
-        .unwrap_or_else(|| doc.html());
-    Document::fragment(body)
+        .unwrap_or_else(|| doc.html())
+        .to_string()
 }
 
 fn has_words(text: &str) -> bool {
@@ -207,29 +230,44 @@ fn head_title(doc: &Document) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-/// Makes every link absolute or plain text: only http(s) and mailto links
-/// stay links, and a link to a place on the same page is only its text.
-/// Returns the http(s) links, each URL once, at most [`MAX_LINKS`].
-fn tidy_links(doc: &Document, base: &Url) -> Vec<Link> {
+/// Makes every link in htmd's tree absolute or plain text: only http(s)
+/// and mailto links keep their `href` (and nothing else, so htmd writes
+/// them as Markdown links), and a link to a place on the same page keeps
+/// only its text. Returns the http(s) links in page order, each URL once,
+/// at most [`MAX_LINKS`].
+fn tidy_links(tree: &Handle, base: &Url) -> Vec<Link> {
     let mut links = Vec::new();
     let mut seen = HashSet::new();
-    for a in doc.select("a").nodes() {
-        let target = a
-            .attr("href")
-            .and_then(|href| base.join(href.trim()).ok())
-            .filter(|t| matches!(t.scheme(), "http" | "https" | "mailto"))
-            .filter(|t| !same_page(t, base));
-        let Some(target) = target else {
-            unwrap(a);
+    let mut stack = vec![tree.clone()];
+    while let Some(node) = stack.pop() {
+        stack.extend(node.children.borrow().iter().rev().cloned());
+        let NodeData::Element { name, attrs, .. } = &node.data else {
             continue;
         };
-        a.retain_attrs(&[]);
-        a.set_attr("href", target.as_str());
+        if &*name.local != "a" {
+            continue;
+        }
+        let mut attrs = attrs.borrow_mut();
+        let target = attrs
+            .iter()
+            .find(|a| &*a.name.local == "href")
+            .and_then(|href| base.join(href.value.trim()).ok())
+            .filter(|t| matches!(t.scheme(), "http" | "https" | "mailto"))
+            .filter(|t| !same_page(t, base));
+        attrs.retain(|a| &*a.name.local == "href");
+        let Some(target) = target else {
+            // Without an href htmd writes only the link's text.
+            attrs.clear();
+            continue;
+        };
+        if let Some(href) = attrs.first_mut() {
+            href.value = target.as_str().into();
+        }
         if target.scheme() == "mailto" || links.len() >= MAX_LINKS {
             continue;
         }
         if seen.insert(target.to_string()) {
-            let text = collapse_whitespace(&a.text());
+            let text = collapse_whitespace(&text_of(&node));
             links.push(Link {
                 text: if text.is_empty() {
                     target.to_string()
@@ -243,12 +281,17 @@ fn tidy_links(doc: &Document, base: &Url) -> Vec<Link> {
     links
 }
 
-/// Replaces `node` by its children.
-fn unwrap(node: &NodeRef<'_>) {
-    if let Some(first) = node.first_child() {
-        node.insert_siblings_before(&first);
+/// The text under `node` in htmd's tree, in order.
+fn text_of(node: &Handle) -> String {
+    let mut out = String::new();
+    let mut stack = vec![node.clone()];
+    while let Some(node) = stack.pop() {
+        if let NodeData::Text { contents } = &node.data {
+            out.push_str(&contents.borrow());
+        }
+        stack.extend(node.children.borrow().iter().rev().cloned());
     }
-    node.remove_from_parent();
+    out
 }
 
 /// `url` points into the page at `base` (`#top`, or the page itself).
