@@ -75,10 +75,7 @@ fn a_saved_page_reads_as_web_fetch_reads_it() {
     let content = page["content"].as_str().unwrap();
     // Readability drops the heading that only repeats the title; the title
     // is given on its own.
-    assert!(
-        content.starts_with("A hearth is the place"),
-        "{content}"
-    );
+    assert!(content.starts_with("A hearth is the place"), "{content}");
     assert!(
         content.contains("Café & bäckerei — every entity."),
         "{content}"
