@@ -82,9 +82,11 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
     let article = readability.ok().and_then(|mut r| r.parse().ok());
     let (title, body) = match article {
         Some(article) if has_words(&article.text_content) => {
-            let title = Some(article.title.trim().to_string())
-                .filter(|t| !t.is_empty())
-                .or(page_title);
+            // The page's own title, as the browser's tab shows it;
+            // Readability's guess (which may cut a "Site: Headline" title
+            // at the colon) only when the page has none.
+            let title = page_title
+                .or_else(|| Some(article.title.trim().to_string()).filter(|t| !t.is_empty()));
             (title, article.content.to_string())
         }
         Some(_) | None => (page_title, whole_page(html)),
@@ -475,6 +477,18 @@ mod tests {
         for (html, expected) in cases {
             assert_eq!(md(html), expected, "{html}");
         }
+    }
+
+    #[test]
+    fn the_title_is_the_pages_own() {
+        let page = article("").replace(
+            "<title>Hearths</title>",
+            "<title>The hearth: a history</title>",
+        );
+        assert_eq!(
+            to_markdown(&page, &url()).title.as_deref(),
+            Some("The hearth: a history")
+        );
     }
 
     #[test]
