@@ -402,8 +402,70 @@ impl AgentSkills {
         .into_iter()
         .flatten()
         .collect();
-        defs.extend(activation::scoped_tool_definitions(&library, &all, taken).definitions);
+        let scoped = activation::scoped_tool_definitions(&library, &all, taken);
+        let mut used: Vec<String> = taken.iter().map(|t| t.to_string()).collect();
+        used.extend(defs.iter().map(|d| d.id.to_string()));
+        used.extend(scoped.definitions.iter().map(|d| d.id.to_string()));
+        defs.extend(scoped.definitions);
+        // A tool whose name is taken still gets a skill of its own, under
+        // `skill__tool`, so `call_skill_tool` can hand calls on to it and
+        // it keeps its own switch, approval setting and Activity record.
+        for shadowed in scoped.shadowed {
+            let Some(tool) = library
+                .get(&shadowed.skill)
+                .and_then(|p| p.tool(&shadowed.tool))
+            else {
+                continue;
+            };
+            let id = format!("{}__{}", shadowed.skill, shadowed.tool);
+            let Ok(skill_id) = hearth_core::SkillId::new(id.as_str()) else {
+                continue;
+            };
+            if used.contains(&id) {
+                continue;
+            }
+            if let Some(mut def) = activation::scoped_tool_definition(&shadowed.skill, tool) {
+                def.id = skill_id;
+                used.push(id);
+                defs.push(def);
+            }
+        }
         defs
+    }
+
+    /// Where a `call_skill_tool` call goes: the registered skill of the
+    /// named tool (found by what it is, not by name), with the call's
+    /// input, made in the same conversation by the same caller. The call
+    /// path then runs it as that skill.
+    pub fn redirect(
+        &self,
+        call: &ToolCall,
+        registry: &hearth_core::Registry,
+    ) -> Result<ToolCall, SkillError> {
+        let state = self.state(call.conversation_id.as_deref());
+        let target = {
+            let library = self.library.borrow();
+            activation::skill_tool_target(&library, &state, call)?
+        };
+        let skill = registry
+            .iter()
+            .find(|d| {
+                matches!(&d.kind, SkillKind::AgentSkill { package, tool }
+                    if *package == target.skill && *tool == target.tool)
+            })
+            .ok_or_else(|| {
+                SkillError::new(format!(
+                    "the tool '{}' of skill '{}' is not available: its name is taken by another skill",
+                    target.tool, target.skill
+                ))
+            })?;
+        Ok(ToolCall {
+            id: crate::platform::new_id(),
+            skill_id: skill.id.clone(),
+            arguments: target.input,
+            conversation_id: call.conversation_id.clone(),
+            origin: call.origin,
+        })
     }
 
     /// What a model's turn in `conversation` gets from Agent Skills: the

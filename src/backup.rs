@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use hearth_core::agent::Conversation;
 use hearth_core::agent::export::{conversation_markdown, markdown_file_name};
 use hearth_core::backup::{
-    self, Backup, BackupError, Known, KnownStore, Manifest, RestoreMode, RestorePlan,
+    self, Backup, BackupError, Consent, Known, KnownStore, Manifest, RestoreMode, RestorePlan,
     SecretsChoice, Snapshot, StoreRecords, WriteOptions,
 };
 use serde_json::Value;
@@ -150,9 +150,10 @@ pub async fn preview(
     db: &Db,
     b: &Backup,
     mode: RestoreMode,
+    consent: Consent,
 ) -> Result<RestorePlan, BackupAppError> {
     let (current, _) = snapshot(db, true).await?;
-    Ok(backup::plan(b, &current, mode))
+    Ok(backup::plan(b, &current, mode, consent))
 }
 
 /// Plans and carries out a restore in one transaction over every store:
@@ -162,6 +163,7 @@ pub async fn restore(
     db: &Db,
     b: &Backup,
     mode: RestoreMode,
+    consent: Consent,
 ) -> Result<RestorePlan, BackupAppError> {
     let schema = db.schema();
     let names = schema.store_names();
@@ -187,6 +189,7 @@ pub async fn restore(
                 stores,
             },
             mode,
+            consent,
         );
         let mut writes = Vec::with_capacity(plan.writes.len());
         for w in &plan.writes {

@@ -9,6 +9,7 @@ pub mod codec;
 pub mod enhance;
 pub mod files;
 pub mod icons;
+pub mod launch;
 pub mod mcp;
 pub mod online;
 pub mod platform;
@@ -28,6 +29,8 @@ use crate::storage::Db;
 /// Opens storage, assembles the services and mounts the app.
 pub fn start() {
     console_error_panic_hook::set_once();
+    // The launch link's key leaves the address before anything reads it.
+    launch::take_from_address();
     // Leptos sets up its task executor when it mounts; until then, spawn
     // on wasm-bindgen-futures directly.
     wasm_bindgen_futures::spawn_local(async {

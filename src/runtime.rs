@@ -31,9 +31,10 @@ use serde_json::Value;
 use crate::agent_skills::AgentSkills;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
-use crate::web::WebSkills;
 
-const PERMISSIONS_KEY: &str = "permissions";
+/// The settings record key of the permission settings.
+const PERMISSIONS_KEY: &str = hearth_core::permission::SETTINGS_KEY;
+use crate::web::WebSkills;
 
 /// Bumped whenever a part of the data changes, so views re-read it.
 #[derive(Clone, Copy)]
@@ -138,6 +139,7 @@ pub struct BrowserExecutor {
     // MCP (issue 8): the connected servers' tools run in `crate::mcp`.
     mcp: Rc<crate::mcp::skills::McpSkills>,
     agent_skills: Rc<AgentSkills>,
+    registry: Rc<RefCell<Registry>>,
 }
 
 impl BrowserExecutor {
@@ -201,6 +203,18 @@ impl Executor for BrowserExecutor {
             }
         }
         .boxed_local()
+    }
+
+    /// `call_skill_tool` hands its call on to the package's tool, so the
+    /// call path decides and logs that tool as itself.
+    fn redirect(
+        &self,
+        skill: &SkillDefinition,
+        call: &ToolCall,
+    ) -> Option<Result<ToolCall, SkillError>> {
+        let meta = skill.kind == SkillKind::Builtin
+            && skill.id.as_str() == hearth_core::agent_skills::activation::CALL_SKILL_TOOL;
+        meta.then(|| self.agent_skills.redirect(call, &self.registry.borrow()))
     }
 
     fn assess(&self, skill: &SkillDefinition, call: &ToolCall) -> CallFacts {
@@ -362,8 +376,16 @@ impl ActivityStore for ActivityLog {
     }
 }
 
+/// Finds a skill by id.
+pub type FindSkill = Rc<dyn Fn(&SkillId) -> Option<SkillDefinition>>;
+
+/// Finds skills that are not in the registry (see [`Runtime::set_unlisted`]).
+type Unlisted = Rc<RefCell<Option<FindSkill>>>;
+
 pub struct Services {
     pub db: Rc<Db>,
+    /// Skills the call path knows besides the registry's.
+    unlisted: Unlisted,
     /// MCP servers' clients and their tools' runs (issue 8).
     pub mcp: Rc<crate::mcp::skills::McpSkills>,
     pub registry: Rc<RefCell<Registry>>,
@@ -429,9 +451,19 @@ impl Runtime {
         // The enhanced tier's adapters: granted files and the code sandbox.
         crate::files::install(db.clone());
         crate::sandbox::install(db.clone());
+        // Skills outside the registry that still go through this one call
+        // path (MCP tools only a server's apps may call): the model is only
+        // ever offered registered skills, so it never reaches these.
+        let unlisted: Unlisted = Rc::new(RefCell::new(None));
         let lookup = {
             let registry = registry.clone();
-            move |id: &SkillId| registry.borrow().get(id).cloned()
+            let unlisted = unlisted.clone();
+            move |id: &SkillId| {
+                registry.borrow().get(id).cloned().or_else(|| {
+                    let find = unlisted.borrow().clone();
+                    find.and_then(|f| f(id))
+                })
+            }
         };
         let mcp = Rc::new(crate::mcp::skills::McpSkills::new());
         let executor = Rc::new(BrowserExecutor {
@@ -441,6 +473,7 @@ impl Runtime {
             web: web.clone(),
             mcp: mcp.clone(),
             agent_skills: agent_skills.clone(),
+            registry: registry.clone(),
         });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
@@ -460,6 +493,7 @@ impl Runtime {
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
             mcp,
+            unlisted,
             registry,
             index,
             invoker,
@@ -561,6 +595,13 @@ impl Runtime {
         }
     }
 
+    /// Lets the call path find skills that are deliberately not in the
+    /// registry (MCP tools only a server's apps may call), so they pass the
+    /// same hooks — offline, permission, usage, Activity — as every skill.
+    pub fn set_unlisted(&self, find: FindSkill) {
+        *self.0.unlisted.borrow_mut() = Some(find);
+    }
+
     /// Runs one call through the whole call path.
     pub async fn invoke(
         &self,
@@ -614,6 +655,7 @@ impl Runtime {
             web: self.0.web.clone(),
             mcp: self.0.mcp.clone(),
             agent_skills: self.0.agent_skills.clone(),
+            registry: self.0.registry.clone(),
         };
         executor.builtin(skill, &arguments).await
     }

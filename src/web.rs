@@ -1,8 +1,8 @@
 //! The browser side of the network-tier skills `web_fetch` and
 //! `web_search`: a client of `hearth serve`'s same-origin API (see
-//! `crates/proxy/src/net/mod.rs` for the contract) that fetches the session
-//! token once and sends it on every call, the skills' domain lists kept in
-//! IndexedDB, and the search backend chosen in Settings.
+//! `crates/proxy/src/net/mod.rs` for the contract) that sends the key from
+//! the launch link (`crate::launch`) on every call, the skills' domain
+//! lists kept in IndexedDB, and the search backend chosen in Settings.
 //!
 //! Reading the proxy's answers, building its requests and formatting
 //! results all happen in `hearth_core::web`; this module only moves bytes
@@ -17,8 +17,8 @@ use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use hearth_core::web::{
     DomainLists, FetchResponse, SearchBackendSetting, SearchBackendState, SearchResponse, Session,
-    SessionSearch, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request, read_answer,
-    search_output, search_request,
+    SessionSearch, TOKEN_HEADER, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request,
+    read_answer, search_output, search_request,
 };
 use hearth_core::{SkillError, SkillOutput};
 use leptos::prelude::*;
@@ -65,7 +65,8 @@ pub struct ApiRequest {
     pub method: ApiMethod,
     /// `/api/…`
     pub path: &'static str,
-    /// The token header's name and value; absent only for the session.
+    /// The key header's name and value; absent when this browser has no
+    /// key (then `hearth serve` refuses, and a static host has no API).
     pub token: Option<(String, String)>,
     /// JSON, sent as `application/json`.
     pub body: Option<String>,
@@ -138,28 +139,40 @@ impl ApiTransport for BrowserTransport {
     }
 }
 
-/// A client of the proxy's API: the session token fetched once, sent on
-/// every call, fetched again when the proxy refuses it.
+/// A client of the proxy's API: the key sent on every call, read again
+/// (once) when the proxy refuses it, since another tab may have taken a
+/// newer one from a launch link.
 pub struct ProxyClient {
     transport: Rc<dyn ApiTransport>,
     online: Rc<dyn Fn() -> bool>,
+    key: Rc<dyn Fn() -> Option<String>>,
     session: RefCell<Option<Session>>,
 }
 
 impl ProxyClient {
     /// A client over `transport`; `online` says whether the device has a
-    /// network connection.
-    pub fn new(transport: Rc<dyn ApiTransport>, online: Rc<dyn Fn() -> bool>) -> Self {
+    /// network connection, `key` gives the stored key.
+    pub fn new(
+        transport: Rc<dyn ApiTransport>,
+        online: Rc<dyn Fn() -> bool>,
+        key: Rc<dyn Fn() -> Option<String>>,
+    ) -> Self {
         Self {
             transport,
             online,
+            key,
             session: RefCell::new(None),
         }
     }
 
-    /// The client the app uses: `fetch()` and `navigator.onLine`.
+    /// The client the app uses: `fetch()`, `navigator.onLine` and the key
+    /// kept from the launch link.
     pub fn browser() -> Self {
-        Self::new(Rc::new(BrowserTransport), Rc::new(crate::online::is_online))
+        Self::new(
+            Rc::new(BrowserTransport),
+            Rc::new(crate::online::is_online),
+            Rc::new(crate::launch::stored),
+        )
     }
 
     /// The session the last call used, if any.
@@ -177,50 +190,45 @@ impl ProxyClient {
         })
     }
 
+    fn token(key: &Option<String>) -> Option<(String, String)> {
+        key.as_ref().map(|k| (TOKEN_HEADER.to_string(), k.clone()))
+    }
+
     /// The session: fetched from `GET /api/session` once, then kept.
     pub async fn session(&self) -> Result<Session, WebFailure> {
         if let Some(s) = self.cached_session() {
             return Ok(s);
         }
-        self.new_session().await
-    }
-
-    async fn new_session(&self) -> Result<Session, WebFailure> {
-        let answer = self
-            .exchange(ApiRequest {
-                method: ApiMethod::Get,
-                path: "/api/session",
-                token: None,
-                body: None,
-            })
-            .await?;
-        let session: Session = read_answer(answer.status, &answer.body)?;
+        let session: Session = self.call(ApiMethod::Get, "/api/session", None).await?;
         *self.session.borrow_mut() = Some(session.clone());
         Ok(session)
     }
 
-    /// Calls an API route with the token. When the proxy refuses the token
-    /// (it was replaced, or `hearth serve` restarted with another config
-    /// directory), a new session is fetched and the call made once more.
+    /// Calls an API route with the key. When the proxy refuses the key,
+    /// the stored key is read again and, if it changed, the call made once
+    /// more; otherwise the proxy's words (open the launch link) stand.
     pub async fn call<T: DeserializeOwned>(
         &self,
         method: ApiMethod,
         path: &'static str,
         body: Option<String>,
     ) -> Result<T, WebFailure> {
-        let request = |s: &Session| ApiRequest {
+        let request = |key: &Option<String>| ApiRequest {
             method,
             path,
-            token: Some((s.header.clone(), s.token.clone())),
+            token: Self::token(key),
             body: body.clone(),
         };
-        let session = self.session().await?;
-        let answer = self.exchange(request(&session)).await?;
+        let key = (self.key)();
+        let answer = self.exchange(request(&key)).await?;
         match read_answer::<T>(answer.status, &answer.body) {
             Err(failure) if failure.code().is_some_and(|c| c.needs_new_session()) => {
+                let fresh = (self.key)();
+                if fresh == key {
+                    return Err(failure);
+                }
                 self.session.borrow_mut().take();
-                let session = self.new_session().await?;
-                let answer = self.exchange(request(&session)).await?;
+                let answer = self.exchange(request(&fresh)).await?;
                 read_answer(answer.status, &answer.body)
             }
             other => other,

@@ -351,3 +351,71 @@ async fn skill_tools_run_through_the_call_path_and_activations_persist() {
     assert!(rt2.registry().get_str("word_count").is_none());
     assert!(rt2.registry().get_str("activate_skill").is_some());
 }
+
+/// `call_skill_tool` reaches a package's tool only as that tool: its own
+/// switch, its own approval setting and its tier's switch all hold, and
+/// the Activity log has the tool's own record.
+#[wasm_bindgen_test]
+async fn call_skill_tool_passes_the_permission_layer_as_the_tool_itself() {
+    use hearth_core::permission::ApprovalSetting;
+    let name = "test-agent-skills-meta-tool";
+    let db = fresh(name).await;
+    {
+        let (skills, _) = AgentSkills::load(&db).await.unwrap();
+        store_outcome(
+            &skills,
+            &db,
+            scan_folder(team_folder("PDFs."), None),
+            |_| PackageOrigin::Folder {
+                name: "team".into(),
+            },
+            1.0,
+        )
+        .await
+        .unwrap();
+    }
+    let rt = Runtime::start(db).await.unwrap();
+    let r = invoke(&rt, "activate_skill", json!({"name": "pdf-tools"})).await;
+    assert_eq!(r.status, ToolStatus::Completed);
+    let call = json!({"skill": "pdf-tools", "tool": "word_count", "input": {"text": "a b c"}});
+
+    // Set to "never allow".
+    rt.update_permissions(|p| p.set_approval("word_count", Some(ApprovalSetting::NeverAllow)))
+        .await
+        .unwrap();
+    let r = invoke(&rt, "call_skill_tool", call.clone()).await;
+    assert_eq!(r.status, ToolStatus::Denied, "never allow: {:?}", r.error);
+
+    // Switched off.
+    rt.update_permissions(|p| {
+        p.set_approval("word_count", None);
+        p.set_enabled("word_count", Some(false));
+    })
+    .await
+    .unwrap();
+    let r = invoke(&rt, "call_skill_tool", call.clone()).await;
+    assert_eq!(r.status, ToolStatus::Denied, "switched off: {:?}", r.error);
+
+    // Its tier switched off.
+    rt.update_permissions(|p| {
+        p.set_enabled("word_count", None);
+        p.tiers.insert(Tier::Enhanced, false);
+    })
+    .await
+    .unwrap();
+    let r = invoke(&rt, "call_skill_tool", call.clone()).await;
+    assert_eq!(r.status, ToolStatus::Denied, "tier off: {:?}", r.error);
+
+    // Each refusal is the tool's own, in the Activity log.
+    let (log, _) = rt
+        .db()
+        .all::<hearth_core::activity::ActivityRecord>(ACTIVITY)
+        .await
+        .unwrap();
+    let own: Vec<ToolStatus> = log
+        .iter()
+        .filter(|r| r.skill_id.as_str() == "word_count")
+        .map(|r| r.result.status)
+        .collect();
+    assert_eq!(own, vec![ToolStatus::Denied; 3]);
+}

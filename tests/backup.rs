@@ -15,7 +15,7 @@ use hearth::storage::{
 };
 use hearth_core::agent::Conversation;
 use hearth_core::agent::conversation::Message;
-use hearth_core::backup::{BackupError, RestoreMode, SecretsChoice, sha256_hex};
+use hearth_core::backup::{BackupError, Consent, RestoreMode, SecretsChoice, sha256_hex};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -181,11 +181,28 @@ async fn backup_wipe_restore_gives_back_every_record() {
     assert!(dump(&db).await.iter().all(|(_, r)| r.is_empty()));
 
     let file = backup::open_file(&created.bytes, &db.schema()).unwrap();
-    let preview = backup::preview(&db, &file, RestoreMode::Merge)
+    // Its permissions ("auto", web_fetch on) are looser than an empty
+    // browser's defaults: held back unless the person agrees.
+    let preview = backup::preview(&db, &file, RestoreMode::Merge, Consent::default())
+        .await
+        .unwrap();
+    assert_eq!(preview.total(|c| c.added), created.manifest.records() - 1);
+    assert_eq!(preview.total(|c| c.held_back), 1);
+    assert_eq!(
+        preview.review.loosening,
+        vec![
+            "Mode: Ask for sensitive skills → Auto".to_string(),
+            "web_fetch: switched its default → on".to_string()
+        ]
+    );
+    let agreed = Consent {
+        loosen_permissions: true,
+    };
+    let preview = backup::preview(&db, &file, RestoreMode::Merge, agreed)
         .await
         .unwrap();
     assert_eq!(preview.total(|c| c.added), created.manifest.records());
-    let done = backup::restore(&db, &file, RestoreMode::Merge)
+    let done = backup::restore(&db, &file, RestoreMode::Merge, agreed)
         .await
         .unwrap();
     assert_eq!(done.total(|c| c.added), created.manifest.records());
@@ -202,11 +219,11 @@ async fn backup_wipe_restore_gives_back_every_record() {
     assert!(blob.is_instance_of::<web_sys::Blob>());
     // Restoring the same file again: the preview says nothing would
     // change, and after it every record is still the same.
-    let preview = backup::preview(&db, &file, RestoreMode::Replace)
+    let preview = backup::preview(&db, &file, RestoreMode::Replace, Consent::default())
         .await
         .unwrap();
     assert!(preview.is_noop(), "{:?}", preview.counts);
-    backup::restore(&db, &file, RestoreMode::Replace)
+    backup::restore(&db, &file, RestoreMode::Replace, Consent::default())
         .await
         .unwrap();
     assert_eq!(dump(&db).await, before, "record for record, again");
@@ -231,7 +248,7 @@ async fn replace_keeps_this_browsers_secrets_and_file_handles() {
     .await
     .unwrap();
     let file = backup::open_file(&created.bytes, &db.schema()).unwrap();
-    let plan = backup::restore(&db, &file, RestoreMode::Replace)
+    let plan = backup::restore(&db, &file, RestoreMode::Replace, Consent::default())
         .await
         .unwrap();
     assert_eq!(plan.total(|c| c.removed), 1);
@@ -247,7 +264,7 @@ async fn replace_keeps_this_browsers_secrets_and_file_handles() {
 
     // Into an empty browser, the secrets stay out: they were never in it.
     let empty = fresh("test-backup-keeps-empty").await;
-    backup::restore(&empty, &file, RestoreMode::Merge)
+    backup::restore(&empty, &file, RestoreMode::Merge, Consent::default())
         .await
         .unwrap();
     let provider: Value = empty
@@ -277,7 +294,7 @@ async fn merge_keeps_what_is_here_and_adds_what_is_not() {
         .await
         .unwrap();
     let file = backup::open_file(&created.bytes, &other.schema()).unwrap();
-    let plan = backup::restore(&other, &file, RestoreMode::Merge)
+    let plan = backup::restore(&other, &file, RestoreMode::Merge, Consent::default())
         .await
         .unwrap();
     let notes = plan.counts.iter().find(|c| c.name == NOTES).unwrap();
@@ -394,7 +411,7 @@ async fn a_backup_from_an_older_schema_restores_into_the_current_one() {
     v2.close();
     let now = fresh("test-backup-v2-target").await;
     let file = backup::open_file(&created.bytes, &now.schema()).unwrap();
-    backup::restore(&now, &file, RestoreMode::Replace)
+    backup::restore(&now, &file, RestoreMode::Replace, Consent::default())
         .await
         .unwrap();
     let note: Value = now.get::<Value>(NOTES, "old").await.unwrap().unwrap();
@@ -415,7 +432,7 @@ async fn a_restore_that_fails_part_way_changes_nothing() {
         .records
         .push(json!({"id": {"not": "a key"}, "title": "bad"}));
     let before = dump(&db).await;
-    let err = backup::restore(&db, &file, RestoreMode::Replace).await;
+    let err = backup::restore(&db, &file, RestoreMode::Replace, Consent::default()).await;
     assert!(matches!(err, Err(BackupAppError::Storage(_))), "{err:?}");
     assert_eq!(dump(&db).await, before);
 }

@@ -1,6 +1,6 @@
 //! The web skills' proxy client in a real browser, over a scripted
-//! transport: the session token is fetched once and sent on every call,
-//! fetched again when refused, and every way of not reaching the proxy
+//! transport: the key kept from the launch link is sent on every call,
+//! read again (once) when refused, and every way of not reaching the proxy
 //! ends in a message a person can act on.
 #![cfg(target_arch = "wasm32")]
 
@@ -61,10 +61,10 @@ fn answer(status: u16, body: Value) -> Result<ApiAnswer, NoAnswer> {
     })
 }
 
-fn session(token: &str) -> Result<ApiAnswer, NoAnswer> {
+fn session() -> Result<ApiAnswer, NoAnswer> {
     answer(
         200,
-        json!({"token": token, "header": "x-hearth-token", "version": "0.1.0",
+        json!({"header": "x-hearth-token", "version": "0.1.0",
                "fetch": {"default_max_bytes": 2097152, "max_bytes": 10485760},
                "search": {"configured": true, "backend": "searxng"}}),
     )
@@ -83,8 +83,18 @@ fn api_error(status: u16, code: &str, message: &str) -> Result<ApiAnswer, NoAnsw
     answer(status, json!({"error": {"code": code, "message": message}}))
 }
 
+/// A client whose stored key is `key`.
 fn client(t: &Rc<Scripted>, online: bool) -> ProxyClient {
-    ProxyClient::new(t.clone(), Rc::new(move || online))
+    keyed(t, online, Some("k-1"))
+}
+
+fn keyed(t: &Rc<Scripted>, online: bool, key: Option<&str>) -> ProxyClient {
+    let key = key.map(str::to_string);
+    ProxyClient::new(
+        t.clone(),
+        Rc::new(move || online),
+        Rc::new(move || key.clone()),
+    )
 }
 
 fn text(out: &hearth_core::SkillOutput) -> String {
@@ -95,12 +105,8 @@ fn text(out: &hearth_core::SkillOutput) -> String {
 }
 
 #[wasm_bindgen_test]
-async fn the_token_is_fetched_once_and_sent_on_every_call() {
-    let t = Scripted::new(vec![
-        session("tok-1"),
-        answer(200, page()),
-        answer(200, page()),
-    ]);
+async fn the_key_from_the_launch_link_goes_with_every_call() {
+    let t = Scripted::new(vec![answer(200, page()), answer(200, page())]);
     let c = client(&t, true);
     let args = json!({"url": "https://example.com/"});
     let out = c
@@ -117,31 +123,24 @@ async fn the_token_is_fetched_once_and_sent_on_every_call() {
     assert_eq!(
         t.sent(),
         vec![
-            (ApiMethod::Get, "/api/session", None),
-            (ApiMethod::Post, "/api/fetch", Some("tok-1".into())),
-            (ApiMethod::Post, "/api/fetch", Some("tok-1".into())),
+            (ApiMethod::Post, "/api/fetch", Some("k-1".into())),
+            (ApiMethod::Post, "/api/fetch", Some("k-1".into())),
         ]
     );
     let sent = t.sent.borrow();
+    assert_eq!(sent[0].token, Some(("x-hearth-token".into(), "k-1".into())));
     assert_eq!(
-        sent[1].token,
-        Some(("x-hearth-token".into(), "tok-1".into()))
-    );
-    assert_eq!(
-        serde_json::from_str::<Value>(sent[1].body.as_deref().unwrap()).unwrap(),
+        serde_json::from_str::<Value>(sent[0].body.as_deref().unwrap()).unwrap(),
         json!({"url": "https://example.com/"})
     );
 }
 
 #[wasm_bindgen_test]
 async fn the_domain_lists_travel_with_each_call() {
-    let t = Scripted::new(vec![
-        session("t"),
-        answer(
-            200,
-            json!({"query": "rust", "backend": "searxng", "results": [], "filtered": 2}),
-        ),
-    ]);
+    let t = Scripted::new(vec![answer(
+        200,
+        json!({"query": "rust", "backend": "searxng", "results": [], "filtered": 2}),
+    )]);
     let lists = DomainLists {
         allow: "# only docs\ndocs.rs".into(),
         deny: "=ads.docs.rs".into(),
@@ -154,7 +153,7 @@ async fn the_domain_lists_travel_with_each_call() {
         text(&out),
         "No results for \"rust\". 2 result(s) were hidden by web_search's domain lists."
     );
-    let body: Value = serde_json::from_str(t.sent.borrow()[1].body.as_deref().unwrap()).unwrap();
+    let body: Value = serde_json::from_str(t.sent.borrow()[0].body.as_deref().unwrap()).unwrap();
     assert_eq!(
         body,
         json!({"query": "rust", "limit": 3, "domains": {"allow": ["docs.rs"], "deny": ["=ads.docs.rs"]}})
@@ -162,14 +161,22 @@ async fn the_domain_lists_travel_with_each_call() {
 }
 
 #[wasm_bindgen_test]
-async fn a_refused_token_is_replaced_once_and_not_retried_forever() {
+async fn a_refused_key_is_read_again_once_and_not_retried_forever() {
+    // Another tab took a newer key from a launch link meanwhile.
     let t = Scripted::new(vec![
-        session("old"),
-        api_error(403, "bad_token", "the token does not match"),
-        session("new"),
+        api_error(403, "bad_token", "the key does not match"),
         answer(200, page()),
     ]);
-    let c = client(&t, true);
+    let reads = Rc::new(Cell::new(0));
+    let counter = reads.clone();
+    let c = ProxyClient::new(
+        t.clone(),
+        Rc::new(|| true),
+        Rc::new(move || {
+            counter.set(counter.get() + 1);
+            Some(if counter.get() == 1 { "old" } else { "new" }.to_string())
+        }),
+    );
     c.run_skill(
         WEB_FETCH,
         &json!({"url": "https://example.com/"}),
@@ -180,20 +187,17 @@ async fn a_refused_token_is_replaced_once_and_not_retried_forever() {
     assert_eq!(
         t.sent(),
         vec![
-            (ApiMethod::Get, "/api/session", None),
             (ApiMethod::Post, "/api/fetch", Some("old".into())),
-            (ApiMethod::Get, "/api/session", None),
             (ApiMethod::Post, "/api/fetch", Some("new".into())),
         ]
     );
 
-    // Refused again with the new token: the proxy's message, no loop.
-    let t = Scripted::new(vec![
-        session("a"),
-        api_error(403, "missing_token", "send the token"),
-        session("b"),
-        api_error(403, "bad_token", "the token does not match"),
-    ]);
+    // The same key refused again: the proxy's words, sent once, no loop.
+    let t = Scripted::new(vec![api_error(
+        403,
+        "bad_token",
+        "the key does not match: open Hearth again from the link",
+    )]);
     let err = client(&t, true)
         .run_skill(
             WEB_FETCH,
@@ -202,20 +206,42 @@ async fn a_refused_token_is_replaced_once_and_not_retried_forever() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err, SkillError::new("the token does not match"));
-    assert_eq!(t.sent().len(), 4);
+    assert_eq!(
+        err,
+        SkillError::new("the key does not match: open Hearth again from the link")
+    );
+    assert_eq!(t.sent().len(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn without_a_key_the_call_still_goes_so_the_server_can_say_what_to_do() {
+    let t = Scripted::new(vec![api_error(
+        403,
+        "missing_token",
+        "the key to Hearth's local server is missing: open Hearth once from the link `hearth serve` printed",
+    )]);
+    let err = keyed(&t, true, None)
+        .run_skill(
+            WEB_FETCH,
+            &json!({"url": "https://example.com/"}),
+            &DomainLists::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.message.contains("open Hearth once from the link"),
+        "{err:?}"
+    );
+    assert_eq!(t.sent(), vec![(ApiMethod::Post, "/api/fetch", None)]);
 }
 
 #[wasm_bindgen_test]
 async fn other_refusals_are_not_retried_and_read_as_the_proxy_said() {
-    let t = Scripted::new(vec![
-        session("t"),
-        api_error(
-            403,
-            "blocked_domain",
-            "evil.example is on web_fetch's denylist (entry 'evil.example'); change the list in the Skills panel to allow it",
-        ),
-    ]);
+    let t = Scripted::new(vec![api_error(
+        403,
+        "blocked_domain",
+        "evil.example is on web_fetch's denylist (entry 'evil.example'); change the list in the Skills panel to allow it",
+    )]);
     let err = client(&t, true)
         .run_skill(
             WEB_FETCH,
@@ -228,7 +254,7 @@ async fn other_refusals_are_not_retried_and_read_as_the_proxy_said() {
         err.message,
         "evil.example is on web_fetch's denylist (entry 'evil.example'); change the list in the Skills panel to allow it"
     );
-    assert_eq!(t.sent().len(), 2);
+    assert_eq!(t.sent().len(), 1);
 }
 
 #[wasm_bindgen_test]
@@ -245,11 +271,14 @@ async fn no_proxy_behind_the_page_says_how_to_open_hearth() {
             body: "<!doctype html><html><body>Hearth</body></html>".into(),
         })],
         vec![Err(NoAnswer("Failed to fetch".into()))],
-        vec![session("t"), Err(NoAnswer("Failed to fetch".into()))],
     ];
-    for script in cases {
+    // With or without a stored key: a static host has no API at all.
+    for (script, key) in cases
+        .iter()
+        .flat_map(|s| [(s.clone(), Some("k")), (s.clone(), None)])
+    {
         let t = Scripted::new(script);
-        let err = client(&t, true)
+        let err = keyed(&t, true, key)
             .run_skill(
                 WEB_FETCH,
                 &json!({"url": "https://example.com/"}),
@@ -264,7 +293,7 @@ async fn no_proxy_behind_the_page_says_how_to_open_hearth() {
 
 #[wasm_bindgen_test]
 async fn offline_is_said_plainly_and_nothing_is_sent() {
-    let t = Scripted::new(vec![session("t")]);
+    let t = Scripted::new(vec![session()]);
     let err = client(&t, false)
         .run_skill(
             WEB_SEARCH,
@@ -280,8 +309,12 @@ async fn offline_is_said_plainly_and_nothing_is_sent() {
     // The connection dropping while the browser goes offline reads the same.
     let online = Rc::new(Cell::new(true));
     let flag = online.clone();
-    let t = Scripted::new(vec![session("t")]);
-    let c = ProxyClient::new(t.clone(), Rc::new(move || flag.get()));
+    let t = Scripted::new(vec![session()]);
+    let c = ProxyClient::new(
+        t.clone(),
+        Rc::new(move || flag.get()),
+        Rc::new(|| Some("k".to_string())),
+    );
     c.session().await.unwrap();
     online.set(false);
     let err = c
@@ -312,7 +345,7 @@ async fn lists_that_do_not_read_stop_the_call_before_anything_is_sent() {
 #[wasm_bindgen_test]
 async fn the_backend_setting_updates_the_kept_session() {
     let t = Scripted::new(vec![
-        session("t"),
+        session(),
         answer(
             200,
             json!({"configured": false, "source": null, "backend": null, "url": null,
@@ -320,6 +353,7 @@ async fn the_backend_setting_updates_the_kept_session() {
         ),
     ]);
     let c = client(&t, true);
+    c.session().await.unwrap();
     let state = c.clear_search_backend().await.unwrap();
     assert!(!state.configured);
     assert_eq!(
@@ -332,8 +366,8 @@ async fn the_backend_setting_updates_the_kept_session() {
     assert_eq!(
         t.sent(),
         vec![
-            (ApiMethod::Get, "/api/session", None),
-            (ApiMethod::Delete, "/api/search/backend", Some("t".into())),
+            (ApiMethod::Get, "/api/session", Some("k-1".into())),
+            (ApiMethod::Delete, "/api/search/backend", Some("k-1".into())),
         ]
     );
 }

@@ -113,8 +113,10 @@ const browser = await chromium.launch(chromiumLaunchOptions());
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
   page.on('pageerror', (e) => console.error(`  page error: ${e.message}`));
-  await page.goto(`${hearth.url}/#/servers`);
+  // Opened as a person does: from the launch link, which carries the key.
+  await page.goto(`${hearth.url}/#token=${hearth.key}`);
   await page.waitForSelector('body[data-ready]');
+  await page.goto(`${hearth.url}/#/servers`);
 
   const first = await addServer(page, everything.url, 'everything');
   console.log(`  connect, server-everything (2025-11-25, browser fetch): first ${first.toFixed(1)} ms; reconnect ${summary(await reconnects(page, 'everything'))}`);

@@ -2,14 +2,18 @@
 import { expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from './env.mjs';
+import { e2eKey, repoRoot } from './env.mjs';
 
-/// Opens a place in the app and waits until it has mounted.
-export async function openApp(page, place = 'chat') {
+/// Opens the app the way a person does, from `hearth serve`'s launch link
+/// (which carries the key to its API), then goes to `place` and waits
+/// until the app has mounted. `base` and `key` default to the server
+/// Playwright started.
+export async function openApp(page, place = 'chat', { base = '', key = e2eKey() } = {}) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`/#/${place}`);
+  await page.goto(`${base}/#token=${key}`);
   await page.waitForSelector('body[data-ready]');
+  if (place !== 'chat') await page.goto(`${base}/#/${place}`);
   return errors;
 }
 

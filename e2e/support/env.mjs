@@ -43,3 +43,17 @@ export function e2ePorts() {
 export function freshConfigDir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-e2e-config-'));
 }
+
+/// The key of the `hearth serve` Playwright started: its launch link
+/// carries it (`/#token=…`), as `hearth serve` prints it.
+export function e2eKey() {
+  const dir = process.env.HEARTH_E2E_CONFIG_DIR;
+  if (!dir) throw new Error('HEARTH_E2E_CONFIG_DIR is not set; run through e2e/playwright.config.mjs');
+  return fs.readFileSync(path.join(dir, 'api-token'), 'utf8').trim();
+}
+
+/// The key printed in a `hearth serve` launch link, if the line holds one.
+export function keyOfLaunchLine(line) {
+  const m = line.match(/#token=([A-Za-z0-9_-]+)/);
+  return m ? m[1] : null;
+}

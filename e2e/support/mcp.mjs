@@ -123,6 +123,8 @@ export async function startHearth(stdio) {
   const stop = peer.stop.bind(peer);
   peer.stop = () => { stop(); fs.rmSync(dir, { recursive: true, force: true }); };
   peer.url = `http://127.0.0.1:${port}`;
+  // The key its launch link carries (kept in its config directory).
+  peer.key = fs.readFileSync(path.join(dir, 'api-token'), 'utf8').trim();
   return peer;
 }
 

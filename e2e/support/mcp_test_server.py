@@ -66,6 +66,8 @@ APP_HTML = """<!doctype html>
 <p id="network"></p>
 <p id="isolation"></p>
 <p id="navigation"></p>
+<p><button id="burst">Call the counter 12 times</button></p>
+<p id="burst-result"></p>
 <script>
   let next = 1;
   const waiting = {};
@@ -111,6 +113,14 @@ APP_HTML = """<!doctype html>
       } catch (e) { $("refused").textContent = "model_secret refused: " + e.message; }
       size();
     }
+  });
+  // A view that calls in a loop: Hearth answers only a few calls.
+  $("burst").addEventListener("click", async () => {
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 12 }, () => request("tools/call", { name: "app_counter", arguments: {} })));
+    const ran = outcomes.filter((o) => o.status === "fulfilled").length;
+    const refused = outcomes.filter((o) => o.status === "rejected" && /too many/.test(o.reason.message)).length;
+    $("burst-result").textContent = "burst: " + ran + " ran, " + refused + " refused as too many";
   });
   (async () => {
     const init = await request("ui/initialize", {

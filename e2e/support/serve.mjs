@@ -4,23 +4,24 @@ import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { hearthBin, hearthDist, repoRoot } from './env.mjs';
+import { hearthBin, hearthDist, keyOfLaunchLine, repoRoot } from './env.mjs';
 
 /// Starts `hearth serve` on `port` (0: any free port) and waits until it
-/// answers. Resolves to {url, port, stop()}.
+/// answers. Resolves to {url, port, key, launch, stop()}: `launch` is the
+/// link it printed (the app's address with the key to its API).
 export async function startServe({ port = 0, dist = hearthDist } = {}) {
   const child = spawn(hearthBin, ['serve', '--host', '127.0.0.1', '--port', String(port), '--dist', dist], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const url = await new Promise((resolve, reject) => {
+  const [url, launch] = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`hearth serve did not start:\n${output}`)), 30_000);
     const onData = (chunk) => {
       output += chunk;
-      const m = output.match(/running at (http:\/\/127\.0\.0\.1:\d+)\//);
+      const m = output.match(/running at ((http:\/\/127\.0\.0\.1:\d+)\/\S*)\n/);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve([m[2], m[1]]);
       }
     };
     child.stdout.on('data', onData);
@@ -45,7 +46,7 @@ export async function startServe({ port = 0, dist = hearthDist } = {}) {
       child.on('exit', () => resolve());
       child.kill('SIGTERM');
     });
-  return { url, port: Number(new URL(url).port), stop };
+  return { url, launch, key: keyOfLaunchLine(launch), port: Number(new URL(url).port), stop };
 }
 
 /// A copy of the build with one visible change, re-listed for the service

@@ -178,10 +178,13 @@ test('an MCP App renders in its sandbox and calls only its app tools', async ({ 
     await expect(view.locator('#network')).toHaveText('network: blocked');
     await expect(view.locator('#isolation')).toHaveText('host page: out of reach');
     await expect(view.locator('#navigation')).toHaveText('top navigation: blocked');
-    // Its app-only tool asks like any MCP tool, then runs.
+    // Its app-only tool asks like any MCP tool — saying the app asks, not
+    // the person — and its allowing buttons wake up only after a moment.
     const ask = page.getByRole('dialog', { name: 'app_counter' });
     await expect(ask).toBeVisible();
-    await ask.getByRole('button', { name: 'Allow once' }).click();
+    await expect(ask.locator('.approval-origin')).toHaveText('An MCP App of the server apps, not you, wants to run');
+    await expect(ask.getByRole('button', { name: 'Allow once' })).toBeEnabled();
+    await ask.getByRole('button', { name: 'Always allow this skill' }).click();
     await expect(view.locator('#counter')).toHaveText('Counter: count 1');
     // A tool the model may call but the app may not: refused by Hearth,
     // without asking the person.
@@ -196,9 +199,18 @@ test('an MCP App renders in its sandbox and calls only its app tools', async ({ 
     await page.locator('.mcp-app').scrollIntoViewIfNeeded();
     await saveScreenshot(page, 'mcp-app');
 
-    // The app's own call is in the Activity log.
+    // A view calling in a loop gets a few calls, then "too many" (allowed
+    // for always now, so only the budget stands in the way).
+    await view.locator('#burst').click();
+    await expect(view.locator('#burst-result')).toHaveText(/^burst: [1-4] ran, (8|9|10|11) refused as too many$/);
+    const [ran, refused] = (await view.locator('#burst-result').textContent()).match(/\d+/g).map(Number);
+    expect(ran + refused).toBe(12);
+
+    // The app's own calls are in the Activity log, as the app's.
     await nav(page, 'Activity').click();
-    await expect(page.locator('tr.log-row')).toHaveCount(2);
+    await expect(page.locator('tr.log-row')).toHaveCount(2 + ran);
+    await expect(page.locator('tr.log-row[data-origin="an MCP App"]')).toHaveCount(1 + ran);
+    await expect(page.locator('tr.log-row[data-origin="you"]')).toHaveCount(1);
     expect(errors).toEqual([]);
   } finally {
     apps.stop();
@@ -254,10 +266,7 @@ test('a server without CORS fails in plain words, then works through the relay',
 test('stdio servers come from hearth serve and are switched on in the panel', async ({ page }) => {
   const hearth = await startHearth(stdioServerConfig());
   try {
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${hearth.url}/#/servers`);
-    await page.waitForSelector('body[data-ready]');
+    const errors = await openApp(page, 'servers', { base: hearth.url, key: hearth.key });
     const listed = page.locator('.stdio-server[data-stdio="py"]');
     await expect(listed).toContainText('stdio_server.py');
     await listed.getByRole('button', { name: 'Use py' }).click();

@@ -122,3 +122,32 @@ test('activity filters, search and details', async ({ page }) => {
   await page.getByRole('button', { name: 'Clear the log' }).click();
   await expect(page.getByText('Nothing has run yet.', { exact: false })).toBeVisible();
 });
+
+test('a click already on its way when the question appears cannot allow anything', async ({ page }) => {
+  await openApp(page, 'settings');
+  await page.getByLabel(/Ask for everything/).check();
+  await page.getByRole('link', { name: 'Chat' }).click();
+  // Something clicks wherever "Allow once" shows up, the instant it does:
+  // a page timing a click, or a person double-clicking what was there.
+  await page.evaluate(() => {
+    window.clicks = [];
+    new MutationObserver(() => {
+      for (const b of document.querySelectorAll('.approval button')) {
+        if (b.textContent.trim() === 'Allow once' && !b.dataset.tried) {
+          b.dataset.tried = '1';
+          window.clicks.push(b.disabled ? 'inactive' : 'active');
+          b.click();
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+  await runCommand(page, '/calc 6*7');
+  const dialog = page.getByRole('dialog', { name: 'Calculator' });
+  await expect(dialog).toBeVisible();
+  expect(await page.evaluate(() => window.clicks)).toEqual(['inactive']);
+  // The question is still open; nothing ran.
+  await expect(page.locator('.result-card[data-status="completed"]')).toHaveCount(0);
+  // A moment later the person can answer.
+  await dialog.getByRole('button', { name: 'Allow once' }).click();
+  await expect(page.locator('.result-card .card-output').last()).toHaveText('42');
+});

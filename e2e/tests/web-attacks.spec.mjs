@@ -5,7 +5,7 @@
 // refused, and nothing may reach the servers behind the proxy.
 import { test, expect } from '@playwright/test';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
-import { e2ePorts } from '../support/env.mjs';
+import { e2ePorts, e2eKey } from '../support/env.mjs';
 import { close, listen, rawRequest } from '../support/servers.mjs';
 
 const ports = e2ePorts();
@@ -143,6 +143,33 @@ test('forged requests are refused with 403 and never open CORS', async () => {
   }
   expect(got).toEqual(cases.map(([what, , code]) => [what, 403, code, null]));
   expect(seen.pages.filter((u) => u === '/forged')).toEqual([]);
+});
+
+test('a local program pretending to be the app gets no key; the app has it from its launch link', async ({ page }) => {
+  // Everything a browser on the app would send, forged: still no key.
+  const session = await rawRequest(ports.app, { path: '/api/session', headers: appHeaders() });
+  expect([session.status, session.json?.error?.code]).toEqual([403, 'missing_token']);
+  expect(session.text).not.toContain(e2eKey());
+  // Without it, nothing of the API answers, the stdio bridge included.
+  for (const [method, path] of [['GET', '/api/mcp/stdio'], ['POST', '/mcp/stdio/files'], ['GET', '/api/search/backend']]) {
+    const r = await rawRequest(ports.app, { method, path, headers: appHeaders(), body: '{}' });
+    expect([method, path, r.status, r.json?.error?.code]).toEqual([method, path, 403, 'missing_token']);
+  }
+  // The app itself, opened from the launch link, keeps the key and takes
+  // it out of the address bar and the history.
+  await openApp(page, 'chat');
+  expect(page.url()).toBe(`${APP}/#/chat`);
+  // No history entry holds the key: one step back is the blank page the
+  // browser started on, and forward is the app without it.
+  await page.goBack();
+  expect(page.url()).toBe('about:blank');
+  await page.goForward();
+  expect(page.url()).toBe(`${APP}/#/chat`);
+  await page.waitForSelector('body[data-ready]');
+  expect(await page.evaluate(() => localStorage.getItem('hearth.server-key'))).toBe(e2eKey());
+  // …and the proxy answers it (the status comes from GET /api/search/backend).
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await expect(page.getByTestId('search-backend-status')).toHaveText(/search backend is set up|^Using /);
 });
 
 test('the app itself cannot be talked into fetching private addresses', async ({ page }) => {

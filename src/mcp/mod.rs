@@ -17,14 +17,10 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::rc::{Rc, Weak};
 
-use futures::FutureExt;
 use futures::channel::oneshot;
-use futures::future::{LocalBoxFuture, select};
-use hearth_core::activity::ActivityHook;
-use hearth_core::approval::{PermissionHook, PolicySource};
-use hearth_core::call::{CallOrigin, ToolCall, ToolResult};
+use futures::future::select;
+use hearth_core::call::{CallOrigin, ToolResult};
 use hearth_core::command::CommandInput;
-use hearth_core::invoke::Invoker;
 use hearth_core::mcp::authorize::{OAuthConfig, OAuthFlow};
 use hearth_core::mcp::client::{AuthProvider, ClientConfig, EventSink, ServerEvent, ServerInfo};
 use hearth_core::mcp::composer::{self as prompts, Attachment, PromptCommand};
@@ -39,7 +35,6 @@ use hearth_core::mcp::skills::{
 use hearth_core::mcp::{
     HttpTransport, McpClient, McpError, NoInput, TransportError, apps as core_apps,
 };
-use hearth_core::permission::{ApprovalSetting, Policy};
 use hearth_core::{SkillDefinition, SkillId, SkillKind};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -156,9 +151,8 @@ pub struct McpInner {
     /// The latest progress a server reported, as text.
     pub progress: RwSignal<Option<String>>,
     pub loaded: RwSignal<bool>,
-    /// The call path for app-only tools: the same permission layer and
-    /// Activity log, over those tools alone.
-    app_invoker: RefCell<Option<Rc<Invoker>>>,
+    /// How many more calls each server's MCP Apps may make just now.
+    app_budgets: RefCell<BTreeMap<ServerId, core_apps::CallBudget>>,
 }
 
 /// The handle components get from context.
@@ -232,28 +226,6 @@ fn app_only_skills(server: &ServerId, tools: &[Tool]) -> Vec<SkillDefinition> {
         .collect()
 }
 
-/// The person's permissions, for calls an MCP App makes.
-struct AppPolicy {
-    rt: Runtime,
-}
-
-impl PolicySource for AppPolicy {
-    fn policy(&self, skill: &SkillDefinition) -> Policy {
-        self.rt.data().permissions.borrow().policy(skill)
-    }
-
-    fn always_allow<'a>(&'a self, skill: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>> {
-        async move {
-            self.rt
-                .update_permissions(|p| {
-                    p.set_approval(skill.as_str(), Some(ApprovalSetting::AlwaysAllow))
-                })
-                .await
-        }
-        .boxed_local()
-    }
-}
-
 /// What opening a connection produced.
 struct Opened {
     client: McpClient,
@@ -280,10 +252,12 @@ impl Mcp {
             stdio: RwSignal::new(None),
             progress: RwSignal::new(None),
             loaded: RwSignal::new(false),
-            app_invoker: RefCell::new(None),
+            app_budgets: RefCell::new(BTreeMap::new()),
         });
+        // App-only tools are no skills of the registry (the model must never
+        // see them), but their calls take the app's one call path.
         let weak = Rc::downgrade(&inner);
-        let lookup = move |id: &SkillId| -> Option<SkillDefinition> {
+        rt.set_unlisted(Rc::new(move |id: &SkillId| -> Option<SkillDefinition> {
             let inner = weak.upgrade()?;
             let servers = inner.servers.borrow();
             servers
@@ -291,14 +265,7 @@ impl Mcp {
                 .flat_map(|s| s.app_only.iter())
                 .find(|d| &d.id == id)
                 .cloned()
-        };
-        let invoker = Invoker::new(lookup, inner.skills.clone(), Rc::new(BrowserTime))
-            .with_hook(Rc::new(PermissionHook::new(
-                Rc::new(AppPolicy { rt: rt.clone() }),
-                rt.services().approver.clone(),
-            )))
-            .with_hook(Rc::new(ActivityHook::new(rt.db())));
-        *inner.app_invoker.borrow_mut() = Some(Rc::new(invoker));
+        }));
         let mcp = Mcp(SendWrapper::new(inner));
         let this = mcp.clone();
         spawn_local(async move {
@@ -910,9 +877,11 @@ impl Mcp {
         core_apps::read_view(uri, &read).map_err(|e| e.to_string())
     }
 
-    /// A `tools/call` from a server's MCP App, through the permission
-    /// layer and into the Activity log like any call. Tools the model may
-    /// also call are its skills; app-only ones ask on their own.
+    /// A `tools/call` from a server's MCP App: on the app's one call path
+    /// (offline, permission, usage, Activity) like any call, marked as the
+    /// app's own so the question and the log say who asked, and within the
+    /// server's budget of app calls. Tools the model may also call are its
+    /// skills; app-only ones ask on their own.
     pub async fn call_from_app(
         &self,
         server: &ServerId,
@@ -925,30 +894,18 @@ impl Mcp {
         if !allowed.iter().any(|t| t == name) {
             return Err(format!("the tool {name} is not available to this app"));
         }
-        let id = skill_id(server, name);
-        let call = ToolCall {
-            id: crate::platform::new_id(),
-            skill_id: id.clone(),
-            arguments,
-            conversation_id: None,
-            origin: CallOrigin::User,
-        };
-        let registered = self.0.rt.registry().get(&id).is_some();
-        let result: ToolResult = if registered {
-            self.0
-                .rt
-                .invoke(id, call.arguments, CallOrigin::User)
-                .await
-                .1
-        } else {
-            let invoker = self.0.app_invoker.borrow().clone();
-            let Some(invoker) = invoker else {
-                return Err("Hearth is still starting; try again".into());
-            };
-            let r = invoker.invoke(call).await;
-            bump(self.0.rt.versions().activity);
-            r
-        };
+        self.0
+            .app_budgets
+            .borrow_mut()
+            .entry(server.clone())
+            .or_default()
+            .take(js_sys::Date::now())
+            .map_err(core_apps::too_many_calls)?;
+        let (_, result): (_, ToolResult) = self
+            .0
+            .rt
+            .invoke(skill_id(server, name), arguments, CallOrigin::App)
+            .await;
         Ok(self
             .answer(&result.id)
             .unwrap_or_else(|| core_apps::result_for_view(&result)))

@@ -1,14 +1,12 @@
-//! Talking to `hearth serve` for MCP: the per-install token from
-//! `GET /api/session` (fetched once, fetched again when refused), the list
-//! of stdio servers, and the CORS relay's registrations. Same origin only.
-
-use std::cell::RefCell;
+//! Talking to `hearth serve` for MCP: the key from the launch link
+//! (`crate::launch`) on every call, the list of stdio servers, and the
+//! CORS relay's registrations. Same origin only.
 
 use hearth_core::mcp::hosted::{
     RelayDescription, RelayRegistration, STDIO_LIST_PATH, StdioListing, relay_registration_path,
 };
 use hearth_core::mcp::skills::ServerId;
-use hearth_core::web::{ApiErrorCode, Session, WebFailure};
+use hearth_core::web::{ApiErrorCode, TOKEN_HEADER, WebFailure};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsCast;
@@ -24,9 +22,7 @@ pub struct Token {
 
 /// `hearth serve`, seen from the app.
 #[derive(Default)]
-pub struct HearthProxy {
-    token: RefCell<Option<Token>>,
-}
+pub struct HearthProxy;
 
 /// The app's origin, e.g. `http://127.0.0.1:8080`.
 pub fn app_origin() -> String {
@@ -89,28 +85,17 @@ async fn send(
 
 impl HearthProxy {
     pub fn new() -> Self {
-        Self::default()
+        Self
     }
 
-    /// The token, from the session the first time.
-    pub async fn token(&self) -> Result<Token, String> {
-        if let Some(t) = self.token.borrow().clone() {
-            return Ok(t);
-        }
-        let (status, body) = send("GET", "/api/session", None, None).await?;
-        let session: Session =
-            hearth_core::web::read_answer(status, &body).map_err(|f| failure_text(&f))?;
-        let token = Token {
-            header: session.header,
-            token: session.token,
-        };
-        *self.token.borrow_mut() = Some(token.clone());
-        Ok(token)
-    }
-
-    /// Drops the cached token (the proxy refused it).
-    pub fn forget_token(&self) {
-        *self.token.borrow_mut() = None;
+    /// The key, when this browser was opened from a launch link. Without
+    /// it calls still go out, so `hearth serve` can say what to do (and a
+    /// static host that it is not there).
+    pub fn token(&self) -> Option<Token> {
+        crate::launch::stored().map(|token| Token {
+            header: TOKEN_HEADER.to_string(),
+            token,
+        })
     }
 
     async fn call<T: DeserializeOwned>(
@@ -119,24 +104,22 @@ impl HearthProxy {
         path: &str,
         body: Option<String>,
     ) -> Result<T, String> {
-        for attempt in 0..2 {
-            let token = self.token().await?;
-            let (status, text) = send(method, path, Some(&token), body.clone()).await?;
-            match hearth_core::web::read_answer::<T>(status, &text) {
-                Ok(v) => return Ok(v),
-                Err(f)
-                    if attempt == 0
-                        && matches!(
-                            f.code(),
-                            Some(ApiErrorCode::MissingToken | ApiErrorCode::BadToken)
-                        ) =>
-                {
-                    self.forget_token();
-                }
-                Err(f) => return Err(failure_text(&f)),
+        let token = self.token();
+        let (status, text) = send(method, path, token.as_ref(), body.clone()).await?;
+        match hearth_core::web::read_answer::<T>(status, &text) {
+            Ok(v) => Ok(v),
+            Err(f)
+                if matches!(
+                    f.code(),
+                    Some(ApiErrorCode::MissingToken | ApiErrorCode::BadToken)
+                ) && self.token() != token =>
+            {
+                // Another tab stored a newer key meanwhile: once more.
+                let (status, text) = send(method, path, self.token().as_ref(), body).await?;
+                hearth_core::web::read_answer::<T>(status, &text).map_err(|f| failure_text(&f))
             }
+            Err(f) => Err(failure_text(&f)),
         }
-        Err("Hearth's local server keeps refusing the app's token; reload the app".into())
     }
 
     async fn call_json<T: DeserializeOwned, B: Serialize>(

@@ -5,9 +5,8 @@
 //! `setTimeout` for waiting.
 //!
 //! Requests to `hearth serve` (a stdio server, or the CORS relay) carry the
-//! per-install token, fetched once from `/api/session`; the proxy's own
-//! JSON errors are told apart from the MCP server's answers and turned
-//! into plain words.
+//! key from the launch link; the proxy's own JSON errors are told apart
+//! from the MCP server's answers and turned into plain words.
 
 use std::rc::Rc;
 
@@ -16,7 +15,7 @@ use futures::{FutureExt, StreamExt};
 use hearth_core::mcp::hosted::{RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER};
 use hearth_core::mcp::transport::BodyStream;
 use hearth_core::mcp::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use hearth_core::web::{ApiErrorBody, ApiErrorCode};
+use hearth_core::web::ApiErrorBody;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -137,6 +136,7 @@ pub fn header_pairs(headers: &Headers) -> Vec<(String, String)> {
 async fn fetch_once(
     request: &HttpRequest,
     token: Option<(&str, &str)>,
+    through_hearth: bool,
 ) -> Result<HttpResponse, TransportError> {
     let other = |e: JsValue| TransportError::Other(format!("{e:?}"));
     let init = RequestInit::new();
@@ -163,7 +163,7 @@ async fn fetch_once(
     let window = web_sys::window().ok_or_else(|| TransportError::Other("no window".into()))?;
     let answer = JsFuture::from(window.fetch_with_str_and_init(&request.url, &init))
         .await
-        .map_err(|e| fetch_failure(&e, token.is_some()))?;
+        .map_err(|e| fetch_failure(&e, through_hearth))?;
     let response: Response = answer.dyn_into().map_err(other)?;
     let reader = response.body().and_then(|b| {
         b.get_reader()
@@ -209,33 +209,20 @@ impl HttpTransport for FetchTransport {
                 .as_ref()
                 .filter(|_| request.url.starts_with(&own))
             else {
-                return fetch_once(&request, None).await;
+                return fetch_once(&request, None, false).await;
             };
-            for attempt in 0..2 {
-                let token = hearth.token().await.map_err(TransportError::Unreachable)?;
-                let response = fetch_once(&request, Some((&token.header, &token.token))).await?;
-                match proxy_error(response).await? {
-                    Ok(r) => return Ok(r),
-                    Err(e) => {
-                        let code = ApiErrorCode::parse(&e.error.code);
-                        let stale = matches!(
-                            code,
-                            Some(ApiErrorCode::MissingToken | ApiErrorCode::BadToken)
-                        );
-                        if stale && attempt == 0 {
-                            hearth.forget_token();
-                            continue;
-                        }
-                        return Err(TransportError::Other(format!(
-                            "Hearth's local server refused: {}",
-                            e.error.message
-                        )));
-                    }
-                }
+            let token = hearth.token();
+            let key = token
+                .as_ref()
+                .map(|t| (t.header.as_str(), t.token.as_str()));
+            let response = fetch_once(&request, key, true).await?;
+            match proxy_error(response).await? {
+                Ok(r) => Ok(r),
+                Err(e) => Err(TransportError::Other(format!(
+                    "Hearth's local server refused: {}",
+                    e.error.message
+                ))),
             }
-            Err(TransportError::Other(
-                "Hearth's local server keeps refusing the app's token; reload the app".into(),
-            ))
         }
         .boxed_local()
     }

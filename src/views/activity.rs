@@ -193,7 +193,7 @@ pub fn ActivityView() -> impl IntoView {
                                 let input = serde_json::to_string(&r.arguments).unwrap_or_default();
                                 let preview: String = input.chars().take(80).collect();
                                 view! {
-                                    <tr class="log-row" data-status=r.result.status.as_str() tabindex="0"
+                                    <tr class="log-row" data-status=r.result.status.as_str() data-origin=r.origin.who() tabindex="0"
                                         on:click=move |_| selected.set(Some(row.clone()))
                                         on:keydown={
                                             let row = r.clone();
@@ -201,7 +201,7 @@ pub fn ActivityView() -> impl IntoView {
                                         }
                                     >
                                         <td>{format_time(r.result.started_at_ms)}</td>
-                                        <td>{r.skill_name.clone()}</td>
+                                        <td>{r.skill_name.clone()}{(r.origin == hearth_core::CallOrigin::App).then(|| view! { <span class="origin-tag">" from an app"</span> })}</td>
                                         <td><span class=format!("status status-{}", r.result.status.as_str())>{r.result.status.as_str()}</span></td>
                                         <td class="muted">{decision_text(&r)}</td>
                                         <td class="muted">{hearth_core::display::duration(r.result.duration_ms)}</td>
@@ -248,12 +248,22 @@ fn ActivityDetail(
                     <dt>"Started"</dt><dd>{js_sys::Date::new(&record.result.started_at_ms.into()).to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED).as_string().unwrap_or_default()}</dd>
                     <dt>"Duration"</dt><dd>{hearth_core::display::duration(record.result.duration_ms)}</dd>
                     <dt>"Decision"</dt><dd>{decision_text(&record)}{record.result.decision.as_ref().and_then(|d| d.reason.clone()).map(|r| format!(" — {r}"))}</dd>
-                    <dt>"From"</dt><dd>{match record.origin { hearth_core::CallOrigin::User => "you", hearth_core::CallOrigin::Model => "the assistant" }}</dd>
+                    <dt>"From"</dt><dd data-testid="activity-origin">{origin_words(&record)}</dd>
                 </dl>
                 <h3>"Arguments"</h3>
                 <pre class="approval-args">{args}</pre>
                 <h3>"Result"</h3>
                 <Output text=result/>
         </Modal>
+    }
+}
+
+/// Who made a call, for the log: an MCP App is named with its server.
+fn origin_words(record: &ActivityRecord) -> String {
+    match (record.origin, record.skill_id.as_str().split_once("__")) {
+        (hearth_core::CallOrigin::App, Some((server, _))) => {
+            format!("an MCP App of the server {server}")
+        }
+        (origin, _) => origin.who().to_string(),
     }
 }

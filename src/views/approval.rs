@@ -1,6 +1,8 @@
-//! The approval dialog: the skill, its tier, why it asks, and the full
-//! arguments — never truncated or blurred. Allow once, always allow this
-//! skill, or deny; Esc denies. Its buttons are the only source of answers.
+//! The approval dialog: who asks (the person, the assistant or an MCP
+//! App), the skill, its tier, why it asks, and the full arguments — never
+//! truncated or blurred. Allow once, always allow this skill, or deny; Esc
+//! denies. Its buttons are the only source of answers, and the allowing
+//! ones wake up only a moment after the question appears.
 //!
 //! A call made in the conversation the Chat view shows is answered inline,
 //! in that conversation; every other call (the command bar outside a
@@ -27,6 +29,9 @@ fn visible_conversation() -> Signal<Option<String>> {
         None => Signal::derive(|| None),
     }
 }
+
+/// How long the allowing buttons stay inactive after a question appears.
+pub const ARM_DELAY_MS: u64 = 700;
 
 #[component]
 pub fn ApprovalDialog() -> impl IntoView {
@@ -130,17 +135,30 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
         move |a: ApprovalAnswer| rt.approver().answer(id, a)
     };
     let args = serde_json::to_string_pretty(&req.call.arguments).unwrap_or_default();
-    let origin = match req.call.origin {
-        hearth_core::CallOrigin::Model => "The assistant wants to run",
-        hearth_core::CallOrigin::User => "You asked to run",
+    let origin = match (req.call.origin, &req.skill.kind) {
+        (hearth_core::CallOrigin::Model, _) => "The assistant wants to run".to_string(),
+        (hearth_core::CallOrigin::User, _) => "You asked to run".to_string(),
+        (hearth_core::CallOrigin::App, hearth_core::SkillKind::Mcp { server, .. }) => {
+            format!("An MCP App of the server {server}, not you, wants to run")
+        }
+        (hearth_core::CallOrigin::App, _) => "An MCP App, not you, wants to run".to_string(),
     };
+    let from_app = req.call.origin == hearth_core::CallOrigin::App;
     let tier = req.skill.tier;
+    // The buttons that allow stay inactive for a moment after the question
+    // appears, so a click meant for what was under the pointer (or one a
+    // page times to land there) cannot allow anything. Deny works at once.
+    let armed = RwSignal::new(false);
+    set_timeout(
+        move || armed.set(true),
+        std::time::Duration::from_millis(ARM_DELAY_MS),
+    );
     let (a1, a2, a3) = (answer.clone(), answer.clone(), answer);
     view! {
         <header class="approval-head">
             <span class="card-icon"><Icon name=req.skill.icon.clone()/></span>
             <div>
-                <p class="muted approval-origin">{origin}</p>
+                <p class="muted approval-origin" class:from-app=from_app data-origin=req.call.origin.who()>{origin}</p>
                 <h2 id=title_id>{req.skill.name.clone()}</h2>
             </div>
             <span class=format!("tier-badge tier-{}", tier.as_str())>{tier.label()}</span>
@@ -156,9 +174,17 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
             <button data-autofocus class="deny" on:click=move |_| a1(ApprovalAnswer::Deny)>"Deny"</button>
             {req.always_offered.then(|| {
                 let a = a2.clone();
-                view! { <button on:click=move |_| a(ApprovalAnswer::AlwaysAllow)>"Always allow this skill"</button> }
+                view! {
+                    <button disabled=move || !armed.get()
+                        on:click=move |_| if armed.get_untracked() { a(ApprovalAnswer::AlwaysAllow) }>
+                        "Always allow this skill"
+                    </button>
+                }
             })}
-            <button class="primary" on:click=move |_| a3(ApprovalAnswer::AllowOnce)>"Allow once"</button>
+            <button class="primary" disabled=move || !armed.get()
+                on:click=move |_| if armed.get_untracked() { a3(ApprovalAnswer::AllowOnce) }>
+                "Allow once"
+            </button>
         </div>
     }
 }

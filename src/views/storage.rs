@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use hearth_core::backup::{
-    Backup, RestoreMode, RestorePlan, SecretsChoice, StoreCounts, store_label,
+    Backup, Consent, RecordChange, RecordReview, RestoreMode, RestorePlan, SecretsChoice,
+    StoreCounts, store_label,
 };
 use hearth_core::display::bytes;
 use leptos::html;
@@ -529,6 +530,9 @@ fn changes(c: &StoreCounts, mode: RestoreMode) -> String {
             }
         }
     }
+    if c.held_back > 0 {
+        parts.push(format!("{} held back", count(c.held_back)));
+    }
     if parts.is_empty() {
         "no change".into()
     } else {
@@ -542,6 +546,8 @@ fn changes(c: &StoreCounts, mode: RestoreMode) -> String {
 fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>) -> impl IntoView {
     let rt = use_runtime();
     let mode = RwSignal::new(RestoreMode::Merge);
+    // Permission changes that let more run unasked need their own yes.
+    let loosen = RwSignal::new(false);
     let plan: RwSignal<Option<Result<RestorePlan, String>>> = RwSignal::new(None);
     let working = RwSignal::new(false);
     let failure: RwSignal<Option<String>> = RwSignal::new(None);
@@ -549,12 +555,16 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
         let (rt, backup) = (rt.clone(), backup.clone());
         Effect::new(move |_| {
             let m = mode.get();
+            let consent = Consent {
+                loosen_permissions: loosen.get(),
+            };
             let (rt, backup) = (rt.clone(), backup.clone());
             spawn_local(async move {
-                let p = backup::preview(&rt.db(), &backup, m)
+                let p = backup::preview(&rt.db(), &backup, m, consent)
                     .await
                     .map_err(|e| e.to_string());
-                if mode.get_untracked() == m {
+                if mode.get_untracked() == m && loosen.get_untracked() == consent.loosen_permissions
+                {
                     plan.set(Some(p));
                 }
             });
@@ -571,7 +581,10 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
             failure.set(None);
             spawn_local(async move {
                 let m = mode.get_untracked();
-                match backup::restore(&rt.db(), &backup, m).await {
+                let consent = Consent {
+                    loosen_permissions: loosen.get_untracked(),
+                };
+                match backup::restore(&rt.db(), &backup, m, consent).await {
                     Ok(done) => {
                         let _ = rt.reload_data().await;
                         if let Some(a) = assistant.clone() {
@@ -592,7 +605,7 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
     let secrets_line = if m.secrets.included {
         "API keys and sign-in tokens are included and will be restored.".to_string()
     } else if m.secrets.left_out > 0 {
-        "API keys and sign-in tokens were left out of it; those this browser has are kept."
+        "API keys and sign-in tokens were left out of it; those this browser has are kept for records that still point to the same place."
             .to_string()
     } else {
         String::new()
@@ -665,6 +678,7 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
                                 if removed == 1 { "" } else { "s" }
                             )}</p>
                         </Show>
+                        <ReviewList plan=p.clone() loosen=loosen/>
                     }.into_any()
                 }
             }}
@@ -695,5 +709,107 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
                 </button>
             </div>
         </Modal>
+    }
+}
+
+/// What a change does to a record, as a badge.
+fn change_badge(r: &RecordReview) -> (&'static str, &'static str) {
+    if r.held_back {
+        return ("held-back", "Not applied");
+    }
+    match r.change {
+        RecordChange::Added => ("added", "New"),
+        RecordChange::Changed => ("changed", "Changed"),
+        RecordChange::Removed => ("removed", "Removed"),
+    }
+}
+
+/// Settings, providers, MCP servers, permissions, file access and skill
+/// packages the restore would change, field by field, with where things
+/// go highlighted; and what it would loosen, behind its own checkbox.
+#[component]
+fn ReviewList(plan: RestorePlan, loosen: RwSignal<bool>) -> impl IntoView {
+    let review = plan.review;
+    let withheld = plan.secrets_withheld;
+    let loosening = review.loosening.clone();
+    let has_loosening = !loosening.is_empty();
+    let records = review.records;
+    let any = !records.is_empty();
+    view! {
+        {has_loosening.then(|| view! {
+            <div class="warn-box loosening" role="note" data-testid="restore-loosening">
+                <p><strong>"This backup would let more run without asking you:"</strong></p>
+                <ul>
+                    {loosening.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}
+                </ul>
+                <label class="check">
+                    <input type="checkbox" prop:checked=move || loosen.get()
+                        on:change=move |ev| loosen.set(event_target_checked(&ev))/>
+                    <span>"Apply these permission changes too"</span>
+                </label>
+                <p class="hint">{move || if loosen.get() {
+                    "The backup's permissions will replace yours."
+                } else {
+                    "Your permissions stay as they are; everything else is restored."
+                }}</p>
+            </div>
+        })}
+        {(withheld > 0).then(|| view! {
+            <p class="hint" data-testid="restore-withheld">{format!(
+                "The backup points {} record{} somewhere else than this browser does, so the API keys and sign-ins this browser has for {} stay out of {}.",
+                count(withheld),
+                if withheld == 1 { "" } else { "s" },
+                if withheld == 1 { "it" } else { "them" },
+                if withheld == 1 { "it" } else { "them" },
+            )}</p>
+        })}
+        {any.then(|| view! {
+            <h3 class="review-title">"Settings and connections that change"</h3>
+            <div class="review-list" data-testid="restore-review">
+                {records.into_iter().map(|r| {
+                    let (class, badge) = change_badge(&r);
+                    let more = r.more_fields;
+                    let note = r.secrets_withheld.then_some(
+                        "Its address changed, so this browser's key or sign-in is not carried into it.",
+                    );
+                    view! {
+                        <section class="review-record" data-store=r.store.clone() data-key=r.key.clone()>
+                            <header>
+                                <span class=format!("review-badge {class}")>{badge}</span>
+                                <strong>{r.label.clone()}</strong>
+                            </header>
+                            {note.map(|n| view! { <p class="hint warn-text">{n}</p> })}
+                            <table class="review-fields">
+                                <thead><tr>
+                                    <th scope="col">"Field"</th>
+                                    <th scope="col">"Here now"</th>
+                                    <th scope="col">"From the backup"</th>
+                                </tr></thead>
+                                <tbody>
+                                    {r.fields.into_iter().map(|f| {
+                                        let dest = f.destination;
+                                        view! {
+                                            <tr class:destination=dest data-field=f.path.clone()>
+                                                <th scope="row">
+                                                    {f.path.clone()}
+                                                    {dest.then(|| view! { <span class="dest-tag">"destination"</span> })}
+                                                </th>
+                                                <td>{f.before.unwrap_or_else(|| "—".into())}</td>
+                                                <td>{match (dest, f.after) {
+                                                    (true, Some(a)) => view! { <mark>{a}</mark> }.into_any(),
+                                                    (false, Some(a)) => view! { <span>{a}</span> }.into_any(),
+                                                    (_, None) => view! { <span>"—"</span> }.into_any(),
+                                                }}</td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                            {(more > 0).then(|| view! { <p class="muted">{format!("and {} more field{}", count(more), if more == 1 { "" } else { "s" })}</p> })}
+                        </section>
+                    }
+                }).collect_view()}
+            </div>
+        })}
     }
 }

@@ -348,4 +348,145 @@ mod tests {
         assert_eq!(res.status, ToolStatus::Denied);
         assert_eq!(res.decision.unwrap().by, DecidedBy::Mode);
     }
+
+    /// `call_skill_tool` hands its call to the package's tool: that tool is
+    /// decided by its own settings and tier, and logged as itself.
+    #[test]
+    fn a_handed_on_call_is_decided_and_logged_as_the_skill_it_reaches() {
+        use crate::invoke::{CallContext, Hook};
+        use crate::permission::PermissionSettings;
+
+        fn def(id: &str, tier: Tier) -> SkillDefinition {
+            SkillDefinition::new(SkillId::new(id).unwrap(), id, tier, Category::Developer)
+                .with_input_schema(json!({"type": "object"}))
+        }
+        struct Dispatch(RefCell<Vec<String>>);
+        impl Executor for Dispatch {
+            fn execute<'a>(
+                &'a self,
+                skill: &'a SkillDefinition,
+                _: &'a ToolCall,
+            ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+                self.0.borrow_mut().push(skill.id.to_string());
+                async { Ok(SkillOutput::text("3 words")) }.boxed_local()
+            }
+            fn redirect(
+                &self,
+                skill: &SkillDefinition,
+                call: &ToolCall,
+            ) -> Option<Result<ToolCall, SkillError>> {
+                (skill.id.as_str() == "call_skill_tool").then(|| {
+                    Ok(ToolCall {
+                        id: format!("{}-inner", call.id),
+                        skill_id: SkillId::new("word_count").unwrap(),
+                        arguments: call.arguments["input"].clone(),
+                        conversation_id: call.conversation_id.clone(),
+                        origin: call.origin,
+                    })
+                })
+            }
+        }
+        struct Stored(RefCell<PermissionSettings>);
+        impl PolicySource for Stored {
+            fn policy(&self, skill: &SkillDefinition) -> Policy {
+                self.0.borrow().policy(skill)
+            }
+            fn always_allow<'a>(
+                &'a self,
+                _: &'a SkillId,
+            ) -> LocalBoxFuture<'a, Result<(), String>> {
+                async { Ok(()) }.boxed_local()
+            }
+        }
+        struct Log(RefCell<Vec<(String, ToolStatus)>>);
+        impl Hook for Log {
+            fn after<'a>(
+                &'a self,
+                cx: &'a CallContext,
+                result: &'a mut ToolResult,
+            ) -> LocalBoxFuture<'a, ()> {
+                self.0
+                    .borrow_mut()
+                    .push((cx.call.skill_id.to_string(), result.status));
+                async {}.boxed_local()
+            }
+        }
+
+        let never = |p: &mut PermissionSettings| {
+            p.set_approval("word_count", Some(ApprovalSetting::NeverAllow))
+        };
+        let off = |p: &mut PermissionSettings| p.set_enabled("word_count", Some(false));
+        let tier_off = |p: &mut PermissionSettings| {
+            p.tiers.insert(Tier::Enhanced, false);
+        };
+        let asks =
+            |p: &mut PermissionSettings| p.set_approval("word_count", Some(ApprovalSetting::Ask));
+        let nothing = |_: &mut PermissionSettings| {};
+        type Setup = fn(&mut PermissionSettings);
+        // (settings, the person's answer if asked, outer status, ran)
+        let cases: Vec<(Setup, Option<ApprovalAnswer>, ToolStatus, bool)> = vec![
+            (never, None, ToolStatus::Denied, false),
+            (off, None, ToolStatus::Denied, false),
+            (tier_off, None, ToolStatus::Denied, false),
+            (asks, Some(ApprovalAnswer::Deny), ToolStatus::Denied, false),
+            (
+                asks,
+                Some(ApprovalAnswer::AllowOnce),
+                ToolStatus::Completed,
+                true,
+            ),
+            (nothing, None, ToolStatus::Completed, true),
+        ];
+        for (i, (setup, answer, status, ran)) in cases.into_iter().enumerate() {
+            let mut settings = PermissionSettings::default();
+            setup(&mut settings);
+            let exec = Rc::new(Dispatch(RefCell::new(Vec::new())));
+            let log = Rc::new(Log(RefCell::new(Vec::new())));
+            let person = Rc::new(Person {
+                answers: RefCell::new(answer.into_iter().collect()),
+                asked: RefCell::new(Vec::new()),
+            });
+            let invoker = Invoker::new(
+                |id: &SkillId| match id.as_str() {
+                    "call_skill_tool" => Some(def("call_skill_tool", Tier::Core)),
+                    "word_count" => Some(def("word_count", Tier::Enhanced)),
+                    _ => None,
+                },
+                exec.clone(),
+                Rc::new(Clock),
+            )
+            .with_hook(Rc::new(PermissionHook::new(
+                Rc::new(Stored(RefCell::new(settings))),
+                person.clone(),
+            )))
+            .with_hook(log.clone());
+            let outer = block_on(invoker.invoke(ToolCall {
+                id: "c".into(),
+                skill_id: SkillId::new("call_skill_tool").unwrap(),
+                arguments: json!({"skill": "pdf", "tool": "word_count", "input": {"text": "a b c"}}),
+                conversation_id: None,
+                origin: CallOrigin::Model,
+            }));
+            assert_eq!(outer.status, status, "case {i}: {:?}", outer.error);
+            assert_eq!(outer.id, "c", "case {i}");
+            let expected_ran: Vec<String> = if ran {
+                vec!["word_count".into()]
+            } else {
+                vec![]
+            };
+            assert_eq!(*exec.0.borrow(), expected_ran, "case {i}");
+            // The tool's own record first, then the meta call's.
+            assert_eq!(
+                *log.0.borrow(),
+                vec![
+                    ("word_count".to_string(), status),
+                    ("call_skill_tool".to_string(), status)
+                ],
+                "case {i}"
+            );
+            if let Some(asked) = person.asked.borrow().first() {
+                assert_eq!(asked.skill.id.as_str(), "word_count", "case {i}");
+            }
+        }
+    }
 }

@@ -36,6 +36,8 @@ pub const MANIFEST_PATH: &str = "manifest.json";
 pub const MAX_STORE_BYTES: u64 = 1 << 30;
 /// The most bytes a whole backup may inflate to.
 pub const MAX_TOTAL_BYTES: u64 = 3 << 30;
+/// How much of a zip entry is inflated at a time.
+const READ_CHUNK: usize = 64 * 1024;
 /// The manifest is small; anything bigger is not ours.
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
@@ -272,43 +274,120 @@ fn is_secret(name: &str, value: &Value) -> bool {
     }
 }
 
-/// Empties every secret in `value`; returns how many it emptied.
-pub fn strip_secrets(value: &mut Value) -> u64 {
+/// Fields that hold request headers (`{"Name": "value"}` or
+/// `[["Name", "value"], …]`). Every value in them counts as a secret:
+/// headers a person adds to a server are how it authenticates them.
+fn is_headers_field(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "headers" | "http_headers" | "extra_headers"
+    )
+}
+
+/// Where a walk through a record is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Within {
+    Record,
+    /// Inside a headers field: every value is a secret.
+    Headers,
+}
+
+/// `[name, value]` with a string name: how headers are stored as pairs.
+fn as_pair(value: &Value) -> Option<(&str, &Value)> {
+    match value.as_array()?.as_slice() {
+        [Value::String(name), v] => Some((name.as_str(), v)),
+        _ => None,
+    }
+}
+
+fn as_pair_mut(value: &mut Value) -> Option<(&str, &mut Value)> {
+    match value.as_array_mut()?.as_mut_slice() {
+        [Value::String(name), v] => Some((name.as_str(), v)),
+        _ => None,
+    }
+}
+
+/// Whether `value`, found under `name` (`within` some place), is a secret.
+fn secret_here(name: &str, value: &Value, within: Within) -> bool {
+    match (within, value) {
+        (Within::Headers, Value::String(_)) => true,
+        (Within::Headers | Within::Record, _) => is_secret(name, value),
+    }
+}
+
+fn strip_in(value: &mut Value, within: Within) -> u64 {
     match value {
         Value::Object(map) => {
             let mut n = 0;
             for (k, v) in map.iter_mut() {
-                if is_secret(k, v) {
+                if secret_here(k, v, within) {
                     if !is_empty_secret(v) {
                         *v = left_out(v);
                         n += 1;
                     }
                 } else {
-                    n += strip_secrets(v);
+                    let inner = if is_headers_field(k) {
+                        Within::Headers
+                    } else {
+                        within
+                    };
+                    n += strip_in(v, inner);
                 }
             }
             n
         }
-        Value::Array(items) => items.iter_mut().map(strip_secrets).sum(),
+        Value::Array(items) => items
+            .iter_mut()
+            .map(|item| match as_pair_mut(item) {
+                Some((name, v))
+                    if (within == Within::Headers && v.is_string())
+                        || is_secret(name, v) && v.is_string() =>
+                {
+                    if is_empty_secret(v) {
+                        0
+                    } else {
+                        *v = left_out(v);
+                        1
+                    }
+                }
+                Some(_) | None => strip_in(item, within),
+            })
+            .sum(),
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => 0,
     }
 }
 
-/// Fills secrets that `incoming` lacks (left out of a backup) from
-/// `current`, the same record as this browser has it; returns how many.
-pub fn carry_secrets(incoming: &mut Value, current: &Value) -> u64 {
+/// Empties every secret in `value`; returns how many it emptied. Secrets
+/// are found by field name, in `[name, value]` pairs by the name, and
+/// every value inside a headers field.
+pub fn strip_secrets(value: &mut Value) -> u64 {
+    strip_in(value, Within::Record)
+}
+
+/// Whether `value` holds a secret that is not empty.
+pub fn holds_secrets(value: &Value) -> bool {
+    let mut copy = value.clone();
+    strip_secrets(&mut copy) > 0
+}
+
+fn carry_in(incoming: &mut Value, current: &Value, within: Within) -> u64 {
     match (incoming, current) {
         (Value::Object(inc), Value::Object(cur)) => {
             let mut n = 0;
             for (k, v) in inc.iter_mut() {
                 let Some(c) = cur.get(k) else { continue };
-                if is_secret(k, c) {
+                if secret_here(k, c, within) {
                     if is_empty_secret(v) && !is_empty_secret(c) {
                         *v = c.clone();
                         n += 1;
                     }
                 } else {
-                    n += carry_secrets(v, c);
+                    let inner = if is_headers_field(k) {
+                        Within::Headers
+                    } else {
+                        within
+                    };
+                    n += carry_in(v, c, inner);
                 }
             }
             n
@@ -316,10 +395,101 @@ pub fn carry_secrets(incoming: &mut Value, current: &Value) -> u64 {
         (Value::Array(inc), Value::Array(cur)) if inc.len() == cur.len() => inc
             .iter_mut()
             .zip(cur)
-            .map(|(i, c)| carry_secrets(i, c))
+            .map(|(i, c)| {
+                let pair = match (as_pair(c), as_pair_mut(i)) {
+                    (Some((cn, cv)), Some((iname, iv)))
+                        if cn.eq_ignore_ascii_case(iname)
+                            && cv.is_string()
+                            && (within == Within::Headers || is_secret(cn, cv)) =>
+                    {
+                        Some((iv, cv))
+                    }
+                    _ => None,
+                };
+                match pair {
+                    Some((iv, cv)) => {
+                        if is_empty_secret(iv) && !is_empty_secret(cv) {
+                            *iv = cv.clone();
+                            1
+                        } else {
+                            0
+                        }
+                    }
+                    None => carry_in(i, c, within),
+                }
+            })
             .sum(),
         _ => 0,
     }
+}
+
+/// Fills secrets that `incoming` lacks (left out of a backup) from
+/// `current`, the same record as this browser has it; returns how many.
+/// Only call it for records whose [`destinations`] are the same: a secret
+/// never follows its record somewhere new.
+pub fn carry_secrets(incoming: &mut Value, current: &Value) -> u64 {
+    carry_in(incoming, current, Within::Record)
+}
+
+/// Field names that say where a record's requests go, or what runs:
+/// addresses, endpoints, issuers, commands, and what picks among them.
+pub fn is_destination_field(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    const EXACT: [&str; 20] = [
+        "url", "uri", "base_url", "endpoint", "host", "hostname", "port", "origin", "address",
+        "server", "source", "issuer", "resource", "audience", "command", "args", "cwd", "kind",
+        "preset", "relay",
+    ];
+    EXACT.contains(&n.as_str())
+        || n == "local"
+        || n.ends_with("_url")
+        || n.ends_with("_uri")
+        || n.ends_with("_endpoint")
+        || n.ends_with("_issuer")
+        || n.ends_with("_host")
+}
+
+/// Whether a string looks like an address something could be sent to.
+fn looks_like_address(s: &str) -> bool {
+    s.contains("://")
+}
+
+fn collect_destinations(value: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let at = format!("{path}/{k}");
+                if is_secret(k, v) || is_headers_field(k) {
+                    continue;
+                }
+                if looks_like_address(k) {
+                    out.push((at.clone(), String::new()));
+                }
+                if is_destination_field(k) {
+                    out.push((at, v.to_string()));
+                } else {
+                    collect_destinations(v, &at, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                collect_destinations(v, &format!("{path}/{i}"), out);
+            }
+        }
+        Value::String(s) if looks_like_address(s) => out.push((path.to_string(), s.clone())),
+        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Where a record sends things: every destination field and every
+/// address-like value in it (secrets and headers aside), by position. Two
+/// records with equal destinations send their secrets to the same place.
+pub fn destinations(record: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    collect_destinations(record, "", &mut out);
+    out.sort();
+    out
 }
 
 // ---------------------------------------------------------------- writing
@@ -415,13 +585,23 @@ fn read_entry(
     if entry.size() > limit {
         return Err(BackupError::TooLarge(limit));
     }
-    let mut data = Vec::with_capacity(entry.size() as usize);
-    (&mut entry)
-        .take(limit + 1)
-        .read_to_end(&mut data)
-        .map_err(|e| BackupError::Damaged(format!("{name}: {e}")))?;
-    if data.len() as u64 > limit {
-        return Err(BackupError::TooLarge(limit));
+    // The size an entry declares is only a claim: read in chunks and grow
+    // with what actually inflates, up to the limit, so a file that claims
+    // a gigabyte costs what it holds.
+    let mut data = Vec::new();
+    let mut chunk = vec![0u8; READ_CHUNK];
+    let mut source = (&mut entry).take(limit + 1);
+    loop {
+        let n = source
+            .read(&mut chunk)
+            .map_err(|e| BackupError::Damaged(format!("{name}: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        data.extend_from_slice(&chunk[..n]);
+        if data.len() as u64 > limit {
+            return Err(BackupError::TooLarge(limit));
+        }
     }
     Ok(Some(data))
 }
@@ -597,6 +777,10 @@ pub struct StoreCounts {
     /// This browser's records that will be gone afterwards.
     pub removed: u64,
     pub after: u64,
+    /// Records of the backup not applied because the person did not agree
+    /// to what they loosen (only ever the permission settings).
+    #[serde(default)]
+    pub held_back: u64,
 }
 
 /// One store's writes, for one transaction over all stores.
@@ -608,6 +792,73 @@ pub struct StoreWrites {
     pub puts: Vec<Value>,
 }
 
+/// What the person agreed to beyond the restore itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Consent {
+    /// Apply the backup's permission settings even where they let more run
+    /// without asking. Without it, this browser's permissions stay.
+    pub loosen_permissions: bool,
+}
+
+/// What happens to one reviewed record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordChange {
+    Added,
+    Changed,
+    Removed,
+}
+
+/// One field of a reviewed record, before and after, as text. Secrets are
+/// never shown: only whether one is set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldChange {
+    /// `base_url`, `headers.Authorization`, `skills.web_fetch.approval`…
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    /// Says where requests go or what runs: shown highlighted.
+    pub destination: bool,
+}
+
+/// A record of a reviewed store the restore writes or removes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordReview {
+    pub store: String,
+    pub key: String,
+    /// What the person calls it: "Model provider", "MCP server docs"…
+    pub label: String,
+    pub change: RecordChange,
+    /// Changed fields, at most [`MAX_REVIEWED_FIELDS`].
+    pub fields: Vec<FieldChange>,
+    /// Changed fields not listed.
+    pub more_fields: u64,
+    /// This browser's secrets for the record stay behind because the
+    /// backup's copy points somewhere else.
+    pub secrets_withheld: bool,
+    /// The backup's copy is not applied (the person did not agree to what
+    /// it loosens).
+    pub held_back: bool,
+}
+
+/// The changes a person must see before a restore: every written or
+/// removed record of the stores that decide where data goes and what may
+/// run, and what the backup would loosen.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Review {
+    pub records: Vec<RecordReview>,
+    /// How the backup's permission settings let more run unasked, in
+    /// words; empty when they do not.
+    pub loosening: Vec<String>,
+}
+
+/// Stores whose changes are reviewed record by record.
+pub const REVIEWED_STORES: [&str; 4] = ["settings", "mcp_servers", "grants", "skill_packages"];
+/// The most fields listed per reviewed record.
+pub const MAX_REVIEWED_FIELDS: usize = 40;
+/// Values longer than this are cut in the review.
+const MAX_SHOWN_CHARS: usize = 160;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct RestorePlan {
     pub mode: RestoreMode,
@@ -617,6 +868,10 @@ pub struct RestorePlan {
     pub writes: Vec<StoreWrites>,
     /// Secrets the backup left out that this browser's copies supply.
     pub secrets_kept: u64,
+    /// Records whose secrets this browser keeps to itself, because the
+    /// backup points them somewhere else.
+    pub secrets_withheld: u64,
+    pub review: Review,
 }
 
 impl RestorePlan {
@@ -641,15 +896,235 @@ fn changed_at(record: &Value) -> Option<f64> {
         .find_map(|f| map.get(*f).and_then(Value::as_f64))
 }
 
+/// A record's key as the person reads it.
+fn plain_key(record: &Value, key_path: &str) -> String {
+    match record.get(key_path) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// What the person calls one record of a reviewed store.
+pub fn record_label(store: &str, record: &Value, key: &str) -> String {
+    match store {
+        "settings" => setting_label(key),
+        "mcp_servers" => format!("MCP server {key}"),
+        "grants" => match record.get("name").and_then(Value::as_str) {
+            Some(name) => format!("File access “{name}”"),
+            None => format!("File access {key}"),
+        },
+        "skill_packages" => format!("Skill package {key}"),
+        other => format!("{} {key}", store_label(other)),
+    }
+}
+
+/// What the person calls a record of the settings store.
+pub fn setting_label(key: &str) -> String {
+    if let Some(server) = key.strip_prefix("mcp.oauth.") {
+        return format!("Sign-in to MCP server {server}");
+    }
+    if let Some(skill) = key.strip_prefix("web.domains.") {
+        return format!("Domain lists of {skill}");
+    }
+    match key {
+        "provider" => "Model provider".into(),
+        crate::permission::SETTINGS_KEY => "Permissions".into(),
+        "assistant" => "Assistant settings".into(),
+        "provider_offer_dismissed" => "Local model offer".into(),
+        "command_skills" => "Active skills of the command bar".into(),
+        "sandbox.python" => "Python settings".into(),
+        other => format!("Setting {other}"),
+    }
+}
+
+/// The leaves of a record, by path, as the review shows them. Settings
+/// records show their value's fields; `[name, value]` pairs read as
+/// `name`; secrets read as set or not.
+fn leaves(value: &Value, path: &str, within: Within, out: &mut Vec<(String, String, bool)>) {
+    let at = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                let p = at(k);
+                if secret_here(k, v, within) {
+                    out.push((p, secret_shown(v), false));
+                } else if is_destination_field(k) && !v.is_object() {
+                    out.push((p, shown(v), true));
+                } else {
+                    let inner = if is_headers_field(k) {
+                        Within::Headers
+                    } else {
+                        within
+                    };
+                    let dest = is_destination_field(k);
+                    let start = out.len();
+                    leaves(v, &p, inner, out);
+                    if dest {
+                        for leaf in &mut out[start..] {
+                            leaf.2 = true;
+                        }
+                    }
+                }
+            }
+        }
+        Value::Array(items) if !items.is_empty() && items.iter().all(|i| as_pair(i).is_some()) => {
+            for item in items {
+                if let Some((name, v)) = as_pair(item) {
+                    let p = at(name);
+                    if within == Within::Headers || is_secret(name, v) {
+                        out.push((p, secret_shown(v), false));
+                    } else {
+                        leaves(v, &p, within, out);
+                    }
+                }
+            }
+        }
+        Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+            for (i, item) in items.iter().enumerate() {
+                leaves(item, &at(&i.to_string()), within, out);
+            }
+        }
+        other => {
+            let destination = other.as_str().is_some_and(looks_like_address);
+            out.push((path.to_string(), shown(other), destination));
+        }
+    }
+}
+
+fn secret_shown(v: &Value) -> String {
+    if is_empty_secret(v) {
+        "(none)".into()
+    } else {
+        "(secret)".into()
+    }
+}
+
+fn shown(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "(none)".into(),
+        other => other.to_string(),
+    };
+    match text.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+fn record_leaves(store: &str, record: &Value) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    // A settings record is {key, value}: its value is what matters.
+    match (store, record.get("value")) {
+        ("settings", Some(v)) => leaves(v, "", Within::Record, &mut out),
+        _ => leaves(record, "", Within::Record, &mut out),
+    }
+    out
+}
+
+/// The fields that differ between `before` and `after`.
+fn field_changes(store: &str, before: Option<&Value>, after: Option<&Value>) -> Vec<FieldChange> {
+    let b = before.map(|r| record_leaves(store, r)).unwrap_or_default();
+    let a = after.map(|r| record_leaves(store, r)).unwrap_or_default();
+    let bm: BTreeMap<&str, (&str, bool)> = b
+        .iter()
+        .map(|(p, v, d)| (p.as_str(), (v.as_str(), *d)))
+        .collect();
+    let am: BTreeMap<&str, (&str, bool)> = a
+        .iter()
+        .map(|(p, v, d)| (p.as_str(), (v.as_str(), *d)))
+        .collect();
+    let mut paths: Vec<&str> = Vec::new();
+    for (p, _, _) in a.iter().chain(b.iter()) {
+        if !paths.contains(&p.as_str()) {
+            paths.push(p);
+        }
+    }
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let (bv, bd) = bm.get(p).map_or((None, false), |(v, d)| (Some(*v), *d));
+            let (av, ad) = am.get(p).map_or((None, false), |(v, d)| (Some(*v), *d));
+            (bv != av).then(|| FieldChange {
+                path: p.to_string(),
+                before: bv.map(str::to_string),
+                after: av.map(str::to_string),
+                destination: bd || ad,
+            })
+        })
+        .collect()
+}
+
+fn review_of(
+    store: &str,
+    key: String,
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> RecordReview {
+    let change = match (before, after) {
+        (None, _) => RecordChange::Added,
+        (Some(_), Some(_)) => RecordChange::Changed,
+        (Some(_), None) => RecordChange::Removed,
+    };
+    let record = after.or(before).unwrap_or(&Value::Null);
+    let mut fields = field_changes(store, before, after);
+    let more = fields.len().saturating_sub(MAX_REVIEWED_FIELDS);
+    fields.truncate(MAX_REVIEWED_FIELDS);
+    RecordReview {
+        store: store.to_string(),
+        label: record_label(store, record, &key),
+        key,
+        change,
+        fields,
+        more_fields: more as u64,
+        secrets_withheld: false,
+        held_back: false,
+    }
+}
+
+/// The permission settings a settings record holds (defaults when absent
+/// or unreadable, which is how the app reads them too).
+fn permissions_in(record: Option<&Value>) -> crate::permission::PermissionSettings {
+    record
+        .and_then(|r| r.get("value"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn is_permissions(store: &str, key: &str) -> bool {
+    store == "settings" && key == crate::permission::SETTINGS_KEY
+}
+
 /// Plans a restore of `backup` into the profile `current` (every store of
 /// the current schema, read in one transaction).
-pub fn plan(backup: &Backup, current: &Snapshot, mode: RestoreMode) -> RestorePlan {
+///
+/// A secret the backup left out is filled from this browser's copy of the
+/// record only when both send it to the same place ([`destinations`]).
+/// Permission settings that would let more run without asking are applied
+/// only with `consent`; otherwise this browser's stay. Every record of the
+/// [`REVIEWED_STORES`] the restore writes or removes is in the plan's
+/// [`Review`].
+pub fn plan(
+    backup: &Backup,
+    current: &Snapshot,
+    mode: RestoreMode,
+    consent: Consent,
+) -> RestorePlan {
     let carry = !backup.manifest.secrets.included;
     let mut counts = Vec::new();
     let mut writes = Vec::new();
     let mut secrets_kept = 0;
+    let mut secrets_withheld = 0;
+    let mut review = Review::default();
     let empty = Vec::new();
     for store in &current.stores {
+        let reviewed = REVIEWED_STORES.contains(&store.name.as_str());
         let incoming = backup
             .store(&store.name)
             .map(|s| &s.records)
@@ -667,32 +1142,69 @@ pub fn plan(backup: &Backup, current: &Snapshot, mode: RestoreMode) -> RestorePl
             ..StoreCounts::default()
         };
         let mut puts = Vec::new();
-        let mut matched = 0u64;
+        let mut matched: HashSet<String> = HashSet::new();
+        let mut saw_permissions = false;
         for record in incoming {
             let key = record_key(record, &store.key_path);
+            let plain = plain_key(record, &store.key_path);
             let existing = key.as_ref().and_then(|k| by_key.get(k)).copied();
             let mut record = record.clone();
+            let mut withheld = false;
             if let (true, Some(existing)) = (carry, existing) {
-                secrets_kept += carry_secrets(&mut record, existing);
+                if destinations(&record) == destinations(existing) {
+                    secrets_kept += carry_secrets(&mut record, existing);
+                } else if holds_secrets(existing) {
+                    withheld = true;
+                    secrets_withheld += 1;
+                }
             }
-            match (mode, existing) {
+            if let Some(k) = &key
+                && existing.is_some()
+            {
+                matched.insert(k.clone());
+            }
+            // Permissions: applied only if they loosen nothing, or the
+            // person agreed.
+            if is_permissions(&store.name, &plain) {
+                saw_permissions = true;
+                let loosened = crate::permission::loosenings(
+                    &permissions_in(existing),
+                    &permissions_in(Some(&record)),
+                );
+                if !loosened.is_empty() {
+                    review.loosening.extend(loosened);
+                    if !consent.loosen_permissions {
+                        let mut r = review_of(&store.name, plain, existing, Some(&record));
+                        r.held_back = true;
+                        review.records.push(r);
+                        c.held_back += 1;
+                        if let Some(existing) = existing {
+                            c.kept += 1;
+                            if mode == RestoreMode::Replace {
+                                puts.push(existing.clone());
+                            }
+                        }
+                        continue;
+                    }
+                }
+            }
+            let write = match (mode, existing) {
                 (_, None) => {
                     c.added += 1;
-                    puts.push(record);
+                    true
                 }
                 (RestoreMode::Replace, Some(existing)) => {
-                    matched += 1;
                     if *existing == record {
                         c.unchanged += 1;
                     } else {
                         c.updated += 1;
                     }
-                    puts.push(record);
+                    true
                 }
                 (RestoreMode::Merge, Some(existing)) => {
-                    matched += 1;
                     if *existing == record {
                         c.unchanged += 1;
+                        false
                     } else {
                         let newer = match (changed_at(&record), changed_at(existing)) {
                             (Some(b), Some(h)) => b > h,
@@ -700,11 +1212,56 @@ pub fn plan(backup: &Backup, current: &Snapshot, mode: RestoreMode) -> RestorePl
                         };
                         if newer {
                             c.updated += 1;
-                            puts.push(record);
                         } else {
                             c.kept += 1;
                         }
+                        newer
                     }
+                }
+            };
+            if write {
+                if reviewed && existing != Some(&record) {
+                    let mut r = review_of(&store.name, plain, existing, Some(&record));
+                    r.secrets_withheld = withheld;
+                    review.records.push(r);
+                }
+                puts.push(record);
+            }
+        }
+        if mode == RestoreMode::Replace {
+            for r in &store.records {
+                let Some(k) = record_key(r, &store.key_path) else {
+                    continue;
+                };
+                if matched.contains(&k) {
+                    continue;
+                }
+                let plain = plain_key(r, &store.key_path);
+                // Dropping the permission record means the defaults, which
+                // may be looser than what is here.
+                if is_permissions(&store.name, &plain) && !saw_permissions {
+                    let loosened = crate::permission::loosenings(
+                        &permissions_in(Some(r)),
+                        &crate::permission::PermissionSettings::default(),
+                    );
+                    if !loosened.is_empty() {
+                        review.loosening.extend(loosened);
+                        if !consent.loosen_permissions {
+                            let mut rr = review_of(&store.name, plain, Some(r), None);
+                            rr.held_back = true;
+                            review.records.push(rr);
+                            c.held_back += 1;
+                            c.kept += 1;
+                            puts.push(r.clone());
+                            continue;
+                        }
+                    }
+                }
+                c.removed += 1;
+                if reviewed {
+                    review
+                        .records
+                        .push(review_of(&store.name, plain, Some(r), None));
                 }
             }
         }
@@ -713,8 +1270,7 @@ pub fn plan(backup: &Backup, current: &Snapshot, mode: RestoreMode) -> RestorePl
                 c.after = c.current + c.added;
             }
             RestoreMode::Replace => {
-                c.removed = c.current - matched;
-                c.after = c.in_backup;
+                c.after = puts.len() as u64;
             }
         }
         let clear = mode == RestoreMode::Replace && (c.current > 0);
@@ -734,6 +1290,8 @@ pub fn plan(backup: &Backup, current: &Snapshot, mode: RestoreMode) -> RestorePl
         counts,
         writes,
         secrets_kept,
+        secrets_withheld,
+        review,
     }
 }
 

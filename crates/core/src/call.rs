@@ -7,7 +7,8 @@ use crate::permission::DecisionRecord;
 use crate::skill::SkillId;
 
 /// Who asked for a call. It never changes what the permission layer
-/// decides; it is recorded so the log can say where a call came from.
+/// decides; it is recorded so the approval dialog and the log can say
+/// where a call came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallOrigin {
@@ -15,6 +16,20 @@ pub enum CallOrigin {
     User,
     /// The model, through tool calling.
     Model,
+    /// An MCP App (a server's view in the chat), through `tools/call`:
+    /// code from the server, not the person.
+    App,
+}
+
+impl CallOrigin {
+    /// Who made the call, in the words of the Activity log.
+    pub fn who(self) -> &'static str {
+        match self {
+            CallOrigin::User => "you",
+            CallOrigin::Model => "the assistant",
+            CallOrigin::App => "an MCP App",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -8,6 +8,8 @@
 //! Inputs are validated before the executor runs and outputs after it.
 //! Every failure — unknown skill, bad input, an executor error, a panic
 //! where the platform can catch one — comes back as a `failed` result.
+//! A skill that only names another one to reach ([`Executor::redirect`])
+//! hands its call back here, so the other skill runs as itself.
 
 use std::rc::Rc;
 
@@ -39,6 +41,20 @@ pub trait Executor {
     /// whether it deletes many records at once.
     fn assess(&self, _skill: &SkillDefinition, _call: &ToolCall) -> CallFacts {
         CallFacts::default()
+    }
+
+    /// For a skill that only names another skill to reach (such as
+    /// `call_skill_tool` naming a package's tool): the call to make in its
+    /// place. The call path then makes that call in full — its own
+    /// permission decision, input checks and Activity record — and answers
+    /// this one with its result, so the skill behind is never reached
+    /// around its own settings. `None`: run this skill itself.
+    fn redirect(
+        &self,
+        _skill: &SkillDefinition,
+        _call: &ToolCall,
+    ) -> Option<Result<ToolCall, SkillError>> {
+        None
     }
 }
 
@@ -116,6 +132,12 @@ impl Invoker {
     }
 
     pub async fn invoke(&self, call: ToolCall) -> ToolResult {
+        self.invoke_at(call, true).await
+    }
+
+    /// One call; `may_redirect` is false for a call another one handed on,
+    /// which may not hand itself on again.
+    async fn invoke_at(&self, call: ToolCall, may_redirect: bool) -> ToolResult {
         let started_at_ms = self.time.now_unix_ms();
         let t0 = self.time.monotonic_ms();
         let skill = (self.lookup)(&call.skill_id);
@@ -144,7 +166,7 @@ impl Invoker {
         }
         let mut result = match result {
             Some(r) => r,
-            None => self.run(&cx).await,
+            None => self.run(&cx, may_redirect).await,
         };
         result.started_at_ms = started_at_ms;
         result.duration_ms = (self.time.monotonic_ms() - t0).max(0.0);
@@ -157,7 +179,7 @@ impl Invoker {
         result
     }
 
-    async fn run(&self, cx: &CallContext) -> ToolResult {
+    async fn run(&self, cx: &CallContext, may_redirect: bool) -> ToolResult {
         let call = &cx.call;
         let Some(skill) = &cx.skill else {
             return ToolResult::failed(
@@ -167,6 +189,24 @@ impl Invoker {
         };
         if let Some(message) = cx.input_error_message() {
             return ToolResult::failed(call, message);
+        }
+        match self.executor.redirect(skill, call) {
+            None => {}
+            Some(_) if !may_redirect => {
+                return ToolResult::failed(
+                    call,
+                    format!("{} cannot hand on a call it was handed", skill.name),
+                );
+            }
+            Some(Err(e)) => return ToolResult::failed(call, e.message),
+            Some(Ok(inner)) => {
+                let done = Box::pin(self.invoke_at(inner, false)).await;
+                let mut r = ToolResult::for_call(call, done.status);
+                r.content = done.content;
+                r.error = done.error;
+                r.undo = done.undo;
+                return r;
+            }
         }
         // A panic in a handler must not take the app down. Where the
         // platform unwinds (native), it is caught here; on wasm32 panics

@@ -182,6 +182,93 @@ impl PermissionSettings {
     }
 }
 
+/// The settings record key the app keeps [`PermissionSettings`] under.
+pub const SETTINGS_KEY: &str = "permissions";
+
+/// How strict a mode is: higher lets more run without asking.
+fn mode_looseness(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::ChatOnly => 0,
+        PermissionMode::AskEverything => 1,
+        PermissionMode::AskSensitive => 2,
+        PermissionMode::Auto => 3,
+    }
+}
+
+/// How strict a skill's approval setting is: "never" < "ask" < the
+/// mode's default < "always".
+fn approval_looseness(a: Option<ApprovalSetting>) -> u8 {
+    match a {
+        Some(ApprovalSetting::NeverAllow) => 0,
+        Some(ApprovalSetting::Ask) => 1,
+        None => 2,
+        Some(ApprovalSetting::AlwaysAllow) => 3,
+    }
+}
+
+fn approval_words(a: Option<ApprovalSetting>) -> &'static str {
+    match a {
+        Some(ApprovalSetting::NeverAllow) => "never allow",
+        Some(ApprovalSetting::Ask) => "ask every time",
+        None => "as the mode says",
+        Some(ApprovalSetting::AlwaysAllow) => "always allow",
+    }
+}
+
+fn enabled_words(e: Option<bool>) -> &'static str {
+    match e {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "its default",
+    }
+}
+
+/// Every way `after` lets more run, or run without asking, than `before`,
+/// in words: what a restore must not do without the person's say-so.
+/// A per-skill switch moving from "off" to its default counts, since the
+/// default may be on.
+pub fn loosenings(before: &PermissionSettings, after: &PermissionSettings) -> Vec<String> {
+    let mut out = Vec::new();
+    if mode_looseness(after.mode) > mode_looseness(before.mode) {
+        out.push(format!(
+            "Mode: {} → {}",
+            before.mode.label(),
+            after.mode.label()
+        ));
+    }
+    for tier in Tier::ALL {
+        if !before.tier_enabled(tier) && after.tier_enabled(tier) {
+            out.push(format!("{} tier: off → on", tier.label()));
+        }
+    }
+    let ids: std::collections::BTreeSet<&String> =
+        before.skills.keys().chain(after.skills.keys()).collect();
+    for id in ids {
+        let (b, a) = (before.skill(id), after.skill(id));
+        let switched_on = match (b.enabled, a.enabled) {
+            (Some(false), Some(true) | None) | (None, Some(true)) => true,
+            (Some(false), Some(false)) | (Some(true), _) | (None, Some(false)) | (None, None) => {
+                false
+            }
+        };
+        if switched_on {
+            out.push(format!(
+                "{id}: switched {} → {}",
+                enabled_words(b.enabled),
+                enabled_words(a.enabled)
+            ));
+        }
+        if approval_looseness(a.approval) > approval_looseness(b.approval) {
+            out.push(format!(
+                "{id}: {} → {}",
+                approval_words(b.approval),
+                approval_words(a.approval)
+            ));
+        }
+    }
+    out
+}
+
 /// Facts about one call that can change the decision.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallFacts {
@@ -551,5 +638,64 @@ integration   never   DDDD
             tier_enabled: true,
         };
         assert_eq!(letter(&decide(&s, &never, &facts)), 'D');
+    }
+
+    #[test]
+    fn loosening_is_anything_that_lets_more_run_unasked() {
+        let base = PermissionSettings::default();
+        let with = |f: &dyn Fn(&mut PermissionSettings)| {
+            let mut p = PermissionSettings::default();
+            f(&mut p);
+            p
+        };
+        let cases: Vec<(PermissionSettings, PermissionSettings, Vec<&str>)> = vec![
+            (base.clone(), base.clone(), vec![]),
+            (
+                base.clone(),
+                with(&|p| p.mode = Auto),
+                vec!["Mode: Ask for sensitive skills → Auto"],
+            ),
+            (with(&|p| p.mode = Auto), base.clone(), vec![]),
+            (
+                with(&|p| p.mode = ChatOnly),
+                base.clone(),
+                vec!["Mode: Chat only → Ask for sensitive skills"],
+            ),
+            (
+                base.clone(),
+                with(&|p| p.set_approval("web_fetch", Some(AlwaysAllow))),
+                vec!["web_fetch: as the mode says → always allow"],
+            ),
+            (
+                with(&|p| p.set_approval("notes", Some(NeverAllow))),
+                base.clone(),
+                vec!["notes: never allow → as the mode says"],
+            ),
+            (
+                base.clone(),
+                with(&|p| p.set_approval("notes", Some(NeverAllow))),
+                vec![],
+            ),
+            (
+                with(&|p| p.set_enabled("web_search", Some(false))),
+                with(&|p| p.set_enabled("web_search", Some(true))),
+                vec!["web_search: switched off → on"],
+            ),
+            (
+                base.clone(),
+                with(&|p| p.set_enabled("docs__delete", Some(true))),
+                vec!["docs__delete: switched its default → on"],
+            ),
+            (
+                with(&|p| {
+                    p.tiers.insert(Tier::Integration, false);
+                }),
+                base.clone(),
+                vec!["Integration tier: off → on"],
+            ),
+        ];
+        for (i, (before, after, want)) in cases.into_iter().enumerate() {
+            assert_eq!(loosenings(&before, &after), want, "case {i}");
+        }
     }
 }

@@ -23,6 +23,30 @@ pub enum RegistryError {
     MissingDescription(SkillId),
     #[error("skill '{id}': the input schema must describe an object, not {found}")]
     InputNotObject { id: SkillId, found: String },
+    #[error("the name '{id}' is taken by {by}; a skill can only replace one from its own source")]
+    Taken { id: SkillId, by: String },
+}
+
+/// Where a skill comes from, in words.
+fn source_of(kind: &SkillKind) -> String {
+    match kind {
+        SkillKind::Builtin => "one of Hearth's own skills".into(),
+        SkillKind::AgentSkill { package, .. } => format!("the skill package '{package}'"),
+        SkillKind::Mcp { server, .. } => format!("the MCP server '{server}'"),
+    }
+}
+
+/// Whether two skills come from the same place: Hearth itself, one skill
+/// package, or one MCP server.
+fn same_source(a: &SkillKind, b: &SkillKind) -> bool {
+    match (a, b) {
+        (SkillKind::Builtin, SkillKind::Builtin) => true,
+        (SkillKind::AgentSkill { package: p, .. }, SkillKind::AgentSkill { package: q, .. }) => {
+            p == q
+        }
+        (SkillKind::Mcp { server: s, .. }, SkillKind::Mcp { server: t, .. }) => s == t,
+        (SkillKind::Builtin | SkillKind::AgentSkill { .. } | SkillKind::Mcp { .. }, _) => false,
+    }
 }
 
 /// A skill registered, plus what its schemas use that cannot be checked.
@@ -37,7 +61,9 @@ impl Registry {
         Self::default()
     }
 
-    /// Adds `skill`, or replaces the skill with the same id in place.
+    /// Adds `skill`, or replaces the skill with the same id in place when
+    /// both come from the same source. A skill package or an MCP server
+    /// can never take the name of a built-in skill, or of each other's.
     pub fn register(&mut self, skill: SkillDefinition) -> Result<Registered, RegistryError> {
         if skill.description.trim().is_empty() {
             return Err(RegistryError::MissingDescription(skill.id));
@@ -59,6 +85,14 @@ impl Registry {
         for mut w in check_schema(&skill.output_schema) {
             w.at = format!("(output){}", w.at);
             warnings.push(w);
+        }
+        if let Some(&i) = self.index.get(&skill.id)
+            && !same_source(&self.skills[i].kind, &skill.kind)
+        {
+            return Err(RegistryError::Taken {
+                by: source_of(&self.skills[i].kind),
+                id: skill.id,
+            });
         }
         let replaced = match self.index.get(&skill.id) {
             Some(&i) => {

@@ -583,12 +583,72 @@ impl DomainLists {
 // ---------------------------------------------------------------------------
 // Wire types of the proxy's API (see crates/proxy/src/net/mod.rs)
 
-/// The answer of `GET /api/session`.
+/// The header every call to the proxy's API carries the key in. A custom
+/// header (not `Authorization`), so the relay can forward a caller's own
+/// `Authorization`, and so a cross-origin page setting it must be
+/// preflighted, which is refused.
+pub const TOKEN_HEADER: &str = "x-hearth-token";
+
+/// The parameter of the launch link's fragment that holds the key:
+/// `http://127.0.0.1:8080/#token=…`.
+pub const LAUNCH_PARAM: &str = "token";
+
+/// The launch link `hearth serve` prints for the app at `origin`.
+pub fn launch_url(origin: &str, token: &str) -> String {
+    format!("{}/#{LAUNCH_PARAM}={token}", origin.trim_end_matches('/'))
+}
+
+/// An address's fragment split into what the app routes on and the key it
+/// carries, if any. The key may stand alone (`#token=…`, the launch link)
+/// or follow a place (`#/settings?token=…`); other parameters stay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchFragment {
+    /// The fragment without the key, `#` included (empty when nothing is
+    /// left).
+    pub rest: String,
+    pub token: Option<String>,
+}
+
+/// Reads the key out of a fragment (`location.hash`, with or without `#`).
+pub fn launch_fragment(hash: &str) -> LaunchFragment {
+    let body = hash.strip_prefix('#').unwrap_or(hash);
+    let (route, query) = match body.split_once('?') {
+        Some((route, query)) => (route, query),
+        None if body.contains('=') && !body.starts_with('/') => ("", body),
+        None => (body, ""),
+    };
+    let mut token = None;
+    let mut kept = Vec::new();
+    for part in query.split('&').filter(|p| !p.is_empty()) {
+        match part.split_once('=') {
+            Some((LAUNCH_PARAM, value)) => {
+                if !value.is_empty() {
+                    token = Some(value.to_string());
+                }
+            }
+            Some(_) | None => kept.push(part),
+        }
+    }
+    let mut rest = route.to_string();
+    if !kept.is_empty() {
+        rest.push('?');
+        rest.push_str(&kept.join("&"));
+    }
+    LaunchFragment {
+        rest: if rest.is_empty() {
+            String::new()
+        } else {
+            format!("#{rest}")
+        },
+        token,
+    }
+}
+
+/// The answer of `GET /api/session` (which needs the key like every other
+/// route: the key itself is never handed out over HTTP).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Session {
-    /// Sent back in the header named by `header` on every other call.
-    pub token: String,
-    /// `x-hearth-token`.
+    /// [`TOKEN_HEADER`].
     pub header: String,
     /// The proxy's version.
     pub version: String,
@@ -912,7 +972,9 @@ impl ApiErrorCode {
         ApiErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
-    /// Whether the app should fetch a new session token and try once more.
+    /// Whether the key was refused: the app reads its stored key again
+    /// (another tab may have taken a newer one from a launch link) and
+    /// tries once more.
     pub fn needs_new_session(self) -> bool {
         match self {
             ApiErrorCode::MissingToken | ApiErrorCode::BadToken => true,
@@ -1840,7 +1902,7 @@ mod tests {
         assert!(refused.code().unwrap().needs_new_session());
         let session = read_answer::<Session>(
             200,
-            r#"{"token":"t","header":"x-hearth-token","version":"0.1.0",
+            r#"{"header":"x-hearth-token","version":"0.1.0",
                 "fetch":{"default_max_bytes":1,"max_bytes":2},
                 "search":{"configured":false,"backend":null}}"#,
         )
@@ -1848,7 +1910,6 @@ mod tests {
         assert_eq!(
             session,
             Session {
-                token: "t".into(),
                 header: "x-hearth-token".into(),
                 version: "0.1.0".into(),
                 fetch: SessionFetch {
@@ -2123,5 +2184,41 @@ mod tests {
             "No web search backend is set up. Choose one in Hearth's Settings (Web search), or add …"
         ));
         assert!(!is_no_backend_message("SearXNG answered HTTP 403"));
+    }
+
+    #[test]
+    fn the_key_is_read_out_of_the_launch_fragment() {
+        let cases: Vec<(&str, &str, Option<&str>)> = vec![
+            ("#token=abc_DEF-123", "", Some("abc_DEF-123")),
+            ("token=abc", "", Some("abc")),
+            ("#/settings?token=abc", "#/settings", Some("abc")),
+            (
+                "#/chat/c1?x=1&token=abc&y=2",
+                "#/chat/c1?x=1&y=2",
+                Some("abc"),
+            ),
+            ("#/chat", "#/chat", None),
+            ("", "", None),
+            ("#", "", None),
+            ("#token=", "", None),
+            ("#/skills?tokens=abc", "#/skills?tokens=abc", None),
+        ];
+        for (hash, rest, token) in cases {
+            assert_eq!(
+                launch_fragment(hash),
+                LaunchFragment {
+                    rest: rest.to_string(),
+                    token: token.map(str::to_string)
+                },
+                "{hash}"
+            );
+        }
+        assert_eq!(
+            launch_url("http://127.0.0.1:8080/", "k"),
+            "http://127.0.0.1:8080/#token=k"
+        );
+        let link = launch_url("http://127.0.0.1:8080", "k");
+        let (_, fragment) = link.split_once('#').unwrap();
+        assert_eq!(launch_fragment(fragment).token, Some("k".into()));
     }
 }

@@ -79,7 +79,7 @@ fn start_hearth(
     up: SocketAddr,
     dist: &std::path::Path,
     conf: &std::path::Path,
-) -> (Server, SocketAddr) {
+) -> (Server, SocketAddr, String) {
     std::fs::write(
         dist.join("index.html"),
         "<!doctype html><title>bench</title>",
@@ -106,13 +106,12 @@ fn start_hearth(
     let mut lines = std::io::BufReader::new(stdout).lines();
     let first = lines.next().expect("hearth printed nothing").unwrap();
     std::thread::spawn(move || for _ in lines {});
-    let addr = first
+    // The launch link: `http://ADDR/#token=KEY`.
+    let (addr, key) = first
         .strip_prefix("Hearth is running at http://")
-        .expect("unexpected first line")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
-    (Server(child), addr)
+        .and_then(|rest| rest.split_once("/#token="))
+        .expect("unexpected first line");
+    (Server(child), addr.parse().unwrap(), key.to_string())
 }
 
 async fn connect(addr: SocketAddr) -> SendRequest<Full<Bytes>> {
@@ -214,24 +213,11 @@ async fn main() {
     let up = upstream(page.clone()).await;
     let dist = tempfile::tempdir().unwrap();
     let conf = tempfile::tempdir().unwrap();
-    let (_server, addr) = start_hearth(up, dist.path(), conf.path());
+    let (_server, addr, key) = start_hearth(up, dist.path(), conf.path());
 
-    let mut session_conn = connect(addr).await;
-    let res = session_conn
-        .send_request(
-            Request::get("/api/session")
-                .header(header::HOST, addr.to_string())
-                .header("sec-fetch-site", "same-origin")
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    let session: serde_json::Value =
-        serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
     let api = Arc::new(Api {
         addr,
-        token: session["token"].as_str().unwrap().to_string(),
+        token: key,
         html_url: format!("http://{up}/page"),
         text_url: format!("http://{up}/page.txt"),
     });

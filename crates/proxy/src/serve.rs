@@ -171,7 +171,9 @@ async fn security_headers(
     req: Request,
     next: Next,
 ) -> Response {
-    let path = req.uri().path().to_string();
+    // Headers follow the file actually served, however its path is spelled.
+    let raw = req.uri().path().to_string();
+    let path = served_path(&raw).unwrap_or(raw);
     let mut res = next.run(req).await;
     let status = res.status();
     let h = res.headers_mut();
@@ -216,6 +218,31 @@ async fn security_headers(
         return not_found(&path);
     }
     res
+}
+
+/// The path of the file a request names, as the file service resolves it:
+/// percent-decoded, repeated slashes and `.` parts dropped, a trailing
+/// slash kept. `None` when it could not name a file (`..`, not UTF-8).
+/// Policies are chosen on this, so `//sandbox/host.html` or
+/// `/%73andbox/host.html` get the headers of `/sandbox/host.html`.
+pub fn served_path(raw: &str) -> Option<String> {
+    let decoded = percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .ok()?;
+    let mut parts = Vec::new();
+    for part in decoded.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            p if p.contains('\\') || p.contains('\0') => return None,
+            p => parts.push(p),
+        }
+    }
+    let mut path = format!("/{}", parts.join("/"));
+    if decoded.ends_with('/') && !parts.is_empty() {
+        path.push('/');
+    }
+    Some(path)
 }
 
 fn not_found(path: &str) -> Response {
@@ -362,6 +389,7 @@ pub async fn run(
     let token = ApiToken::load_or_create(&net.state_dir)?;
     let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await?;
     let addr = listener.local_addr()?;
+    let token_for_link = token.clone();
     let guard = AppGuard::for_bound_address(addr, token);
     if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
         eprintln!(
@@ -399,7 +427,14 @@ pub async fn run(
     } else {
         addr.ip().to_string()
     };
-    println!("Hearth is running at http://{shown_host}:{}/", addr.port());
+    let origin = format!("http://{shown_host}:{}", addr.port());
+    println!(
+        "Hearth is running at {}",
+        hearth_core::web::launch_url(&origin, token_for_link.as_str())
+    );
+    println!(
+        "Open that link: it carries the key to this server. The browser keeps it, so {origin}/ is enough afterwards."
+    );
     println!("Serving {}. Press Ctrl-C to stop.", config.dist.display());
     axum::serve(
         listener,
@@ -598,6 +633,66 @@ mod tests {
         let app_csp = header(&get(&app, "/").await, "content-security-policy").to_string();
         assert!(app_csp.contains("frame-src 'self'"), "{app_csp}");
         assert!(!app_csp.contains("sandbox"), "{app_csp}");
+    }
+
+    #[tokio::test]
+    async fn the_policy_follows_the_file_served_whatever_the_spelling() {
+        let dir = dist();
+        let app = app(&dir);
+        let policy = |res: &Response| {
+            (
+                header(res, "content-security-policy").to_string(),
+                header(res, "permissions-policy").to_string(),
+                header(res, "x-frame-options").to_string(),
+            )
+        };
+        let code_sandbox = policy(&get(&app, "/sandbox/host.html").await);
+        let frame_sandbox = policy(&get(&app, "/sandbox/runner.html").await);
+        assert!(code_sandbox.0.contains("connect-src 'none'"));
+        // Every spelling that reaches the same file gets that file's policy,
+        // or is not served at all.
+        let cases = [
+            ("//sandbox/host.html", &code_sandbox),
+            ("/sandbox//host.html", &code_sandbox),
+            ("/./sandbox/host.html", &code_sandbox),
+            ("/sandbox/./host.html", &code_sandbox),
+            ("/sandbox/%68ost.html", &code_sandbox),
+            ("/%73andbox/host.html", &code_sandbox),
+            ("/sandbox%2Fhost.html", &code_sandbox),
+            ("/sandbox%2fhost.html", &code_sandbox),
+            ("//sandbox/runner.html", &frame_sandbox),
+            ("/%73andbox/runner.html", &frame_sandbox),
+            ("/x/../sandbox/host.html", &code_sandbox),
+            ("/sandbox/x/../host.html", &code_sandbox),
+            ("/x/%2e%2e/sandbox/host.html", &code_sandbox),
+            ("/sandbox%5chost.html", &code_sandbox),
+        ];
+        for (path, want) in cases {
+            let res = get(&app, path).await;
+            match res.status() {
+                StatusCode::OK => assert_eq!(&policy(&res), want, "{path}"),
+                StatusCode::NOT_FOUND => {}
+                other => panic!("{path}: {other}"),
+            }
+        }
+    }
+
+    #[test]
+    fn served_paths_are_what_the_file_service_resolves() {
+        let cases = [
+            ("/", Some("/")),
+            ("/sandbox/host.html", Some("/sandbox/host.html")),
+            ("//sandbox//host.html", Some("/sandbox/host.html")),
+            ("/./sandbox/./host.html", Some("/sandbox/host.html")),
+            ("/sandbox%2Fhost.html", Some("/sandbox/host.html")),
+            ("/sandbox/", Some("/sandbox/")),
+            ("/a/../sandbox/host.html", None),
+            ("/%2e%2e/x", None),
+            ("/%ff", None),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(served_path(raw).as_deref(), want, "{raw}");
+        }
     }
 
     #[test]

@@ -34,6 +34,8 @@ use tokio::net::{TcpListener, TcpStream};
 struct Server {
     child: Child,
     addr: SocketAddr,
+    /// The first line it printed: the launch link.
+    line: String,
 }
 
 impl Drop for Server {
@@ -81,6 +83,7 @@ fn start(stdio: &str, dir: &Path) -> Server {
     let mut server = Server {
         child,
         addr: "127.0.0.1:0".parse().unwrap(),
+        line: String::new(),
     };
     let line = rx
         .recv_timeout(Duration::from_secs(30))
@@ -88,7 +91,9 @@ fn start(stdio: &str, dir: &Path) -> Server {
     let url = line
         .strip_prefix("Hearth is running at http://")
         .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-    server.addr = url.trim_end_matches('/').parse().unwrap();
+    let (authority, _) = url.split_once('/').unwrap_or((url, ""));
+    server.addr = authority.parse().unwrap();
+    server.line = line.clone();
     server
 }
 
@@ -140,22 +145,19 @@ struct App {
 }
 
 impl App {
-    async fn connect(addr: SocketAddr) -> App {
-        let host = addr.to_string();
-        let (status, _, session) = call(
-            addr,
-            Method::GET,
-            "/api/session",
-            &[("host", &host), ("sec-fetch-site", "same-origin")],
-            None,
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{session}");
+    /// The app as a person opens it: from the launch link `hearth serve`
+    /// printed, which carries the key.
+    async fn connect(server: &Server) -> App {
+        let host = server.addr.to_string();
+        let (_, key) = server
+            .line
+            .split_once("#token=")
+            .unwrap_or_else(|| panic!("no key in the launch line: {}", server.line));
         App {
-            addr,
+            addr: server.addr,
             origin: format!("http://{host}"),
             host,
-            token: session["token"].as_str().unwrap().to_string(),
+            token: key.to_string(),
         }
     }
 
@@ -216,7 +218,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 async fn stdio_servers_are_reached_only_through_the_guard() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(&stdio_config(), dir.path());
-    let app = App::connect(server.addr).await;
+    let app = App::connect(&server).await;
     let init: Value = serde_json::from_str(INITIALIZE).unwrap();
 
     // Attacks: each is refused before a process is started.
@@ -370,6 +372,14 @@ async fn echo_upstream() -> SocketAddr {
                     (header::SET_COOKIE, "session=stolen"),
                     (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
                     (header::HeaderName::from_static("mcp-session-id"), "abc"),
+                    // Headers that would act on Hearth's own origin.
+                    (header::HeaderName::from_static("clear-site-data"), "\"*\""),
+                    (header::REFRESH, "0; url=https://evil.example/"),
+                    (header::LINK, "<https://evil.example/x.js>; rel=preload"),
+                    (
+                        header::HeaderName::from_static("service-worker-allowed"),
+                        "/",
+                    ),
                 ],
                 json!({"headers": seen, "body": String::from_utf8_lossy(&body)}).to_string(),
             )
@@ -393,7 +403,7 @@ async fn echo_upstream() -> SocketAddr {
 async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
     let dir = tempfile::tempdir().unwrap();
     let server = start("{}", dir.path());
-    let app = App::connect(server.addr).await;
+    let app = App::connect(&server).await;
     let up = echo_upstream().await;
     let up_url = format!("http://{up}/mcp");
 
@@ -452,6 +462,23 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
             json!({"url": "http://127.0.0.1:22/", "local": false}),
             StatusCode::FORBIDDEN,
             "blocked_address",
+        ),
+        // A local server still may not be a mail, SSH or X11 port: the
+        // Fetch standard's bad ports hold for the relay too.
+        (
+            json!({"url": "http://127.0.0.1:25/mcp", "local": true}),
+            StatusCode::FORBIDDEN,
+            "blocked_port",
+        ),
+        (
+            json!({"url": "http://localhost:6000/mcp", "local": true}),
+            StatusCode::FORBIDDEN,
+            "blocked_port",
+        ),
+        (
+            json!({"url": "http://[::1]:22/mcp", "local": true}),
+            StatusCode::FORBIDDEN,
+            "blocked_port",
         ),
         (
             json!({"url": up_url, "target": "http://evil"}),
@@ -558,8 +585,16 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
         forwarded,
         json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     );
-    assert_eq!(got.get("set-cookie"), None);
-    assert_eq!(got.get("access-control-allow-origin"), None);
+    for gone in [
+        "set-cookie",
+        "access-control-allow-origin",
+        "clear-site-data",
+        "refresh",
+        "link",
+        "service-worker-allowed",
+    ] {
+        assert_eq!(got.get(gone), None, "{gone} came back through the relay");
+    }
     assert_eq!(got.get("mcp-session-id").unwrap(), "abc");
     assert_eq!(got.get("x-hearth-relay").unwrap(), "upstream");
     assert_eq!(got.get("cache-control").unwrap(), "no-store");
@@ -603,7 +638,7 @@ fn both_eras_work_through_the_relay() {
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let server = start("{}", dir.path());
-        let app = App::connect(server.addr).await;
+        let app = App::connect(&server).await;
         for (id, url) in [("everything", &everything.url), ("modern", &modern.url)] {
             let (status, _, body) = app
                 .send(

@@ -22,6 +22,8 @@ use tokio::net::{TcpListener, TcpStream};
 struct Server {
     child: Child,
     addr: SocketAddr,
+    /// The first line it printed: the launch link.
+    line: String,
 }
 
 impl Drop for Server {
@@ -68,6 +70,7 @@ fn start(args: &[&str], dist_dir: &Path, config_dir: &Path) -> Server {
     let mut server = Server {
         child,
         addr: "127.0.0.1:0".parse().unwrap(),
+        line: String::new(),
     };
     let line = rx
         .recv_timeout(Duration::from_secs(30))
@@ -75,7 +78,9 @@ fn start(args: &[&str], dist_dir: &Path, config_dir: &Path) -> Server {
     let url = line
         .strip_prefix("Hearth is running at http://")
         .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-    server.addr = url.trim_end_matches('/').parse().unwrap();
+    let (authority, _) = url.split_once('/').unwrap_or((url, ""));
+    server.addr = authority.parse().unwrap();
+    server.line = line.clone();
     server
 }
 
@@ -154,19 +159,24 @@ async fn the_binary_serves_the_guarded_api() {
     let host = server.addr.to_string();
     let origin = format!("http://{host}");
 
-    // The session, same-origin only.
+    // The key: in the launch link, and in an owner-only file.
+    let (_, token) = server.line.split_once("#token=").unwrap();
+    let token = token.to_string();
+    let on_disk = std::fs::read_to_string(conf.join("api-token")).unwrap();
+    assert_eq!(on_disk.trim(), token);
     let (status, session) = call(
         server.addr,
         Method::GET,
         "/api/session",
-        &[("host", &host), ("sec-fetch-site", "same-origin")],
+        &[
+            ("host", &host),
+            ("sec-fetch-site", "same-origin"),
+            ("x-hearth-token", &token),
+        ],
         None,
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{session}");
-    let token = session["token"].as_str().unwrap().to_string();
-    let on_disk = std::fs::read_to_string(conf.join("api-token")).unwrap();
-    assert_eq!(on_disk.trim(), token);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -294,4 +304,73 @@ fn a_broken_config_stops_serve_with_a_clear_message() {
         err.contains("--allow-private-fetch: \"localhost:8888\" is not an address"),
         "{err}"
     );
+}
+
+/// A program on this machine can set any header it likes: Host, Origin,
+/// Sec-Fetch-Site. None of that gets it the key or an answer; only the
+/// key from the launch link does, and the key never travels over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_process_forging_browser_headers_gets_no_key_and_no_answer() {
+    let dist_dir = tempfile::tempdir().unwrap();
+    dist(dist_dir.path());
+    let config_dir = tempfile::tempdir().unwrap();
+    let conf = config_dir.path().join("hearth");
+    std::fs::create_dir(&conf).unwrap();
+    std::fs::write(
+        conf.join("mcp-servers.json"),
+        r#"{"mcpServers": {"files": {"command": "cat"}}}"#,
+    )
+    .unwrap();
+    let server = start(&[], dist_dir.path(), &conf);
+    let host = server.addr.to_string();
+    let origin = format!("http://{host}");
+    let key = std::fs::read_to_string(conf.join("api-token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // The launch link carries the key, in the fragment (never sent to a
+    // server, never in a log or a Referer).
+    assert_eq!(
+        server.line,
+        format!("Hearth is running at http://{host}/#token={key}")
+    );
+    let forged = [
+        ("host", host.as_str()),
+        ("origin", origin.as_str()),
+        ("sec-fetch-site", "same-origin"),
+        ("sec-fetch-mode", "cors"),
+        ("content-type", "application/json"),
+    ];
+    let routes: [(Method, &str); 10] = [
+        (Method::GET, "/api/session"),
+        (Method::GET, "/api/search/backend"),
+        (Method::PUT, "/api/search/backend"),
+        (Method::POST, "/api/fetch"),
+        (Method::POST, "/api/search"),
+        (Method::GET, "/api/mcp/stdio"),
+        (Method::POST, "/mcp/stdio/files"),
+        (Method::PUT, "/api/mcp/relay/x"),
+        (Method::GET, "/api/mcp/relay/x"),
+        (Method::POST, "/mcp/relay/x"),
+    ];
+    for (method, path) in routes {
+        let (status, v) = call(server.addr, method.clone(), path, &forged, Some(json!({}))).await;
+        assert_eq!(
+            (status, v["error"]["code"].clone()),
+            (StatusCode::FORBIDDEN, json!("missing_token")),
+            "{method} {path}: {v}"
+        );
+        assert!(
+            !v.to_string().contains(&key),
+            "{method} {path} gave the key away"
+        );
+    }
+    // With the key, the same request is answered, and the session does
+    // not repeat the key.
+    let mut with_key = forged.to_vec();
+    with_key.push(("x-hearth-token", key.as_str()));
+    let (status, session) = call(server.addr, Method::GET, "/api/session", &with_key, None).await;
+    assert_eq!(status, StatusCode::OK, "{session}");
+    assert!(!session.to_string().contains(&key), "{session}");
+    drop(server);
 }

@@ -255,13 +255,14 @@ fn lookup<'a>(
     let unknown = || DisclosureError::UnknownSkill {
         name: name.to_string(),
         available: match origin {
-            CallOrigin::Model => library.model_invocable_names(),
+            CallOrigin::Model | CallOrigin::App => library.model_invocable_names(),
             CallOrigin::User => library.iter().map(|p| p.name().to_string()).collect(),
         },
     };
     let package = library.get(name).ok_or_else(unknown)?;
-    // A skill hidden from the model is, to the model, not there at all.
-    if origin == CallOrigin::Model && !package.properties.model_invocable() {
+    // A skill hidden from the model is, to the model (and to anything that
+    // is not the person), not there at all.
+    if origin != CallOrigin::User && !package.properties.model_invocable() {
         return Err(unknown());
     }
     Ok(package)
@@ -814,6 +815,40 @@ pub fn model_tools(
     out
 }
 
+/// What `call_skill_tool` names: an active skill, one of its tools, and
+/// the input. The app hands the call on to that tool's own skill in the
+/// registry, so the tool is decided, checked and logged as itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkillToolTarget {
+    pub skill: String,
+    pub tool: String,
+    pub input: Value,
+}
+
+/// Reads and checks a `call_skill_tool` call: the skill is active and has
+/// the tool. Its input is checked by the tool's own call.
+pub fn skill_tool_target(
+    library: &SkillLibrary,
+    state: &ConversationSkills,
+    call: &ToolCall,
+) -> Result<SkillToolTarget, DisclosureError> {
+    let skill = string_arg(call, "skill")?;
+    let tool = string_arg(call, "tool")?;
+    let package = active_package(library, state, skill)?;
+    if package.tool(tool).is_none() {
+        return Err(DisclosureError::UnknownTool {
+            skill: skill.to_string(),
+            tool: tool.to_string(),
+            available: package.tools.iter().map(|t| t.name.clone()).collect(),
+        });
+    }
+    Ok(SkillToolTarget {
+        skill: skill.to_string(),
+        tool: tool.to_string(),
+        input: call.arguments.get("input").cloned().unwrap_or(json!({})),
+    })
+}
+
 /// The next step of a skill tool call.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SkillStep {
@@ -868,11 +903,13 @@ pub fn handle_tool_call(
                 read_resource(library, state, uri, max_read_bytes)
                     .map(|t| SkillStep::Done(SkillOutput::text(t)))
             }),
-            CALL_SKILL_TOOL => string_arg(call, "skill").and_then(|skill| {
-                let tool = string_arg(call, "tool")?;
-                let input = call.arguments.get("input").cloned().unwrap_or(json!({}));
-                call_skill_tool(library, state, skill, tool, &input).map(SkillStep::RunScript)
-            }),
+            // The call path hands `call_skill_tool` on to the tool itself
+            // (see [`skill_tool_target`]); it never runs a script here.
+            CALL_SKILL_TOOL => {
+                return Some(Err(SkillError::new(
+                    "call_skill_tool hands its call to the skill's tool; it runs nothing itself",
+                )));
+            }
             RETURN_TO_GENERAL => Ok(SkillStep::Done(SkillOutput::text(
                 state.return_to_general(),
             ))),

@@ -168,6 +168,32 @@ pub fn load_package(
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|later, earlier| later.path == earlier.path);
 
+    // Every path passes the one gate, whoever made the list: a scan, an
+    // archive, the editor, or records restored from a backup.
+    let before = problems.len();
+    for f in &files {
+        let shown = f.path.escape_debug().to_string();
+        match paths::normalize(&f.path) {
+            Ok(plain) if plain == f.path => {}
+            Ok(plain) => problems.push(Problem::new(
+                Severity::Error,
+                display(&shown),
+                format!("the file path is not in its plain form ('{plain}'); a package holds plain paths only"),
+            )),
+            Err(e) => problems.push(Problem::new(
+                Severity::Error,
+                display(&shown),
+                format!("the file path is refused: {e}"),
+            )),
+        }
+    }
+    if problems.len() > before {
+        return PackageOutcome {
+            package: None,
+            problems,
+        };
+    }
+
     let Some(skill_md) = SKILL_FILE_NAMES
         .iter()
         .find_map(|n| files.iter().find(|f| f.path == *n))
@@ -284,5 +310,54 @@ mod tests {
         for (path, bytes, kind) in cases {
             assert_eq!(classify(path, bytes), kind, "for {path}");
         }
+    }
+
+    /// Files that come from storage (a restored backup) rather than a scan
+    /// or an archive pass the same path gate: a package holding a path
+    /// that is not plain, normal and inside the package does not load.
+    #[test]
+    fn every_file_path_passes_the_gate_whoever_loads_the_package() {
+        let skill_md = || {
+            PackageFile::new(
+                "SKILL.md",
+                b"---\nname: reader\ndescription: Reads.\n---\nRead.\n".to_vec(),
+            )
+        };
+        let load = |path: &str| {
+            load_package(
+                vec![skill_md(), PackageFile::new(path, b"print(1)".to_vec())],
+                PackageSource {
+                    folder: Some("reader"),
+                    display_prefix: "",
+                },
+                ValidationMode::Lenient,
+            )
+        };
+        for bad in [
+            "../../escape.py",
+            "scripts/../../escape.py",
+            "/etc/passwd",
+            "scripts\\run.py",
+            "%2e%2e/escape.py",
+            "C:/Windows/run.py",
+            "scripts//run.py",
+            "./scripts/run.py",
+            "scripts/./run.py",
+            "scripts/run.py/",
+            "scripts/\u{202e}yp.run",
+            "",
+        ] {
+            let out = load(bad);
+            assert_eq!(out.package, None, "{bad:?} was let in");
+            assert!(
+                out.problems
+                    .iter()
+                    .any(|p| p.severity == Severity::Error && p.message.contains("path")),
+                "{bad:?}: {:?}",
+                out.problems
+            );
+        }
+        let fine = load("scripts/run.py");
+        assert!(fine.package.is_some(), "{:?}", fine.problems);
     }
 }

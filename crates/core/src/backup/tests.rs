@@ -143,13 +143,16 @@ fn secrets_are_left_out_by_default_and_nothing_else_is() {
         back.manifest.secrets,
         SecretsInfo {
             included: false,
-            left_out: 4
+            left_out: 5
         }
     );
     let mut expected = profile();
     expected.stores[1].records[1]["value"]["api_key"] = json!("");
     let server = &mut expected.stores[3].records[0];
+    // Every value of a headers field counts: headers are how a server
+    // knows who is calling.
     server["headers"]["Authorization"] = json!("");
+    server["headers"]["X-Trace"] = json!("");
     server["oauth"]["client"]["client_secret"] = json!("");
     server["oauth"]["tokens"] = Value::Null;
     assert_eq!(back.stores, expected.stores);
@@ -513,6 +516,7 @@ fn counts(name: &str, n: [u64; 8]) -> StoreCounts {
         unchanged: n[5],
         removed: n[6],
         after: n[7],
+        held_back: 0,
     }
 }
 
@@ -540,7 +544,7 @@ fn merge_adds_new_records_and_keeps_the_newer_copy() {
         ],
         vec![],
     );
-    let p = plan(&backup, &here, RestoreMode::Merge);
+    let p = plan(&backup, &here, RestoreMode::Merge, Consent::default());
     assert_eq!(
         p.counts,
         vec![
@@ -577,7 +581,7 @@ fn replace_makes_the_profile_equal_the_backup() {
         vec![note("b", "same", 1.0), note("c", "only here", 1.0)],
         vec![json!({"key": "permissions", "value": {}})],
     );
-    let p = plan(&backup, &here, RestoreMode::Replace);
+    let p = plan(&backup, &here, RestoreMode::Replace, Consent::default());
     assert_eq!(
         p.counts,
         vec![
@@ -613,7 +617,7 @@ fn restoring_a_profile_onto_itself_changes_nothing() {
         )
         .unwrap();
         for mode in [RestoreMode::Merge, RestoreMode::Replace] {
-            let p = plan(&backup, &snapshot, mode);
+            let p = plan(&backup, &snapshot, mode, Consent::default());
             assert!(p.is_noop(), "{secrets:?} {mode:?}: {:?}", p.writes);
         }
     }
@@ -632,7 +636,7 @@ fn secrets_left_out_of_a_backup_are_kept_from_this_browser() {
     );
     let here = current(vec![], vec![provider("sk-live", "old-model")]);
     for mode in [RestoreMode::Replace, RestoreMode::Merge] {
-        let p = plan(&backup, &here, mode);
+        let p = plan(&backup, &here, mode, Consent::default());
         assert_eq!(p.secrets_kept, 1, "{mode:?}");
         let puts: Vec<&Value> = p.writes.iter().flat_map(|w| &w.puts).collect();
         match mode {
@@ -646,7 +650,12 @@ fn secrets_left_out_of_a_backup_are_kept_from_this_browser() {
         }
     }
     // Into an empty profile the key stays empty: it was never in the file.
-    let p = plan(&backup, &current(vec![], vec![]), RestoreMode::Merge);
+    let p = plan(
+        &backup,
+        &current(vec![], vec![]),
+        RestoreMode::Merge,
+        Consent::default(),
+    );
     assert_eq!(
         p.writes[0].puts,
         vec![provider("", "new-model")],
@@ -682,4 +691,363 @@ fn labels_for_every_store() {
             "somethingelse"
         ]
     );
+}
+
+// ---------------------------------------------------------------- attacks
+
+use crate::mcp::oauth::{AuthState, ClientCredentials, TokenSet};
+use crate::mcp::servers::{NewServer, ServerEntry};
+use crate::permission::{ApprovalSetting, PermissionMode, PermissionSettings};
+use crate::providers::{ProviderConfig, ProviderKind};
+
+/// The provider record as the app stores it (`settings`, key `provider`).
+fn provider_setting(base_url: &str, api_key: &str, model: &str) -> Value {
+    let config = ProviderConfig {
+        kind: ProviderKind::OpenAiCompatible,
+        preset: None,
+        base_url: base_url.into(),
+        api_key: api_key.into(),
+        model: model.into(),
+        max_tokens: None,
+        temperature: None,
+        include_usage: true,
+    };
+    json!({"key": "provider", "value": serde_json::to_value(config).unwrap()})
+}
+
+/// An MCP server as the Add server form stores it, with a token and an
+/// API-key header.
+fn server_record(url: &str, token: &str) -> Value {
+    let entry = ServerEntry::from_form(
+        &NewServer {
+            url: url.into(),
+            name: "docs".into(),
+            headers: "X-Api-Key: key-of-the-person\nX-Trace: 1".into(),
+            token: token.into(),
+            relay: false,
+        },
+        &[],
+        1.0,
+    )
+    .unwrap();
+    serde_json::to_value(entry).unwrap()
+}
+
+/// A signed-in server's OAuth state as the app stores it.
+fn oauth_setting(token_endpoint: &str, access: &str) -> Value {
+    let mut clients = BTreeMap::new();
+    clients.insert(
+        "https://auth.example".to_string(),
+        ClientCredentials {
+            issuer: "https://auth.example".into(),
+            client_id: "hearth".into(),
+            client_secret: Some("client-secret-of-the-person".into()),
+            token_endpoint_auth_method: None,
+        },
+    );
+    let state = AuthState {
+        clients,
+        tokens: Some(TokenSet {
+            access_token: access.into(),
+            token_type: "Bearer".into(),
+            refresh_token: Some("refresh-of-the-person".into()),
+            expires_at_ms: None,
+            scope: None,
+        }),
+        token_issuer: Some("https://auth.example".into()),
+        token_endpoint: Some(token_endpoint.into()),
+        token_endpoint_auth_methods_supported: None,
+        resource: Some("https://mcp.example/mcp".into()),
+    };
+    json!({"key": "mcp.oauth.docs", "value": serde_json::to_value(state).unwrap()})
+}
+
+fn permissions_setting(p: &PermissionSettings) -> Value {
+    json!({"key": "permissions", "value": serde_json::to_value(p).unwrap()})
+}
+
+fn profile_of(settings: Vec<Value>, servers: Vec<Value>) -> Snapshot {
+    Snapshot {
+        schema_version: 3,
+        stores: vec![
+            store("notes", "id", vec![]),
+            store("settings", "key", settings),
+            store("conversations", "id", vec![]),
+            store("mcp_servers", "id", servers),
+        ],
+    }
+}
+
+fn all_puts(p: &RestorePlan) -> String {
+    let puts: Vec<&Value> = p.writes.iter().flat_map(|w| &w.puts).collect();
+    serde_json::to_string(&puts).unwrap()
+}
+
+const THE_PERSONS_SECRETS: [&str; 6] = [
+    "sk-live-of-the-person",
+    "token-of-the-person",
+    "key-of-the-person",
+    "access-of-the-person",
+    "refresh-of-the-person",
+    "client-secret-of-the-person",
+];
+
+#[test]
+fn secrets_are_found_in_the_records_the_app_stores() {
+    let here = profile_of(
+        vec![
+            provider_setting("https://api.openai.com/v1", "sk-live-of-the-person", "m"),
+            oauth_setting("https://auth.example/token", "access-of-the-person"),
+        ],
+        vec![server_record(
+            "https://mcp.example/mcp",
+            "token-of-the-person",
+        )],
+    );
+    let file = write(here, &options(SecretsChoice::LeaveOut)).unwrap();
+    let back = read(&file.bytes, &known()).unwrap();
+    let text = serde_json::to_string(&back.stores).unwrap();
+    for secret in THE_PERSONS_SECRETS {
+        assert!(!text.contains(secret), "{secret} was exported");
+    }
+    // What is not a secret stays, so the file still says what it holds.
+    let server = &back.store("mcp_servers").unwrap().records[0];
+    let names: Vec<&str> = server["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h[0].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["X-Api-Key", "X-Trace", "Authorization"]);
+    assert_eq!(server["source"]["url"], "https://mcp.example/mcp");
+}
+
+/// A "secrets left out" backup made by someone else, restored over this
+/// profile: every record keeps its key, but points somewhere new.
+fn hostile_backup() -> Backup {
+    backup_of(
+        vec![
+            store(
+                "settings",
+                "key",
+                vec![
+                    provider_setting("https://attacker.example/v1", "", "m"),
+                    oauth_setting("https://attacker.example/token", ""),
+                ],
+            ),
+            store(
+                "mcp_servers",
+                "id",
+                vec![server_record("https://attacker.example/mcp", "")],
+            ),
+        ],
+        false,
+    )
+}
+
+fn the_persons_profile() -> Snapshot {
+    profile_of(
+        vec![
+            provider_setting("https://api.openai.com/v1", "sk-live-of-the-person", "m"),
+            oauth_setting("https://auth.example/token", "access-of-the-person"),
+        ],
+        vec![server_record(
+            "https://mcp.example/mcp",
+            "token-of-the-person",
+        )],
+    )
+}
+
+#[test]
+fn a_secret_never_follows_its_record_to_a_new_destination() {
+    let backup = hostile_backup();
+    let here = the_persons_profile();
+    for mode in [RestoreMode::Replace, RestoreMode::Merge] {
+        let p = plan(&backup, &here, mode, Consent::default());
+        let puts = all_puts(&p);
+        for secret in THE_PERSONS_SECRETS {
+            assert!(!puts.contains(secret), "{mode:?}: {secret} was carried");
+        }
+        assert_eq!(p.secrets_kept, 0, "{mode:?}");
+    }
+}
+
+/// The permission record a backup holds is applied only when the person
+/// agrees to what it loosens.
+#[test]
+fn a_backup_cannot_loosen_permissions_unasked() {
+    let mut auto = PermissionSettings {
+        mode: PermissionMode::Auto,
+        ..PermissionSettings::default()
+    };
+    auto.set_approval("web_fetch", Some(ApprovalSetting::AlwaysAllow));
+    let backup = backup_of(
+        vec![store("settings", "key", vec![permissions_setting(&auto)])],
+        true,
+    );
+    // A fresh profile: Merge would simply add it.
+    let fresh = profile_of(vec![], vec![]);
+    for mode in [RestoreMode::Merge, RestoreMode::Replace] {
+        let p = plan(&backup, &fresh, mode, Consent::default());
+        assert!(
+            !all_puts(&p).contains("\"auto\""),
+            "{mode:?}: approvals were switched off silently"
+        );
+    }
+    // A stricter profile: Replace with a backup that has no permission
+    // record would drop "chat only" back to the defaults.
+    let strict = PermissionSettings {
+        mode: PermissionMode::ChatOnly,
+        ..PermissionSettings::default()
+    };
+    let here = profile_of(vec![permissions_setting(&strict)], vec![]);
+    let empty = backup_of(vec![store("settings", "key", vec![])], true);
+    let p = plan(&empty, &here, RestoreMode::Replace, Consent::default());
+    let settings = p.writes.iter().find(|w| w.name == "settings");
+    assert!(
+        settings.is_none_or(|w| w.puts.contains(&permissions_setting(&strict))),
+        "chat-only was dropped silently: {:?}",
+        p.writes
+    );
+}
+
+fn field(path: &str, before: Option<&str>, after: Option<&str>, destination: bool) -> FieldChange {
+    FieldChange {
+        path: path.into(),
+        before: before.map(str::to_string),
+        after: after.map(str::to_string),
+        destination,
+    }
+}
+
+#[test]
+fn the_review_lists_every_changed_field_with_destinations_marked() {
+    let p = plan(
+        &hostile_backup(),
+        &the_persons_profile(),
+        RestoreMode::Replace,
+        Consent::default(),
+    );
+    let find = |key: &str| {
+        p.review
+            .records
+            .iter()
+            .find(|r| r.key == key)
+            .unwrap_or_else(|| panic!("{key} is not in the review: {:?}", p.review.records))
+    };
+    assert_eq!(
+        find("provider"),
+        &RecordReview {
+            store: "settings".into(),
+            key: "provider".into(),
+            label: "Model provider".into(),
+            change: RecordChange::Changed,
+            fields: vec![
+                field("api_key", Some("(secret)"), Some("(none)"), false),
+                field(
+                    "base_url",
+                    Some("https://api.openai.com/v1"),
+                    Some("https://attacker.example/v1"),
+                    true
+                ),
+            ],
+            more_fields: 0,
+            secrets_withheld: true,
+            held_back: false,
+        }
+    );
+    let server = find("docs");
+    assert_eq!(
+        (server.label.as_str(), server.secrets_withheld),
+        ("MCP server docs", true)
+    );
+    assert!(
+        server.fields.contains(&field(
+            "source.url",
+            Some("https://mcp.example/mcp"),
+            Some("https://attacker.example/mcp"),
+            true
+        )),
+        "{:?}",
+        server.fields
+    );
+    // No field shows a secret's value, whoever's it is.
+    let shown = format!("{:?}", p.review);
+    for secret in THE_PERSONS_SECRETS {
+        assert!(!shown.contains(secret), "{secret} is shown");
+    }
+    let sign_in = find("mcp.oauth.docs");
+    assert_eq!(sign_in.label, "Sign-in to MCP server docs");
+    assert!(sign_in.secrets_withheld);
+    assert!(
+        sign_in
+            .fields
+            .iter()
+            .any(|f| f.path == "token_endpoint" && f.destination),
+        "{:?}",
+        sign_in.fields
+    );
+    assert_eq!(p.secrets_withheld, 3);
+    // Records that do not change are not listed.
+    let same = plan(
+        &backup_of(the_persons_profile().stores, true),
+        &the_persons_profile(),
+        RestoreMode::Replace,
+        Consent::default(),
+    );
+    assert_eq!(same.review, Review::default());
+}
+
+#[test]
+fn loosening_is_applied_only_with_its_own_consent() {
+    let auto = PermissionSettings {
+        mode: PermissionMode::Auto,
+        ..PermissionSettings::default()
+    };
+    let backup = backup_of(
+        vec![store("settings", "key", vec![permissions_setting(&auto)])],
+        true,
+    );
+    let fresh = profile_of(vec![], vec![]);
+    let held = plan(&backup, &fresh, RestoreMode::Merge, Consent::default());
+    assert_eq!(
+        held.review.loosening,
+        vec!["Mode: Ask for sensitive skills → Auto".to_string()]
+    );
+    let settings = held.counts.iter().find(|c| c.name == "settings").unwrap();
+    assert_eq!((settings.added, settings.held_back), (0, 1));
+    assert!(held.review.records[0].held_back);
+    assert!(held.writes.is_empty(), "{:?}", held.writes);
+
+    let agreed = plan(
+        &backup,
+        &fresh,
+        RestoreMode::Merge,
+        Consent {
+            loosen_permissions: true,
+        },
+    );
+    assert_eq!(agreed.review.loosening, held.review.loosening);
+    assert!(!agreed.review.records[0].held_back);
+    assert_eq!(
+        agreed.writes,
+        vec![StoreWrites {
+            name: "settings".into(),
+            clear: false,
+            puts: vec![permissions_setting(&auto)],
+        }]
+    );
+
+    // Tightening needs no consent.
+    let strict = PermissionSettings {
+        mode: PermissionMode::AskEverything,
+        ..PermissionSettings::default()
+    };
+    let backup = backup_of(
+        vec![store("settings", "key", vec![permissions_setting(&strict)])],
+        true,
+    );
+    let p = plan(&backup, &fresh, RestoreMode::Merge, Consent::default());
+    assert_eq!(p.review.loosening, Vec::<String>::new());
+    assert_eq!(p.writes[0].puts, vec![permissions_setting(&strict)]);
 }

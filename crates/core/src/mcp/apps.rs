@@ -647,6 +647,62 @@ impl AppHost {
     }
 }
 
+/// How many `tools/call`s the MCP Apps of one server may make in a span of
+/// time. A view is the server's code running in the chat, not the person:
+/// it must not flood the person with approval questions, nor run an
+/// allowed tool in a loop. Times come from the caller (core has no clock).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallBudget {
+    max: usize,
+    window_ms: f64,
+    /// When the calls still inside the window were made.
+    times: std::collections::VecDeque<f64>,
+}
+
+impl Default for CallBudget {
+    fn default() -> Self {
+        Self::new(APP_CALLS_PER_WINDOW, APP_CALL_WINDOW_MS)
+    }
+}
+
+/// Calls one server's apps may make per [`APP_CALL_WINDOW_MS`].
+pub const APP_CALLS_PER_WINDOW: usize = 5;
+pub const APP_CALL_WINDOW_MS: f64 = 10_000.0;
+
+impl CallBudget {
+    pub fn new(max: usize, window_ms: f64) -> Self {
+        Self {
+            max,
+            window_ms,
+            times: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Takes one call made at `now_ms`; or, when the budget is spent, says
+    /// how many milliseconds until the next call may be made.
+    pub fn take(&mut self, now_ms: f64) -> Result<(), f64> {
+        while self
+            .times
+            .front()
+            .is_some_and(|t| now_ms - *t >= self.window_ms)
+        {
+            self.times.pop_front();
+        }
+        if self.times.len() >= self.max {
+            let oldest = self.times.front().copied().unwrap_or(now_ms);
+            return Err((oldest + self.window_ms - now_ms).max(0.0));
+        }
+        self.times.push_back(now_ms);
+        Ok(())
+    }
+}
+
+/// What an app is told when its budget is spent.
+pub fn too_many_calls(wait_ms: f64) -> String {
+    let seconds = (wait_ms / 1000.0).ceil().max(1.0);
+    format!("too many tool calls from this app; Hearth takes the next one in {seconds} s")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1032,6 +1088,34 @@ mod tests {
         assert_eq!(
             result_for_view(&failed),
             json!({"content": [{"type": "text", "text": "no such city"}], "isError": true})
+        );
+    }
+
+    #[test]
+    fn an_app_gets_a_few_calls_per_window_and_no_more() {
+        let mut b = CallBudget::new(3, 1000.0);
+        let got: Vec<Result<(), f64>> =
+            [0.0, 10.0, 20.0, 30.0, 500.0, 1000.0, 1005.0, 1010.0, 1020.0]
+                .into_iter()
+                .map(|t| b.take(t))
+                .collect();
+        assert_eq!(
+            got,
+            vec![
+                Ok(()),
+                Ok(()),
+                Ok(()),
+                Err(970.0),
+                Err(500.0),
+                Ok(()),
+                Err(5.0),
+                Ok(()),
+                Ok(())
+            ]
+        );
+        assert_eq!(
+            too_many_calls(4200.0),
+            "too many tool calls from this app; Hearth takes the next one in 5 s"
         );
     }
 }

@@ -17,8 +17,9 @@ use super::oauth::{
     ClientMetadata, Grant, PendingAuthorization, Pkce, RegistrationPlan, ResourceMetadata,
     TokenAction, TokenSet, authorization_server_metadata_urls, check_resource, default_metadata,
     initial_scope, parse_authorization_server_metadata, parse_registration,
-    parse_resource_metadata, parse_token_response, plan_registration, resource_metadata_urls,
-    scope_grows, state_from_random, step_up_scope, token_action, token_request,
+    parse_resource_metadata, parse_token_response, plan_registration, resource_covers,
+    resource_metadata_urls, scope_grows, state_from_random, step_up_scope, token_action,
+    token_request,
 };
 use super::transport::{HttpMethod, HttpRequest, HttpTransport, TransportError};
 use super::url::HttpUrl;
@@ -433,7 +434,14 @@ impl OAuthFlow {
 impl AuthProvider for OAuthFlow {
     fn access_token(&self) -> LocalBoxFuture<'_, Option<String>> {
         async move {
-            let tokens = self.state.borrow().tokens.clone()?;
+            let (tokens, resource) = {
+                let s = self.state.borrow();
+                (s.tokens.clone()?, s.resource.clone()?)
+            };
+            // Tokens go only to the server they were issued for.
+            if !resource_covers(&resource, &self.config.server_url) {
+                return None;
+            }
             match token_action(&tokens, self.time.now_unix_ms()) {
                 TokenAction::Use => Some(tokens.access_token),
                 TokenAction::Refresh => match self.refresh().await {

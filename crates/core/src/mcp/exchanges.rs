@@ -1265,6 +1265,70 @@ mod sign_in {
         );
     }
 
+    /// Saved tokens whose resource is not the server's address (a restored
+    /// backup pointed the server somewhere new but kept the sign-in) are
+    /// never sent: the token stays home and the server must ask again.
+    #[test]
+    fn tokens_saved_for_one_server_are_never_sent_to_another() {
+        use crate::mcp::client::AuthProvider;
+        use crate::mcp::oauth::TokenSet;
+        let saved = |resource: &str| AuthState {
+            tokens: Some(TokenSet {
+                access_token: "the-persons-token".into(),
+                token_type: "Bearer".into(),
+                refresh_token: Some("the-persons-refresh".into()),
+                expires_at_ms: None,
+                scope: None,
+            }),
+            token_issuer: Some(AS.into()),
+            token_endpoint: Some(format!("{AS}/token")),
+            resource: Some(resource.into()),
+            ..AuthState::default()
+        };
+        let script = Script::new(vec![]);
+        let token_for = |server_url: &str, resource: &str| {
+            let f = OAuthFlow::new(
+                script.clone(),
+                Rc::new(Approve {
+                    urls: RefCell::new(vec![]),
+                    iss: "",
+                }),
+                Rc::new(Counter(Cell::new(0))),
+                Rc::new(Clock(Cell::new(0.0))),
+                OAuthConfig {
+                    server_url: server_url.into(),
+                    client: ClientMetadata {
+                        client_name: "Hearth".into(),
+                        redirect_uris: vec!["http://localhost:3000/callback".into()],
+                        application_type: "native".into(),
+                        want_refresh: true,
+                    },
+                    metadata_document_url: None,
+                    preregistered: vec![],
+                },
+                saved(resource),
+            );
+            block_on(f.access_token())
+        };
+        let mine = Some("the-persons-token".to_string());
+        assert_eq!(token_for(URL, URL), mine);
+        assert_eq!(token_for(URL, "http://127.0.0.1:1/"), mine);
+        for (server, resource) in [
+            ("https://evil.example/mcp", URL),
+            ("http://127.0.0.1:2/mcp", URL),
+            ("http://127.0.0.1:1/other", URL),
+            ("http://127.0.0.1:1/mcp", "http://127.0.0.1:1/mcp/deeper"),
+            (URL, "not a url"),
+        ] {
+            assert_eq!(
+                token_for(server, resource),
+                None,
+                "{server} with {resource}"
+            );
+        }
+        assert_eq!(script.raw.borrow().len(), 0, "a token was sent somewhere");
+    }
+
     #[test]
     fn metadata_for_another_resource_is_refused() {
         let script = Script::new(vec![

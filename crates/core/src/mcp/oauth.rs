@@ -292,6 +292,19 @@ pub fn check_resource(metadata: &ResourceMetadata, server_url: &str) -> Result<S
     Ok(resource.canonical_resource())
 }
 
+/// Whether tokens issued for `resource` may be sent to `server_url`: the
+/// server is that resource or under it (same origin, path inside). Tokens
+/// kept for one server never go to another, however the saved state and
+/// the server's address came to disagree (a restored backup, an edit).
+pub fn resource_covers(resource: &str, server_url: &str) -> bool {
+    let (Ok(resource), Ok(server)) = (HttpUrl::parse(resource), HttpUrl::parse(server_url)) else {
+        return false;
+    };
+    let base = format!("{}/", resource.trimmed_path());
+    let path = format!("{}/", server.trimmed_path());
+    resource.origin() == server.origin() && resource.fragment.is_none() && path.starts_with(&base)
+}
+
 /// Where to look for an authorization server's metadata, in the order the
 /// MCP spec gives (RFC 8414 path insertion, then OpenID Discovery).
 pub fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>, AuthError> {

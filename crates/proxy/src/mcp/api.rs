@@ -1,5 +1,5 @@
 //! The MCP routes of `hearth serve`, all behind the network tier's guard
-//! with the token (`Access::Token`), exactly like `/api/…`:
+//! with the key, exactly like `/api/…`:
 //!
 //! - `POST | GET | DELETE /mcp/stdio/{name}` — the stdio bridge: each
 //!   server of the local config file as a Streamable HTTP endpoint. Only
@@ -34,7 +34,7 @@ use super::stdio::config::{ConfigError, StdioConfig, load};
 use super::stdio::http::{Bridge, router as bridge_router};
 use crate::net::client::ClientConfig;
 use crate::net::error::error_response;
-use crate::net::guard::{self, Access, AppGuard};
+use crate::net::guard::{self, AppGuard};
 
 /// The stdio servers and relays `hearth serve` runs.
 pub struct McpState {
@@ -139,7 +139,7 @@ pub fn router(state: Arc<McpState>, guard: Arc<AppGuard>) -> Router {
         .with_state(state.clone())
         .nest("/mcp/stdio", bridge_router(state.bridge.clone()))
         .method_not_allowed_fallback(method_not_allowed);
-    guard::protect(routes, guard, Access::Token)
+    guard::protect(routes, guard)
 }
 
 async fn list_stdio(State(s): State<Arc<McpState>>) -> Json<StdioListing> {

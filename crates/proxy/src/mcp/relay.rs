@@ -12,7 +12,10 @@
 //!   as local — the loopback address of that server's own port;
 //! - redirects are not followed (a browser would leave the relay there);
 //! - cookies, the app's token, `Origin` and the browser's `Sec-*` headers
-//!   stay behind; the server's `Set-Cookie` and CORS headers are dropped.
+//!   stay behind; of the server's answer only the headers MCP needs come
+//!   back (an allow list), since the answer is served from Hearth's origin;
+//! - a server marked local may be on this machine, but never on one of the
+//!   Fetch standard's bad ports (mail, SSH, X11…).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -116,25 +119,19 @@ const DROPPED_REQUEST: &[&str] = &[
     crate::net::guard::TOKEN_HEADER,
 ];
 
-/// Response headers that never come back: hop-by-hop ones, cookies, CORS
-/// (the relay is same-origin), and policies the app's server sets itself.
-const DROPPED_RESPONSE: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "trailer",
-    "upgrade",
-    "content-length",
-    "set-cookie",
-    "set-cookie2",
-    "content-security-policy",
-    "content-security-policy-report-only",
-    "strict-transport-security",
-    "alt-svc",
-    "x-frame-options",
-    "cross-origin-opener-policy",
-    "cross-origin-embedder-policy",
-    "cross-origin-resource-policy",
+/// The only response headers that come back through the relay: what the
+/// MCP protocol and its HTTP transport need. The answer is served from
+/// Hearth's own origin, so anything else (`Clear-Site-Data`, `Set-Cookie`,
+/// `Refresh`, `Link`, `Service-Worker-Allowed`, a CSP…) could act on the
+/// app itself; an allow list keeps headers not yet invented out too.
+const FORWARDED_RESPONSE: &[&str] = &[
+    "content-type",
+    "content-encoding",
+    "www-authenticate",
+    "retry-after",
+    "cache-control",
+    "etag",
+    "last-modified",
 ];
 
 fn dropped_request(name: &HeaderName) -> bool {
@@ -144,7 +141,7 @@ fn dropped_request(name: &HeaderName) -> bool {
 
 fn dropped_response(name: &HeaderName) -> bool {
     let n = name.as_str();
-    DROPPED_RESPONSE.contains(&n) || n.starts_with("access-control-")
+    !(FORWARDED_RESPONSE.contains(&n) || n.starts_with("mcp-"))
 }
 
 /// The loopback addresses a local server's URL may reach, or why not.
@@ -190,7 +187,12 @@ impl Relays {
             config.allow_private.extend(loopback_allowances(&url)?);
         }
         let client = GuardedClient::new(config);
-        client.check_target(&url).await?;
+        let target = client.check_target(&url).await?;
+        // The loopback allowance lifts the address rule for this one
+        // server; the port rule still holds.
+        if registration.local && crate::net::address::is_bad_port(target.port) {
+            return Err(RelayError::Fetch(FetchError::BlockedPort(target.port)));
+        }
         let description = RelayDescription {
             id: id.clone(),
             url: url.to_string(),
@@ -350,13 +352,32 @@ mod tests {
                 "{name}"
             );
         }
+        // Only what the MCP protocol needs comes back; anything else could
+        // act on Hearth's own origin, which the answer is served from.
         let table = [
             ("set-cookie", true),
             ("access-control-allow-origin", true),
             ("content-security-policy", true),
+            ("clear-site-data", true),
+            ("refresh", true),
+            ("link", true),
+            ("service-worker-allowed", true),
+            ("content-disposition", true),
+            ("permissions-policy", true),
+            ("report-to", true),
+            ("reporting-endpoints", true),
+            ("nel", true),
+            ("origin-agent-cluster", true),
+            ("x-dns-prefetch-control", true),
+            ("supports-loading-mode", true),
+            ("location", true),
+            ("x-made-up", true),
             ("mcp-session-id", false),
+            ("mcp-protocol-version", false),
             ("www-authenticate", false),
+            ("retry-after", false),
             ("content-type", false),
+            ("content-encoding", false),
         ];
         for (name, dropped) in table {
             assert_eq!(

@@ -10,7 +10,14 @@
 //! 4. `Sec-Fetch-Site` is `same-origin`;
 //! 5. `Origin`, when sent, is the app's origin — and it must be sent on
 //!    anything but GET and HEAD, as browsers do for same-origin requests;
-//! 6. for [`Access::Token`], `X-Hearth-Token` carries the per-install token.
+//! 6. `X-Hearth-Token` carries the per-install key.
+//!
+//! Steps 1–5 keep web pages out; they are no defence against a program on
+//! this machine, which can set any header it likes. The key is: it is
+//! handed out over no route at all. `hearth serve` prints it in the launch
+//! link's fragment (`http://127.0.0.1:8080/#token=…`, never sent to a
+//! server), the app keeps it in its origin's storage, and it sits in a
+//! 0600 file that other users cannot read.
 //!
 //! It is a plain axum middleware so other same-origin services (the MCP
 //! stdio bridge and CORS relay) reuse it as is:
@@ -31,10 +38,8 @@ use hearth_core::web::ApiErrorCode;
 use super::error::ApiError;
 use super::token::ApiToken;
 
-/// The header carrying the token. A custom header (not `Authorization`) so
-/// a relay can forward the caller's own `Authorization` untouched, and so a
-/// cross-origin request that sets it must be preflighted — which is refused.
-pub const TOKEN_HEADER: &str = "x-hearth-token";
+/// The header carrying the key (see [`hearth_core::web::TOKEN_HEADER`]).
+pub const TOKEN_HEADER: &str = hearth_core::web::TOKEN_HEADER;
 
 /// Why a request was turned away. Every variant answers 403.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -56,10 +61,14 @@ pub enum GuardError {
     )]
     ForbiddenFetchSite(String),
     /// 403 `missing_token`: no `X-Hearth-Token`.
-    #[error("the API token is missing; the app gets it from GET /api/session")]
+    #[error(
+        "the key to Hearth's local server is missing: open Hearth once from the link `hearth serve` printed when it started (…/#token=…); this browser keeps the key"
+    )]
     MissingToken,
-    /// 403 `bad_token`: the token is not this install's.
-    #[error("the API token is not valid for this Hearth; reload the app to get the current one")]
+    /// 403 `bad_token`: the key is not this install's.
+    #[error(
+        "the key to Hearth's local server does not match: open Hearth again from the link `hearth serve` printed when it started (…/#token=…)"
+    )]
     BadToken,
     /// 403 `preflight_refused`: CORS preflights are never granted.
     #[error("cross-origin requests are not allowed (CORS preflight refused)")]
@@ -78,16 +87,6 @@ impl GuardError {
             GuardError::PreflightRefused => ApiErrorCode::PreflightRefused,
         }
     }
-}
-
-/// What a route needs beyond being same-origin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Same-origin checks only: `GET /api/session`, which hands out the
-    /// token.
-    SameOrigin,
-    /// Same-origin checks and the token: everything else.
-    Token,
 }
 
 /// Who may call: the loopback hosts and origins of this server, and the
@@ -144,6 +143,7 @@ impl AppGuard {
         }
     }
 
+    #[cfg(test)]
     pub fn token(&self) -> &ApiToken {
         &self.token
     }
@@ -163,7 +163,6 @@ impl AppGuard {
         headers: &HeaderMap,
         authority: Option<&str>,
         peer: Option<SocketAddr>,
-        access: Access,
     ) -> Result<(), GuardError> {
         match peer {
             Some(addr) if addr.ip().to_canonical().is_loopback() => {}
@@ -198,17 +197,14 @@ impl AppGuard {
             None if method == Method::GET || method == Method::HEAD => {}
             None => return Err(GuardError::ForbiddenOrigin("(missing)".into())),
         }
-        match access {
-            Access::SameOrigin => Ok(()),
-            Access::Token => match headers.get(TOKEN_HEADER) {
-                None => Err(GuardError::MissingToken),
-                Some(v) if self.token.matches(v.as_bytes()) => Ok(()),
-                Some(_) => Err(GuardError::BadToken),
-            },
+        match headers.get(TOKEN_HEADER) {
+            None => Err(GuardError::MissingToken),
+            Some(v) if self.token.matches(v.as_bytes()) => Ok(()),
+            Some(_) => Err(GuardError::BadToken),
         }
     }
 
-    fn check_request(&self, req: &Request, access: Access) -> Result<(), GuardError> {
+    fn check_request(&self, req: &Request) -> Result<(), GuardError> {
         let peer = req
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
@@ -218,7 +214,6 @@ impl AppGuard {
             req.headers(),
             req.uri().authority().map(|a| a.as_str()),
             peer,
-            access,
         )
     }
 }
@@ -230,8 +225,8 @@ fn shorten(s: &str) -> String {
     }
 }
 
-async fn guarded(guard: &AppGuard, access: Access, req: Request, next: Next) -> Response {
-    match guard.check_request(&req, access) {
+async fn guarded(guard: &AppGuard, req: Request, next: Next) -> Response {
+    match guard.check_request(&req) {
         Ok(()) => next.run(req).await,
         Err(e) => {
             tracing::warn!(
@@ -246,37 +241,21 @@ async fn guarded(guard: &AppGuard, access: Access, req: Request, next: Next) -> 
     }
 }
 
-/// Middleware: same-origin checks and the token.
+/// Middleware: same-origin checks and the key.
 pub async fn require_token(
     State(guard): State<Arc<AppGuard>>,
     req: Request,
     next: Next,
 ) -> Response {
-    guarded(&guard, Access::Token, req, next).await
+    guarded(&guard, req, next).await
 }
 
-/// Middleware: same-origin checks only (for the route that hands out the
-/// token).
-pub async fn require_same_origin(
-    State(guard): State<Arc<AppGuard>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    guarded(&guard, Access::SameOrigin, req, next).await
-}
-
-/// `router` with every route behind the guard, needing `access`.
+/// `router` with every route behind the guard.
 pub fn protect<S: Clone + Send + Sync + 'static>(
     router: Router<S>,
     guard: Arc<AppGuard>,
-    access: Access,
 ) -> Router<S> {
-    match access {
-        Access::Token => router.layer(middleware::from_fn_with_state(guard, require_token)),
-        Access::SameOrigin => {
-            router.layer(middleware::from_fn_with_state(guard, require_same_origin))
-        }
-    }
+    router.layer(middleware::from_fn_with_state(guard, require_token))
 }
 
 #[cfg(test)]
@@ -314,7 +293,7 @@ mod tests {
         }
     }
 
-    /// (method, host, sec-fetch-site, origin, token?, peer, access) → result
+    /// (method, host, sec-fetch-site, origin, token?, peer) → result
     #[test]
     fn decision_table() {
         let g = guard();
@@ -330,7 +309,6 @@ mod tests {
             Option<&'a str>,
             Option<&'a str>,
             Option<SocketAddr>,
-            Access,
             Result<(), GuardError>,
         );
         let cases: Vec<Case> = vec![
@@ -341,7 +319,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Ok(()),
             ),
             (
@@ -351,7 +328,6 @@ mod tests {
                 Some("http://localhost:8080"),
                 Some(&good),
                 Some(mapped),
-                Access::Token,
                 Ok(()),
             ),
             (
@@ -361,17 +337,6 @@ mod tests {
                 None,
                 None,
                 Some(local),
-                Access::SameOrigin,
-                Ok(()),
-            ),
-            (
-                Method::GET,
-                Some("127.0.0.1:8080"),
-                Some("same-origin"),
-                None,
-                None,
-                Some(local),
-                Access::Token,
                 Err(GuardError::MissingToken),
             ),
             (
@@ -381,7 +346,6 @@ mod tests {
                 app,
                 Some("nope"),
                 Some(local),
-                Access::Token,
                 Err(GuardError::BadToken),
             ),
             (
@@ -391,7 +355,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(lan),
-                Access::Token,
                 Err(GuardError::ForbiddenPeer),
             ),
             (
@@ -401,7 +364,6 @@ mod tests {
                 app,
                 Some(&good),
                 None,
-                Access::Token,
                 Err(GuardError::ForbiddenPeer),
             ),
             (
@@ -411,7 +373,6 @@ mod tests {
                 Some("https://evil.example"),
                 None,
                 Some(local),
-                Access::Token,
                 Err(GuardError::PreflightRefused),
             ),
             (
@@ -421,7 +382,6 @@ mod tests {
                 Some("http://evil.example:8080"),
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenHost(
                     "evil.example:8080".into(),
                     "http://127.0.0.1:8080".into(),
@@ -434,7 +394,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenHost(
                     "127.0.0.1:9999".into(),
                     "http://127.0.0.1:8080".into(),
@@ -447,7 +406,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenHost(
                     "".into(),
                     "http://127.0.0.1:8080".into(),
@@ -460,7 +418,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenFetchSite("cross-site".into())),
             ),
             (
@@ -470,7 +427,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenFetchSite("same-site".into())),
             ),
             (
@@ -480,7 +436,6 @@ mod tests {
                 None,
                 None,
                 Some(local),
-                Access::SameOrigin,
                 Err(GuardError::ForbiddenFetchSite("none".into())),
             ),
             (
@@ -490,7 +445,6 @@ mod tests {
                 app,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenFetchSite("(missing)".into())),
             ),
             (
@@ -500,7 +454,6 @@ mod tests {
                 Some("https://evil.example"),
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenOrigin("https://evil.example".into())),
             ),
             (
@@ -510,7 +463,6 @@ mod tests {
                 Some("null"),
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenOrigin("null".into())),
             ),
             (
@@ -520,7 +472,6 @@ mod tests {
                 Some("http://localhost:8080"),
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Ok(()),
             ),
             (
@@ -530,7 +481,6 @@ mod tests {
                 None,
                 Some(&good),
                 Some(local),
-                Access::Token,
                 Err(GuardError::ForbiddenOrigin("(missing)".into())),
             ),
             (
@@ -540,13 +490,12 @@ mod tests {
                 Some("http://127.0.0.1:8080.evil.example"),
                 None,
                 Some(local),
-                Access::SameOrigin,
                 Err(GuardError::ForbiddenOrigin(
                     "http://127.0.0.1:8080.evil.example".into(),
                 )),
             ),
         ];
-        for (i, (method, host, site, origin, token, peer, access, expected)) in
+        for (i, (method, host, site, origin, token, peer, expected)) in
             cases.into_iter().enumerate()
         {
             let mut h = HeaderMap::new();
@@ -562,11 +511,7 @@ mod tests {
             if let Some(v) = token {
                 h.insert(TOKEN_HEADER, HeaderValue::from_str(v).unwrap());
             }
-            assert_eq!(
-                g.check(&method, &h, None, peer, access),
-                expected,
-                "case {i}"
-            );
+            assert_eq!(g.check(&method, &h, None, peer), expected, "case {i}");
         }
     }
 }

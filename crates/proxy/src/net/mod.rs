@@ -16,7 +16,9 @@
 //! - carry `Sec-Fetch-Site: same-origin` (browsers send it by themselves);
 //! - carry `Origin: http://<that host>` on POST, PUT and DELETE (browsers
 //!   do), and if `Origin` is sent on GET it must be that too;
-//! - carry `X-Hearth-Token: <token>`, on every route but `GET /api/session`;
+//! - carry `X-Hearth-Token: <key>`, on every route. The key is in the
+//!   fragment of the launch link `hearth serve` prints
+//!   (`http://127.0.0.1:8080/#token=<key>`); no route hands it out;
 //! - send JSON bodies as `Content-Type: application/json` (anything else is
 //!   `400 invalid_request`, so a cross-site `<form>` post can never parse).
 //!
@@ -28,16 +30,17 @@
 //!
 //! ## `GET /api/session` → 200 ([`Session`](hearth_core::web::Session))
 //! ```json
-//! {"token": "<43 chars>", "header": "x-hearth-token", "version": "0.1.0",
+//! {"header": "x-hearth-token", "version": "0.1.0",
 //!  "fetch": {"default_max_bytes": 2097152, "max_bytes": 10485760},
 //!  "search": {"configured": true, "backend": "searxng"}}
 //! ```
-//! The app fetches this once per page load (`fetch("/api/session")`) and
-//! sends the token on every other call. The token is per install and
-//! stable; on `missing_token` / `bad_token` fetch the session again.
-//! `hearth_core::web::read_answer` reads every answer below, and turns a
-//! missing proxy (a static server's 404/405/501, or a dev server's
-//! `index.html`) into `WebFailure::ProxyUnreachable`.
+//! Needs the key like every route, and never repeats it. The app keeps the
+//! key from the launch link in its origin's local storage; on
+//! `missing_token` / `bad_token` it reads the stored key again (another tab
+//! may have taken a newer one) and otherwise tells the person to open the
+//! launch link. `hearth_core::web::read_answer` reads every answer below,
+//! and turns a missing proxy (a static server's 404/405/501, or a dev
+//! server's `index.html`) into `WebFailure::ProxyUnreachable`.
 //!
 //! ## `POST /api/fetch` (`Content-Type: application/json`)
 //! Request ([`FetchRequest`](hearth_core::web::FetchRequest)):
@@ -139,7 +142,7 @@ use self::client::{ClientConfig, GuardedClient, parse_url, redact};
 use self::config::{FALLBACK_RATE_LIMIT, NetConfig, SEARCH_SETTINGS_FILE};
 use self::error::ApiError;
 use self::fetch::FetchLimits;
-use self::guard::{Access, AppGuard, TOKEN_HEADER};
+use self::guard::{AppGuard, TOKEN_HEADER};
 use self::ratelimit::{RateLimiter, retry_after_secs};
 use self::resolve::Resolve;
 use self::search::{AppBackendSetting, SearchBackend, SearchError};
@@ -265,14 +268,8 @@ fn load_app_search(path: &std::path::Path) -> Option<SearchBackend> {
 /// The `/api` routes, each behind the guard.
 pub fn router(state: Arc<NetState>) -> Router {
     let guard = state.guard();
-    let session = guard::protect(
-        Router::new()
-            .route("/api/session", get(session))
-            .method_not_allowed_fallback(method_not_allowed),
-        guard.clone(),
-        Access::SameOrigin,
-    );
     let api = Router::new()
+        .route("/api/session", get(session))
         .route("/api/fetch", post(fetch_handler))
         .route("/api/search", post(search_handler))
         .route(
@@ -282,10 +279,8 @@ pub fn router(state: Arc<NetState>) -> Router {
         .route("/api", any(not_found))
         .route("/api/{*rest}", any(not_found))
         .method_not_allowed_fallback(method_not_allowed);
-    let api = guard::protect(api, guard, Access::Token).layer(DefaultBodyLimit::max(64 * 1024));
-    session
-        .merge(api)
-        .layer(middleware::from_fn(log_requests))
+    let api = guard::protect(api, guard).layer(DefaultBodyLimit::max(64 * 1024));
+    api.layer(middleware::from_fn(log_requests))
         .with_state(state)
 }
 
@@ -322,7 +317,6 @@ async fn log_requests(req: Request, next: Next) -> Response {
 async fn session(State(s): State<Arc<NetState>>) -> Json<Session> {
     let (backend, _) = s.search_backend();
     Json(Session {
-        token: s.guard.token().as_str().to_string(),
         header: TOKEN_HEADER.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         fetch: SessionFetch {

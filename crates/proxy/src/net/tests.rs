@@ -343,17 +343,24 @@ async fn upstream() -> SocketAddr {
 // Who may call
 
 #[tokio::test]
-async fn session_hands_out_the_token_only_to_the_app() {
+async fn the_session_needs_the_key_and_never_repeats_it() {
     let h = harness(|_| {});
     let mut c = Call::new(&h, Method::GET, "/api/session");
-    c.token = None;
     c.origin = None;
+    // Every header a browser on the app sends, but no key: nothing.
+    let mut keyless = c.clone();
+    keyless.token = None;
+    let (status, _, v) = keyless.send(&h).await;
+    assert_eq!(
+        (status, code_of(&v)),
+        (StatusCode::FORBIDDEN, "missing_token")
+    );
+    assert!(!v.to_string().contains(&h.token));
     let (status, headers, v) = c.send(&h).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         v,
         json!({
-            "token": h.token,
             "header": "x-hearth-token",
             "version": env!("CARGO_PKG_VERSION"),
             "fetch": {"default_max_bytes": 2097152, "max_bytes": 10485760},

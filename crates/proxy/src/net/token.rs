@@ -2,10 +2,12 @@
 //! the user's config directory with owner-only permissions (0600 in a 0700
 //! directory on Unix).
 //!
-//! The app reads it over the same-origin `GET /api/session`; cross-origin
-//! pages cannot, because the API never opens CORS. Local programs running
-//! as the same user can read the file: the token keeps web pages out, not
-//! the user's own processes.
+//! No route hands it out: `hearth serve` prints it in the fragment of its
+//! launch link, and the app keeps it in its origin's storage. Web pages
+//! and other users of the machine cannot get it (no route, no CORS, an
+//! owner-only file). Programs running as the same user can read the file,
+//! as they can read the browser's own storage: the key keeps web pages
+//! and other users out, not the user's own processes.
 
 use std::fmt;
 use std::fs;
