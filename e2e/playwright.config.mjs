@@ -21,6 +21,8 @@ export default defineConfig({
   outputDir: './test-results/artifacts',
   globalTeardown: './support/teardown.mjs',
   timeout: 60_000,
+  // Screens are compared with e2e/baselines/ by `expectScreen`
+  // (support/screens.mjs), not toHaveScreenshot.
   expect: { timeout: 10_000 },
   // Two cores: one worker keeps timings honest and the machine usable.
   workers: 1,

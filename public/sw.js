@@ -8,6 +8,9 @@
 //   it is cached on first use (each file verified as it passes through), or
 //   all at once when the person asks in Settings (`cache-python`), with
 //   progress posted to the app.
+// - The in-tab model runtime (/wllama/, about 10 MB) is cached the same
+//   way, on first use only. Model files themselves live in the origin
+//   private file system, never in a cache.
 // - Updates are safe: a new build installs in the background and waits. The
 //   app shows "Reload to update"; only that click (`skip-waiting`) activates
 //   it. Caches of older builds stay while any open tab still runs one.
@@ -18,7 +21,7 @@
 'use strict';
 
 // `cargo xtask precache` replaces the next line with this build's list:
-// {id, python_id, shell: [{url, sha256, size}], python: [{url, sha256, size}]}.
+// {id, python_id, tabmodel_id, shell: [{url, sha256, size}], python: [...], tabmodel: [...]}.
 // Left null (the step did not run), the worker caches nothing.
 self.HEARTH_BUILD = null;
 
@@ -29,6 +32,8 @@ const PYTHON = BUILD ? `${PREFIX}python-${BUILD.python_id}` : null;
 const SHELL_FILES = new Map((BUILD ? BUILD.shell : []).map((f) => [f.url, f]));
 const PYTHON_FILES = new Map((BUILD ? BUILD.python : []).map((f) => [f.url, f]));
 const PYTHON_BYTES = (BUILD ? BUILD.python : []).reduce((n, f) => n + f.size, 0);
+const TABMODEL = BUILD && BUILD.tabmodel_id ? `${PREFIX}tabmodel-${BUILD.tabmodel_id}` : null;
+const TABMODEL_FILES = new Map((BUILD && BUILD.tabmodel ? BUILD.tabmodel : []).map((f) => [f.url, f]));
 
 // Downloads in flight, by URL, so the background job and a page asking for
 // the same file share one download.
@@ -197,13 +202,13 @@ async function cleanup() {
   const clients = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   const builds = await Promise.all(clients.map(askBuild));
   if (builds.some((b) => b === null)) return;
-  const keep = new Set([SHELL, PYTHON]);
+  const keep = new Set([SHELL, PYTHON, TABMODEL]);
   for (const b of builds) keep.add(`${PREFIX}shell-${b}`);
   const olderTabs = builds.some((b) => b !== BUILD.id);
   for (const name of await caches.keys()) {
     if (!name.startsWith(PREFIX) || keep.has(name)) continue;
-    // An older tab may still load its Python runtime.
-    if (olderTabs && name.startsWith(`${PREFIX}python-`)) continue;
+    // An older tab may still load its Python or model runtime.
+    if (olderTabs && (name.startsWith(`${PREFIX}python-`) || name.startsWith(`${PREFIX}tabmodel-`))) continue;
     await caches.delete(name);
   }
 }
@@ -266,10 +271,11 @@ self.addEventListener('message', (event) => {
   }
 });
 
-// A Python runtime file: cache first; on a miss, the page gets the network
-// response as it streams and the cache gets a verified copy.
-async function pythonFile(event, file) {
-  const cache = await caches.open(PYTHON);
+// A runtime file (Python's or the in-tab model's): cache first; on a miss,
+// the page gets the network response as it streams and the cache gets a
+// verified copy.
+async function runtimeFile(event, file, cacheName) {
+  const cache = await caches.open(cacheName);
   const hit = await cache.match(file.url);
   if (hit) return hit;
   const pending = inflight.get(file.url);
@@ -322,7 +328,8 @@ async function respond(event, url) {
     if (hit) return hit;
     return fetch(request);
   }
-  if (PYTHON_FILES.has(path)) return pythonFile(event, PYTHON_FILES.get(path));
+  if (PYTHON_FILES.has(path)) return runtimeFile(event, PYTHON_FILES.get(path), PYTHON);
+  if (TABMODEL_FILES.has(path)) return runtimeFile(event, TABMODEL_FILES.get(path), TABMODEL);
   // A file of an older build, still asked for by a tab that runs it.
   const old = safeSandboxPage(url, await caches.match(request, { ignoreSearch: true }));
   if (old) return old;

@@ -17,6 +17,7 @@ pub mod pwa;
 pub mod runtime;
 pub mod sandbox;
 pub mod storage;
+pub mod tabmodel;
 pub mod views;
 pub mod web;
 

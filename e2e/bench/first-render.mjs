@@ -1,38 +1,64 @@
-// Time to first render: from navigation start until the app has mounted
-// (it sets a "hearth-ready" performance mark), over 5 cold loads with a
-// fresh browser context each. Prints the median and every sample.
+// Time to first render: from navigation start until the page has mounted
+// (it sets a "hearth-ready" performance mark), over cold loads with a fresh
+// browser context each. The anchor is a bare Leptos page built with the
+// same profile and tools (e2e/bench/bare-leptos, built by `cargo xtask
+// bench` into HEARTH_BARE_DIST), served by the same `hearth serve`, loaded
+// in turns with the app so both see the same machine.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
-import { chromiumLaunchOptions, hearthBin, hearthDist } from '../support/env.mjs';
+import path from 'node:path';
+import { chromiumLaunchOptions, hearthBin, hearthDist, repoRoot } from '../support/env.mjs';
+import { freePort } from '../support/mcp.mjs';
+import { figure, median, ratio } from './figures.mjs';
 
-const port = 8790 + Math.floor(Math.random() * 100);
-const server = spawn(hearthBin, ['serve', '--host', '127.0.0.1', '--port', String(port), '--dist', hearthDist], { stdio: 'ignore' });
-const base = `http://127.0.0.1:${port}`;
-for (let i = 0; i < 100; i++) {
-  try { if ((await fetch(`${base}/healthz`)).ok) break; } catch { /* not up yet */ }
-  await new Promise((r) => setTimeout(r, 100));
+const LOADS = Number(process.env.HEARTH_BENCH_LOADS || 7);
+const bareDist = process.env.HEARTH_BARE_DIST || path.join(repoRoot, 'target', 'bench', 'bare-leptos');
+
+async function serve(dist) {
+  const port = await freePort();
+  const child = spawn(hearthBin, ['serve', '--host', '127.0.0.1', '--port', String(port), '--dist', dist], { stdio: 'ignore' });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try { if ((await fetch(`${base}/healthz`)).ok) break; } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, stop: () => child.kill() };
 }
 
+async function coldLoad(browser, base) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(base + '/');
+  await page.waitForSelector('body[data-ready]');
+  const ms = await page.evaluate(() => {
+    const mark = performance.getEntriesByName('hearth-ready')[0];
+    return mark ? mark.startTime : NaN;
+  });
+  await context.close();
+  if (!Number.isFinite(ms)) throw new Error(`${base} set no hearth-ready mark`);
+  return ms;
+}
+
+const app = await serve(hearthDist);
+const bare = await serve(bareDist);
 const browser = await chromium.launch(chromiumLaunchOptions());
-const samples = [];
+const samples = { app: [], bare: [] };
 try {
-  for (let i = 0; i < 5; i++) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(base + '/');
-    await page.waitForSelector('body[data-ready]');
-    const ms = await page.evaluate(() => {
-      const mark = performance.getEntriesByName('hearth-ready')[0];
-      return mark ? mark.startTime : NaN;
-    });
-    samples.push(ms);
-    await context.close();
+  // One warm-up load each (the browser's own start-up), not counted.
+  await coldLoad(browser, app.base);
+  await coldLoad(browser, bare.base);
+  for (let i = 0; i < LOADS; i++) {
+    samples.app.push(await coldLoad(browser, app.base));
+    samples.bare.push(await coldLoad(browser, bare.base));
   }
 } finally {
   await browser.close();
-  server.kill();
+  app.stop();
+  bare.stop();
 }
-const sorted = [...samples].sort((a, b) => a - b);
-const median = sorted[Math.floor(sorted.length / 2)];
-console.log(`  time to first render: median ${median.toFixed(1)} ms over ${samples.length} cold loads (samples: ${samples.map((s) => s.toFixed(1)).join(', ')} ms)`);
-if (!Number.isFinite(median)) process.exit(1);
+const show = (xs) => xs.map((s) => s.toFixed(0)).join(', ');
+const anchor = { figure: 'first render of a bare Leptos page', value: median(samples.bare) };
+const hearth = { figure: 'first render of Hearth', value: median(samples.app) };
+figure({ ...anchor, unit: 'ms', detail: `median of ${LOADS} cold loads: ${show(samples.bare)} ms` });
+figure({ ...hearth, unit: 'ms', detail: `median of ${LOADS} cold loads: ${show(samples.app)} ms` });
+ratio('time to first render vs a bare Leptos page', hearth, anchor, { max: 1.5 });

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { chromiumLaunchOptions, hearthDist } from '../support/env.mjs';
+import { figure } from './figures.mjs';
 
 const files = ['highlight.min.js', 'temml.min.js'].map((name) => path.join(hearthDist, 'vendor', name));
 for (const f of files) {
@@ -68,6 +69,7 @@ try {
       return runs[7];
     }, { code, language });
     console.log(`  highlight.js, 1,000 lines of ${language.padEnd(10)} ${ms.toFixed(2).padStart(8)} ms (median of 15)`);
+    figure({ figure: `highlight.js, 1,000 lines of ${language}`, value: ms, unit: 'ms', detail: 'median of 15' });
   }
   const perFormula = await page.evaluate((formulas) => {
     const runs = [];
@@ -80,10 +82,12 @@ try {
     return runs[10];
   }, formulas);
   console.log(`  Temml, one formula to MathML                 ${perFormula.toFixed(3).padStart(8)} ms (median of 20 x ${formulas.length})`);
+  figure({ figure: 'Temml, one formula to MathML', value: perFormula, unit: 'ms', detail: `median of 20 x ${formulas.length}` });
   for (const f of files) {
     const bytes = fs.readFileSync(f);
     const gz = zlib.gzipSync(bytes, { level: 9 }).length;
     console.log(`  ${path.basename(f).padEnd(44)} ${(bytes.length / 1024).toFixed(1).padStart(8)} KB raw ${(gz / 1024).toFixed(1).padStart(7)} KB gzip (loaded on demand)`);
+    figure({ figure: `${path.basename(f)}, loaded on demand (gzip)`, value: gz / 1024, unit: 'KB', detail: `${(bytes.length / 1024).toFixed(1)} KB raw` });
   }
 } finally {
   await browser.close();

@@ -12,7 +12,8 @@
 // Usage: node e2e/bench/mcp.mjs (after trunk build and cargo build -p hearth-proxy)
 import { chromium } from 'playwright-core';
 import { chromiumLaunchOptions } from '../support/env.mjs';
-import { installPeers, startAppsServer, startEverything, startHearth, stdioServerConfig } from '../support/mcp.mjs';
+import { figure } from './figures.mjs';
+import { requirePeers, startAppsServer, startEverything, startHearth, stdioServerConfig } from '../support/mcp.mjs';
 
 const CALLS = 30;
 const RECONNECTS = 5;
@@ -105,7 +106,7 @@ async function roundTrips(page, skillId, line) {
   return texts.slice(before + 1).map(ms).filter(Number.isFinite);
 }
 
-installPeers();
+requirePeers();
 const hearth = await startHearth(stdioServerConfig());
 const everything = await startEverything();
 const many = await startAppsServer(['--tools', '1000']);
@@ -123,6 +124,8 @@ try {
   await switchOn(page, 'everything__echo');
   const direct = await roundTrips(page, 'everything__echo', '/everything__echo {"message":"hi"}');
   console.log(`  tools/call round trip, browser fetch transport → server-everything: ${summary(direct)}`);
+  figure({ figure: 'MCP connect, server-everything (first)', value: first, unit: 'ms' });
+  figure({ figure: 'MCP tools/call round trip, browser → server-everything', value: median(direct), unit: 'ms', detail: summary(direct) });
 
   await nav(page, 'Servers').click();
   const stdioFirst = await timeConnect(page, 'py', '.stdio-server[data-stdio="py"] button');
@@ -130,6 +133,7 @@ try {
   await switchOn(page, 'py__echo');
   const bridged = await roundTrips(page, 'py__echo', '/py__echo {"message":"hi"}');
   console.log(`  tools/call round trip, browser → hearth serve stdio bridge → stdio server: ${summary(bridged)}`);
+  figure({ figure: 'MCP tools/call round trip through the stdio bridge', value: median(bridged), unit: 'ms', detail: summary(bridged) });
 
   const manyFirst = await addServer(page, many.url, 'many');
   const count = await page.locator('.server-card[data-server="many"] .server-tools li').count();
@@ -148,6 +152,8 @@ try {
   }
   for (const t of await page.locator('.result-card[data-skill="discover_skills"] .card-duration').allTextContents()) discoveries.push(ms(t));
   console.log(`  discover_skills with those tools registered (call path): ${summary(discoveries)}`);
+  figure({ figure: `MCP connect, a server with ${count} tools (first)`, value: manyFirst, unit: 'ms' });
+  figure({ figure: `discover_skills with ${count} MCP tools registered (call path)`, value: median(discoveries), unit: 'ms', detail: summary(discoveries) });
 } finally {
   await browser.close();
   many.stop();

@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JSDOM, VirtualConsole } from 'jsdom';
 import { Readability } from '@mozilla/readability';
+import { figure } from './figures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const hearth = process.env.HEARTH_BIN;
@@ -146,6 +147,10 @@ console.log(`  median F1: ${med.toFixed(3)} (goal >= 0.9); the replaced reader o
 console.log(`  worst five: ${sorted.slice(0, 5).map((r) => `${r.id} ${r.f1.toFixed(3)}`).join(', ')}`);
 console.log(`  pages worse than the replaced reader (by more than 0.005): ${worse.length ? worse.map((r) => `${r.id} ${r.f1.toFixed(3)} < ${r.before.toFixed(3)}`).join(', ') : 'none'}`);
 if (missing.length) console.log(`  not compared: ${missing.join(', ')}`);
+figure({ figure: 'reader: median word-level F1 against Readability', value: med, unit: 'F1', goal: { min: 0.9 }, detail: `${rows.length} pages; worst ${sorted[0]?.id} ${sorted[0]?.f1.toFixed(3)}` });
+if (withBefore.length) {
+  figure({ figure: 'reader: pages worse than the replaced reader', value: worse.length, unit: 'pages', goal: { max: 0 }, detail: worse.map((r) => r.id).join(', ') || 'none' });
+}
 
 const write = option('--write-baseline');
 if (write) {

@@ -33,3 +33,5 @@ export async function saveScreenshot(page, name) {
   expect(fs.statSync(file).size).toBeGreaterThan(1000);
   return file;
 }
+
+export { expectScreen } from './screens.mjs';

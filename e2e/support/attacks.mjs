@@ -3,6 +3,7 @@
 import { test, expect } from '@playwright/test';
 import { openApp, saveScreenshot } from './app.mjs';
 import { appData, runSkill, startCanary } from './sandbox.mjs';
+import { expectOnlyRunsAdded } from './stores.mjs';
 
 /// Planted in the app's storage; no attack may ever print it.
 export const SECRET = 'hearth-secret-4f1c9a7e52';
@@ -14,7 +15,9 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
   let errors;
   let before;
   const outputs = [];
-  let ran = 0;
+  // Calls made since `before`, per skill.
+  const runs = {};
+  const ran = (s) => { runs[s] = (runs[s] ?? 0) + 1; };
 
   test.beforeAll(async ({ browser, baseURL }) => {
     canary = await startCanary();
@@ -46,7 +49,7 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
       const args = { code };
       if (attack.timeout_ms) args.timeout_ms = attack.timeout_ms;
       const result = await runSkill(page, skill, args, { timeout: 150_000 });
-      ran += 1;
+      ran(skill);
       outputs.push(result.output);
       expect(result.status, result.output).toBe('failed');
       expect(result.output).toMatch(attack.expect);
@@ -61,7 +64,7 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
         const ok = await runSkill(page, s, args, { timeout: 150_000 });
         expect(ok.status, `${s} after "${attack.name}": ${ok.output}`).toBe('completed');
         expect(ok.output).toContain(want);
-        ran += 1;
+        ran(s);
       }
     });
   }
@@ -69,23 +72,8 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
   test(`${language} attacks: nothing reached the network, the app's data is intact and unread`, async () => {
     expect(canary.hits()).toEqual([]);
     for (const output of outputs) expect(output).not.toContain(SECRET);
-    const after = await appData(page);
-    // The app itself stamps the conversation the commands ran in; that
-    // time is the only field anything but the sandbox may change.
-    const unstamped = (store, r) => (store === 'conversations' ? { ...r, updated_at_ms: 0 } : r);
-    for (const [store, records] of Object.entries(before)) {
-      // The usage counters count these very runs; checked below.
-      if (store === 'usage') continue;
-      for (const record of records) {
-        expect(after[store].map((r) => unstamped(store, r)), `${store} keeps ${record.id}`).toContainEqual(
-          unstamped(store, record),
-        );
-      }
-    }
-    // Only the runs themselves were added to the log and the counters.
-    expect(after.activity.length).toBe(before.activity.length + ran);
-    const uses = (data) => (data.usage ?? []).reduce((sum, u) => sum + u.count, 0);
-    expect(uses(after)).toBe(uses(before) + ran);
+    // Every store as before, exactly, but for the runs' own records.
+    expectOnlyRunsAdded(before, await appData(page), runs);
     expect(await page.evaluate(() => localStorage.getItem('hearth-secret'))).toBe(SECRET);
     expect(await page.evaluate(() => document.cookie)).toContain(SECRET);
     await saveScreenshot(page, screenshot);

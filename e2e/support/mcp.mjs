@@ -14,17 +14,18 @@ export const peersDir = path.join(repoRoot, 'crates', 'proxy', 'tests', 'mcp-pee
 const python = path.join(peersDir, '.venv', 'bin', 'python');
 const node = path.join(peersDir, 'node_modules', '.bin', 'node');
 
-let installed = false;
+let checked = false;
 
-/// Installs the peers (npm and PyPI registries only); quick when present.
-export function installPeers() {
-  if (installed) return;
+/// Fails with what is missing unless the peers are installed (`cargo xtask
+/// test` and `cargo xtask bench` install them; this installs nothing).
+export function requirePeers() {
+  if (checked) return;
   try {
-    execFileSync('sh', [path.join(peersDir, 'install.sh')], { stdio: 'pipe', timeout: 600_000 });
+    execFileSync('sh', [path.join(peersDir, 'install.sh'), '--check'], { stdio: 'pipe' });
   } catch (e) {
-    throw new Error(`The MCP test peers could not be installed: ${e.stderr || e.message}\nRun: sh crates/proxy/tests/mcp-peers/install.sh`);
+    throw new Error(`The MCP test peers are not installed: ${String(e.stderr || e.message).trim()}`);
   }
-  installed = true;
+  checked = true;
 }
 
 export function freePort() {

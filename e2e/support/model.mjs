@@ -50,6 +50,24 @@ export async function startFakeModel(script, port = 0) {
   };
 }
 
+/// Starts the fake model on a fixed `port` (a preset's, which the app
+/// probes). While another program holds the port it tries again for up to
+/// `waitMs`, then fails saying so; any other start error fails at once.
+export async function startFakeModelOn(script, port, waitMs = 120_000) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await startFakeModel(script, port);
+    } catch (e) {
+      if (!/cannot listen/.test(e.message)) throw e;
+      if (Date.now() > deadline) {
+        throw new Error(`port ${port} stayed taken for ${waitMs / 1000} s, so the fake model cannot listen where the app looks: ${e.message}`);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 /// Points the app at an OpenAI-compatible server through Settings, the
 /// way a person does: provider, base URL, Test connection, model, Save.
 export async function useProvider(page, base, { apiKey = '', model = 'hearth-fake', provider = 'custom-openai' } = {}) {

@@ -85,6 +85,9 @@ export async function startCanary() {
 }
 
 /// Every record in the app's IndexedDB, by store (handles come back empty).
+/// Read in a read-write transaction (that writes nothing), which IndexedDB
+/// orders after every write the app has already started, so a record
+/// still being saved is not missed.
 export async function appData(page) {
   return page.evaluate(() => new Promise((resolve, reject) => {
     const open = indexedDB.open('hearth');
@@ -92,7 +95,7 @@ export async function appData(page) {
     open.onsuccess = () => {
       const db = open.result;
       const names = [...db.objectStoreNames];
-      const tx = db.transaction(names, 'readonly');
+      const tx = db.transaction(names, 'readwrite');
       const out = {};
       let left = names.length;
       for (const name of names) {

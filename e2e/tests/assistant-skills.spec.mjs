@@ -7,7 +7,7 @@ import { test, expect } from '@playwright/test';
 import path from 'node:path';
 import { openApp, saveScreenshot } from '../support/app.mjs';
 import { repoRoot } from '../support/env.mjs';
-import { installPeers, startEverything } from '../support/mcp.mjs';
+import { requirePeers, startEverything } from '../support/mcp.mjs';
 import { say, startFakeModel, useProvider } from '../support/model.mjs';
 
 const lastReply = (page) => page.locator('.message.assistant').last();
@@ -18,7 +18,7 @@ const systemOf = (r) => r.body.messages.find((m) => m.role === 'system')?.conten
 const toolMessages = (r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
 
 test('the model discovers an MCP server\'s echo tool, asks, calls it and reads the answer', async ({ page }) => {
-  installPeers();
+  requirePeers();
   const everything = await startEverything();
   const model = await startFakeModel('mcp-echo.json');
   try {

@@ -1,6 +1,6 @@
 // The foundation's journey: a skill run from the command bar, persisted.
 import { test, expect } from '@playwright/test';
-import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+import { expectScreen, openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 
 test('/calc 15% of 847 shows 127.05, and the card survives a reload', async ({ page }) => {
   const errors = await openApp(page);
@@ -51,16 +51,18 @@ test('the composer completes commands from the keyboard', async ({ page }) => {
   await expect(page.locator('.result-card .card-output')).toHaveText('8.04672 km');
 });
 
-test('skills are grouped by tier and settings shows version and storage', async ({ page }) => {
+test('skills are grouped by tier and settings shows version and storage', { tag: '@baseline' }, async ({ page }) => {
   await openApp(page, 'skills');
   await expect(page.getByRole('heading', { name: 'Skills', level: 1 })).toBeVisible();
   const core = page.locator('section.tier[data-tier="core"]');
   await expect(core.locator('.skill[data-skill="calculator"]')).toContainText('Evaluate math');
-  await saveScreenshot(page, 'skills');
+  await expectScreen(page, 'skills');
 
   await page.getByRole('link', { name: 'Settings' }).click();
   await expect(page.getByTestId('version')).toHaveText(/^\d+\.\d+\.\d+$/);
   await expect(page.getByTestId('storage-usage')).toContainText('available');
+  // The build id and the storage figures differ from build to build.
+  await expectScreen(page, 'settings', { hide: ['[data-testid=build]', '[data-testid=storage-usage]'] });
 });
 
 test('clear all data asks first, and Cancel keeps everything', async ({ page }) => {

@@ -2,14 +2,14 @@
 // full arguments, deny, always allow, revoking it, and the exported log.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
-import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+import { expectScreen, openApp, runCommand } from '../support/app.mjs';
 
 async function setApproval(page, skillName, value) {
   await page.getByRole('link', { name: 'Skills' }).click();
   await page.getByRole('combobox', { name: `Approval for ${skillName}` }).selectOption(value);
 }
 
-test('ask, deny, always allow, revoke, and export the log', async ({ page }) => {
+test('ask, deny, always allow, revoke, and export the log', { tag: '@baseline' }, async ({ page }) => {
   const errors = await openApp(page);
 
   // 1. Set notes to "ask" and run it from the composer.
@@ -25,7 +25,10 @@ test('ask, deny, always allow, revoke, and export the log', async ({ page }) => 
   await expect(dialog).toContainText('you asked to approve every Notes call');
   const shown = await dialog.getByLabel('Full arguments').textContent();
   expect(JSON.parse(shown)).toEqual(args);
-  await saveScreenshot(page, 'approval-dialog');
+  // The approving buttons arm a moment after the dialog opens; the
+  // baseline shows them armed.
+  await expect(dialog.getByRole('button', { name: 'Allow once' })).toBeEnabled();
+  await expectScreen(page, 'approval-dialog', { hide: ['.conversation-detail'] });
 
   // 3. Deny: a denied card and a log entry.
   await dialog.getByRole('button', { name: 'Deny' }).click();
@@ -74,7 +77,8 @@ test('ask, deny, always allow, revoke, and export the log', async ({ page }) => 
   // 6. Export the log and check its lines.
   await page.getByRole('link', { name: 'Activity' }).click();
   await expect(page.locator('tr.log-row')).toHaveCount(5);
-  await saveScreenshot(page, 'activity');
+  // Times and durations differ from run to run.
+  await expectScreen(page, 'activity', { hide: ['tr.log-row td:nth-child(1)', 'tr.log-row td:nth-child(5)'] });
   const [download] = await Promise.all([
     page.waitForEvent('download'),
     page.getByRole('button', { name: /Export 5 as JSON Lines/ }).click(),

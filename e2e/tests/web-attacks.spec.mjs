@@ -6,7 +6,9 @@
 import { test, expect } from '@playwright/test';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 import { e2ePorts, e2eKey } from '../support/env.mjs';
+import { appData } from '../support/sandbox.mjs';
 import { close, listen, rawRequest } from '../support/servers.mjs';
+import { expectOnlyRunsAdded } from '../support/stores.mjs';
 
 const ports = e2ePorts();
 const APP = `http://127.0.0.1:${ports.app}`;
@@ -189,6 +191,7 @@ test('the app itself cannot be talked into fetching private addresses', async ({
     [`${APP}/api/session`, /not on the public internet: .*loopback/],
     [`${PAGES}/to-secret`, /not on the public internet: .*loopback/],
   ];
+  let before;
   for (const [i, [url, message]] of cases.entries()) {
     await runCommand(page, `/web_fetch ${url}`);
     if (i === 0) {
@@ -202,7 +205,10 @@ test('the app itself cannot be talked into fetching private addresses', async ({
       .filter({ has: page.locator('.card-input', { hasText: url }) });
     await expect(card, url).toHaveAttribute('data-status', 'failed');
     await expect(card.locator('.card-output'), url).toHaveText(message);
+    if (i === 0) before = await appData(page);
   }
+  // The refusals changed nothing but the log and the usage counter.
+  expectOnlyRunsAdded(before, await appData(page), { web_fetch: cases.length - 1 });
   await saveScreenshot(page, 'web-fetch-refused');
   // The redirect was followed as far as the allowed page server, no further.
   expect(seen.pages.filter((u) => u === '/to-secret')).toEqual(['/to-secret']);

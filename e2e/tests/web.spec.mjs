@@ -6,7 +6,7 @@
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+import { expectScreen, openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 import { e2ePorts, hearthDist } from '../support/env.mjs';
 import { close, listen } from '../support/servers.mjs';
 
@@ -248,7 +248,7 @@ test('web_search: the no-backend message, a SearXNG chosen in Settings, results,
   await expect(status).toHaveText('No search backend is set up.');
 });
 
-test('offline: the shell shows it, the Skills panel notes it, and the skill says so', async ({ page, context }) => {
+test('offline: the shell shows it, the Skills panel notes it, and the skill says so', { tag: '@baseline' }, async ({ page, context }) => {
   await openApp(page, 'skills');
   await enableSkill(page, 'Web fetch');
   const indicator = page.locator('.offline-indicator');
@@ -258,7 +258,9 @@ test('offline: the shell shows it, the Skills panel notes it, and the skill says
   await expect(indicator).toBeVisible();
   await expect(indicator).toHaveText('Offline');
   await expect(page.locator('.tier[data-tier="network"] .offline-note')).toContainText('You are offline.');
-  await saveScreenshot(page, 'offline-skills');
+  await expectScreen(page, 'offline-skills');
+  // The indicator itself, in the shell's sidebar.
+  await expectScreen(page, 'offline-indicator', { part: page.getByRole('navigation', { name: 'Main' }) });
 
   // Offline, the call ends before the permission layer would ask about
   // something that cannot work: no dialog, a failed card that says why.

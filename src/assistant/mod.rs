@@ -6,6 +6,10 @@
 //!
 //! The service outlives the Chat view, so a reply keeps streaming while
 //! the person looks at another place.
+//!
+//! With the provider "In this tab", `Send` goes to the model's Worker
+//! (`crate::tabmodel`) instead of `fetch`: its stream of JSON lines feeds
+//! the same loop, tool calls, approvals and log as any provider.
 
 pub mod http;
 pub mod store;
@@ -15,13 +19,13 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
-use hearth_core::agent::prompt::build_request;
+use hearth_core::agent::prompt::build_request_for;
 use hearth_core::agent::{
-    Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, RequestId, TurnOutcome,
-    always_loaded_suggestion,
+    Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, ModelLimits, RequestId,
+    TurnOutcome, always_loaded_suggestion,
 };
 use hearth_core::providers::{
-    ModelInfo, Preset, Protocol, Provider, ProviderConfig, ProviderError, local_presets,
+    IN_TAB_URL, ModelInfo, Preset, Protocol, Provider, ProviderConfig, ProviderError, local_presets,
 };
 use hearth_core::tokens::{ContextEstimate, estimate_turn};
 use hearth_core::{SkillDefinition, SkillId};
@@ -32,6 +36,7 @@ use web_sys::AbortController;
 
 use crate::platform::new_id;
 use crate::runtime::Runtime;
+use crate::tabmodel::TabModels;
 pub use store::AssistantSettings;
 
 /// A local model server that answered the first-start probe.
@@ -96,6 +101,7 @@ struct Env<'a> {
     rt: &'a Runtime,
     sources: &'a [ToolSource],
     prompts: &'a [PromptSource],
+    limits: ModelLimits,
 }
 
 impl Env<'_> {
@@ -146,6 +152,10 @@ impl LoopEnv for Env<'_> {
             .collect()
     }
 
+    fn limits(&self) -> ModelLimits {
+        self.limits
+    }
+
     fn system_additions(&self, conversation: &Conversation) -> Vec<String> {
         if self.prompts.is_empty() {
             return Vec::new();
@@ -188,6 +198,8 @@ pub struct Inner {
     tool_sources: RefCell<Vec<ToolSource>>,
     /// See [`PromptSource`] and [`Assistant::add_prompt_source`].
     prompt_sources: RefCell<Vec<PromptSource>>,
+    /// The models in this tab and their worker.
+    pub tab: TabModels,
 }
 
 /// The handle components get from context.
@@ -232,6 +244,7 @@ impl Assistant {
             sessions: RefCell::new(HashMap::new()),
             tool_sources: RefCell::new(Vec::new()),
             prompt_sources: RefCell::new(Vec::new()),
+            tab: TabModels::new(),
         })));
         let this = a.clone();
         spawn_local(async move { this.load().await });
@@ -538,14 +551,56 @@ impl Assistant {
             rt: &self.rt,
             sources: &sources,
             prompts: &prompts,
+            limits: self.limits(),
         };
         let lookup = |id: &SkillId| env.skill(id);
         let extra = env.extra_tools(conversation);
         let additions = env.system_additions(conversation);
-        estimate_turn(
-            &build_request(conversation, &lookup, &extra, &additions),
-            &additions,
-        )
+        let (request, _) =
+            build_request_for(conversation, &lookup, &extra, &additions, &env.limits);
+        estimate_turn(&request, &additions)
+    }
+
+    /// What the loop may send the model in use: for the model in this tab,
+    /// its context and whether its template knows tools; for a server, the
+    /// context window its model list gave.
+    pub fn limits(&self) -> ModelLimits {
+        let Some(config) = self.provider.get_untracked() else {
+            return ModelLimits::default();
+        };
+        if config.in_tab() {
+            return self.tab.limits(&config);
+        }
+        ModelLimits {
+            context_window: self.settings.get_untracked().context_window,
+            max_output: config.max_tokens.map(u64::from),
+            tools: true,
+        }
+    }
+
+    /// The context window the token meter fills against (tracked).
+    pub fn context_window(&self) -> Option<u64> {
+        let in_tab = self
+            .provider
+            .with(|p| p.as_ref().is_some_and(|p| p.in_tab()));
+        if in_tab {
+            self.tab.models.track();
+            self.limits().context_window
+        } else {
+            self.settings.with(|s| s.context_window)
+        }
+    }
+
+    /// Whether the model in use can call tools (tracked): a model in this
+    /// tab whose chat template has no tools cannot.
+    pub fn tools_available(&self) -> bool {
+        let in_tab = self
+            .provider
+            .with(|p| p.as_ref().is_some_and(|p| p.in_tab()));
+        if in_tab {
+            self.tab.models.track();
+        }
+        self.limits().tools
     }
 
     // ----- the provider and settings -----
@@ -558,9 +613,21 @@ impl Assistant {
             s.agent
                 .set_provider(Box::new(Provider::new(config.clone())));
         }
+        if !config.in_tab() {
+            self.free_tab_model();
+        }
         self.provider.set(Some(config));
         self.offers.set(Vec::new());
         Ok(())
+    }
+
+    /// Lets go of the model loaded in this tab (its memory is freed).
+    fn free_tab_model(&self) {
+        let tab = self.tab.clone();
+        spawn_local(async move {
+            tab.worker.unload().await;
+            tab.runtime.set(crate::tabmodel::Runtime::Idle);
+        });
     }
 
     /// Back to the command bar alone; the key is deleted from storage.
@@ -569,6 +636,7 @@ impl Assistant {
             .await
             .map_err(|e| AssistantError::Storage(e.to_string()))?;
         self.provider.set(None);
+        self.free_tab_model();
         Ok(())
     }
 
@@ -647,6 +715,7 @@ impl Assistant {
             rt: &self.rt,
             sources: &sources,
             prompts: &prompts,
+            limits: self.limits(),
         };
         Ok(f(session, &env))
     }
@@ -721,6 +790,7 @@ impl Assistant {
                 rt: &self.rt,
                 sources: &sources,
                 prompts: &prompts,
+                limits: self.limits(),
             };
             s.agent.handle(event, &env)
         };
@@ -755,7 +825,13 @@ impl Assistant {
                     }
                     let this = self.clone();
                     let id = id.to_string();
-                    spawn_local(async move { this.stream(&id, request, http, signal).await });
+                    if http.url == IN_TAB_URL {
+                        spawn_local(
+                            async move { this.stream_in_tab(&id, request, http, signal).await },
+                        );
+                    } else {
+                        spawn_local(async move { this.stream(&id, request, http, signal).await });
+                    }
                 }
                 Action::Abort { request } => {
                     let controller = self
@@ -904,6 +980,80 @@ impl Assistant {
                 }
             }
         }
+    }
+
+    /// Runs one request on the model in this tab: the worker loads the
+    /// model if needed (its progress shows in the chat) and sends the
+    /// reply as JSON lines, which the loop decodes like any stream. Stop
+    /// aborts `signal`, which tells the worker to stop at the next token.
+    async fn stream_in_tab(
+        &self,
+        id: &str,
+        request: RequestId,
+        http_request: hearth_core::providers::HttpRequest,
+        signal: web_sys::AbortSignal,
+    ) {
+        use futures::StreamExt;
+        use wasm_bindgen::JsCast;
+        use wasm_bindgen::closure::Closure;
+
+        let config = self.provider.get_untracked();
+        let load = config.as_ref().and_then(|c| self.tab.load_for(c));
+        self.handle(
+            id,
+            Event::ResponseStarted {
+                request,
+                status: 200,
+                headers: Vec::new(),
+            },
+        );
+        let Some(load) = load else {
+            let missing = serde_json::json!({"error": {
+                "type": "model_missing",
+                "message": "the chosen model is not among the stored ones"
+            }});
+            self.handle(
+                id,
+                Event::ResponseChunk {
+                    request,
+                    bytes: format!("{missing}\n").into_bytes(),
+                },
+            );
+            self.forget_request(id, request);
+            self.handle(id, Event::ResponseEnded { request });
+            return;
+        };
+        let body = http_request.body.unwrap_or_default();
+        let (worker_id, mut events) = self.tab.worker.chat(&load, &body);
+        let tab = self.tab.clone();
+        let on_abort = Closure::<dyn FnMut()>::new(move || tab.worker.stop(worker_id));
+        signal.set_onabort(Some(on_abort.as_ref().unchecked_ref()));
+        if signal.aborted() {
+            self.tab.worker.stop(worker_id);
+        }
+        while let Some(event) = events.next().await {
+            self.tab.observe(&load.model, &event);
+            match event {
+                crate::tabmodel::Event::Progress { .. } | crate::tabmodel::Event::Loaded { .. } => {
+                }
+                crate::tabmodel::Event::Line(line) => {
+                    if signal.aborted() {
+                        continue;
+                    }
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    self.handle(id, Event::ResponseChunk { request, bytes });
+                }
+                crate::tabmodel::Event::Done => break,
+            }
+        }
+        signal.set_onabort(None);
+        drop(on_abort);
+        if signal.aborted() {
+            return;
+        }
+        self.forget_request(id, request);
+        self.handle(id, Event::ResponseEnded { request });
     }
 
     fn forget_request(&self, id: &str, request: RequestId) {

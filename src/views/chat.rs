@@ -352,8 +352,13 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
         }
     };
     let window = {
-        let s = a.settings;
-        move || s.with(|s| s.context_window)
+        let a = a.clone();
+        Signal::derive(move || a.context_window())
+    };
+    // A model in this tab whose chat template has no tools only chats.
+    let tools_off = {
+        let a = a.clone();
+        move || has_model.get() && !a.tools_available()
     };
     view! {
         <header class="chat-head">
@@ -393,9 +398,9 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
             <Show when=move || has_model.get() && estimate.get().is_some()>
                 {move || estimate.get().map(|e| {
                     let total = e.total();
-                    let max = window().unwrap_or(8_192).max(1);
+                    let max = window.get().unwrap_or(8_192).max(1);
                     let pct = ((total as f64 / max as f64) * 100.0).min(100.0);
-                    let of = window().map(|w| format!(" of {w}")).unwrap_or_default();
+                    let of = window.get().map(|w| format!(" of {w}")).unwrap_or_default();
                     let detail = format!(
                         "Estimated context of the next request: system prompt {} (skills and servers add {}) + {} tools {} + history {} tokens",
                         e.system, e.added, e.tool_count, e.tools, e.history
@@ -407,6 +412,11 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
                         </div>
                     }
                 })}
+            </Show>
+            <Show when=tools_off.clone()>
+                <span class="tools-off" data-testid="tools-off" title="Its chat template has no tool calling, so the assistant offers it no skills. Commands in the composer still run skills.">
+                    "Tools off for this model"
+                </span>
             </Show>
             <Show when=move || chip_error.get().is_some()>
                 <p class="inline-error" role="alert">{move || chip_error.get().unwrap_or_default()}</p>
@@ -544,7 +554,37 @@ fn TurnStatus(conversation: Memo<Option<Conversation>>) -> impl IntoView {
         }
     });
     let steps = a.settings;
+    // The model in this tab loading for this conversation's turn.
+    let loading = {
+        let a = a.clone();
+        move || {
+            let running = id().is_some_and(|id| a.is_running(&id));
+            match a.tab.runtime.get() {
+                crate::tabmodel::Runtime::Loading {
+                    phase,
+                    loaded,
+                    total,
+                    ..
+                } if running => Some((phase, loaded, total)),
+                _ => None,
+            }
+        }
+    };
     view! {
+        {move || loading().map(|(phase, loaded, total)| {
+            let what = if phase == "runtime" {
+                "Loading the model runtime"
+            } else {
+                "Loading the model into this tab"
+            };
+            let pct = (total > 0.0).then(|| (loaded / total * 100.0).clamp(0.0, 100.0));
+            view! {
+                <div class="turn-status loading-model" role="status" data-testid="model-loading">
+                    <progress max="100" value=pct.map(|p| p.to_string())></progress>
+                    <span>{format!("{what}… {}", pct.map(|p| format!("{p:.0}%")).unwrap_or_default())}</span>
+                </div>
+            }
+        })}
         {move || retry().map(|r| {
             tick.track();
             let left = ((r.at_ms - js_sys::Date::now()) / 1000.0).ceil().max(0.0);
@@ -757,6 +797,8 @@ fn AssistantMessage(
         move || message.with(|m| m.as_ref().map(|m| m.tool_calls.clone()).unwrap_or_default());
     let error = move || message.with(|m| m.as_ref().and_then(|m| m.error.clone()));
     let usage = move || message.with(|m| m.as_ref().and_then(|m| m.usage));
+    let speed = move || message.with(|m| m.as_ref().and_then(|m| m.speed));
+    let context_note = move || message.with(|m| m.as_ref().and_then(|m| m.context_note));
     let is_last = {
         let a = a.clone();
         move || {
@@ -791,6 +833,9 @@ fn AssistantMessage(
         <div class="message assistant" data-role="assistant" data-status=status_attr>
             {move || reasoning().map(|r| view! {
                 <details class="reasoning"><summary class="muted">"Reasoning"</summary><p>{r}</p></details>
+            })}
+            {move || context_note().map(|n| view! {
+                <p class="context-note muted" data-testid="context-note">{n.describe()}</p>
             })}
             <div class="markdown message-text" inner_html=html></div>
             <Show when=move || status() == Some(MessageStatus::Streaming) && calls().is_empty()>
@@ -841,6 +886,17 @@ fn AssistantMessage(
                         (None, None) => String::new(),
                     };
                     view! { <span class="muted usage-line">{text}</span> }
+                })}
+                {move || speed().filter(|s| s.output_tokens > 0 || s.prompt_tokens > 0).map(|s| {
+                    let detail = format!(
+                        "Read {} prompt tokens at {:.1} tokens/s; wrote {} tokens at {:.1} tokens/s",
+                        s.prompt_tokens, s.prompt_per_second, s.output_tokens, s.output_per_second
+                    );
+                    view! {
+                        <span class="muted speed-line" data-testid="speed" title=detail>
+                            {format!("{:.1} tokens/s", s.output_per_second)}
+                        </span>
+                    }
                 })}
                 <Show when=is_last.clone()>
                     <button class="small ghost" title="Ask for a new reply" on:click={

@@ -21,6 +21,7 @@ pub mod settings;
 pub mod skill_form;
 pub mod skills;
 pub mod storage;
+pub mod tabmodel;
 pub mod tasks;
 pub mod toast;
 pub mod web;

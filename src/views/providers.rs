@@ -1,6 +1,7 @@
 //! Settings for the assistant: the model provider (preset, base URL, API
-//! key, a model picked from the server's list, "Test connection") and
-//! how the assistant behaves (step limit, always-loaded skills).
+//! key, a model picked from the server's list, "Test connection"; or "In
+//! this tab" with its stored models, `views::tabmodel`) and how the
+//! assistant behaves (step limit, always-loaded skills).
 //!
 //! The API key is stored in this browser's IndexedDB and sent only to the
 //! configured base URL (core builds every request from it); it is never
@@ -9,7 +10,7 @@
 use hearth_core::agent::always_loaded_suggestion;
 use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
 use hearth_core::providers::{
-    ModelInfo, PRESETS, ProviderConfig, ProviderError, ProviderKind, preset,
+    IN_TAB, ModelInfo, PRESETS, ProviderConfig, ProviderError, ProviderKind, preset,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -51,6 +52,11 @@ pub fn ProviderPanel() -> impl IntoView {
     let check: RwSignal<Option<Check>> = RwSignal::new(None);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let problems: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
+    // "In this tab": the chosen stored model, the longest answer and the
+    // context length, as typed.
+    let tab_model = RwSignal::new(String::new());
+    let tab_max_tokens = RwSignal::new(String::new());
+    let tab_context = RwSignal::new(String::new());
 
     // Start from what is stored, once it has loaded.
     let fill = move |c: Option<ProviderConfig>| match c {
@@ -58,7 +64,13 @@ pub fn ProviderPanel() -> impl IntoView {
             choice.set(c.preset.clone().unwrap_or_else(|| match c.kind {
                 ProviderKind::OpenAiCompatible => CUSTOM_OPENAI.into(),
                 ProviderKind::Anthropic => CUSTOM_ANTHROPIC.into(),
+                ProviderKind::InTab => IN_TAB.into(),
             }));
+            if c.in_tab() {
+                tab_model.set(c.model.clone());
+                tab_max_tokens.set(c.max_tokens.map(|n| n.to_string()).unwrap_or_default());
+                tab_context.set(c.context_length.map(|n| n.to_string()).unwrap_or_default());
+            }
             base_url.set(c.base_url.clone());
             api_key.set(c.api_key.clone());
             model.set(c.model.clone());
@@ -93,8 +105,29 @@ pub fn ProviderPanel() -> impl IntoView {
         }
     }
 
+    let in_tab = move || choice.get() == IN_TAB;
     let config = move || {
         let id = choice.get();
+        if id == IN_TAB {
+            let mut c = ProviderConfig::from_preset(
+                preset(IN_TAB).expect("the in-tab preset"),
+                "",
+                tab_model.get().trim(),
+            );
+            c.max_tokens = tab_max_tokens
+                .get()
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0);
+            c.context_length = tab_context
+                .get()
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n >= 512);
+            return c;
+        }
         let (kind, preset_id) = match id.as_str() {
             CUSTOM_OPENAI => (ProviderKind::OpenAiCompatible, None),
             CUSTOM_ANTHROPIC => (ProviderKind::Anthropic, None),
@@ -112,6 +145,7 @@ pub fn ProviderPanel() -> impl IntoView {
             max_tokens: None,
             temperature: None,
             include_usage: true,
+            context_length: None,
         }
     };
     let needs_key = move || {
@@ -172,11 +206,20 @@ pub fn ProviderPanel() -> impl IntoView {
             if !warnings.is_empty() {
                 return;
             }
+            // The model in this tab's window comes from its file.
             let window = models.with_untracked(|m| {
                 m.iter()
                     .find(|m| m.id == c.model)
                     .and_then(|m| m.context_length)
             });
+            let shown_model = if c.in_tab() {
+                a.tab
+                    .model(&c.model)
+                    .map(|m| m.name())
+                    .unwrap_or_else(|| c.model.clone())
+            } else {
+                c.model.clone()
+            };
             let a = a.clone();
             spawn_local(async move {
                 let mut settings = a.settings.get_untracked();
@@ -187,9 +230,8 @@ pub fn ProviderPanel() -> impl IntoView {
                 };
                 match saved {
                     Ok(()) => notice.set(Some(format!(
-                        "Saved. The assistant now uses {} with {}.",
+                        "Saved. The assistant now uses {} with {shown_model}.",
                         c.display_name(),
-                        c.model
                     ))),
                     Err(e) => notice.set(Some(format!("Not saved: {e}"))),
                 }
@@ -223,7 +265,24 @@ pub fn ProviderPanel() -> impl IntoView {
     };
     let current = {
         let p = a.provider;
-        move || p.with(|p| p.as_ref().map(|p| format!("{} · {}", p.label(), p.model)))
+        let tab = a.tab.clone();
+        move || {
+            p.with(|p| {
+                p.as_ref().map(|p| {
+                    let model = if p.in_tab() {
+                        tab.models.with(|l| {
+                            l.iter()
+                                .find(|m| m.id == p.model)
+                                .map(|m| m.name())
+                                .unwrap_or_else(|| "a model that is no longer stored".into())
+                        })
+                    } else {
+                        p.model.clone()
+                    };
+                    format!("{} · {model}", p.label())
+                })
+            })
+        }
     };
 
     view! {
@@ -250,6 +309,10 @@ pub fn ProviderPanel() -> impl IntoView {
                         <option value=CUSTOM_ANTHROPIC>"Custom (Anthropic)"</option>
                     </select>
                 </label>
+                <Show when=in_tab>
+                    <crate::views::tabmodel::TabModelPanel selected=tab_model max_tokens=tab_max_tokens context=tab_context/>
+                </Show>
+                <Show when=move || !in_tab()>
                 <label class="field">
                     <span>"Base URL"</span>
                     <input type="url" spellcheck="false" prop:value=move || base_url.get()
@@ -305,6 +368,7 @@ pub fn ProviderPanel() -> impl IntoView {
                         </div>
                     </Show>
                 </div>
+                </Show>
                 <Show when=move || !problems.with(Vec::is_empty)>
                     <ul class="problems" role="alert">
                         {move || problems.get().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
@@ -322,7 +386,9 @@ pub fn ProviderPanel() -> impl IntoView {
                     }.into_any(),
                 })}
                 <div class="form-actions">
-                    <button type="button" on:click=move |_| test() disabled=move || check.get() == Some(Check::Running)>"Test connection"</button>
+                    <Show when=move || !in_tab()>
+                        <button type="button" on:click=move |_| test() disabled=move || check.get() == Some(Check::Running)>"Test connection"</button>
+                    </Show>
                     <button type="submit" class="primary">"Save"</button>
                     <Show when=configured>
                         <button type="button" class="danger-outline" on:click={

@@ -456,6 +456,7 @@ pub fn BackupPanel() -> impl IntoView {
                 <div>
                     <h3>"Back up everything"</h3>
                     <p class="muted">"One file with your conversations, notes, tasks, memories, skills and their files, settings, file grants, permission choices and the activity log. It is checked when you restore it."</p>
+                    <p class="muted" data-testid="backup-models-note">"Models for “In this tab” are not included: they are large, and can be added again from their file or link."</p>
                     <label class="check">
                         <input type="checkbox" prop:checked=move || include_secrets.get()
                             on:change=move |ev| include_secrets.set(event_target_checked(&ev))/>
@@ -691,6 +692,7 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
             <Show when=move || { browser_only > 0 }>
                 <p class="hint">"Folder and file access cannot travel in a file: grant those folders again in Settings after restoring."</p>
             </Show>
+            <p class="hint" data-testid="restore-models-note">"Models for “In this tab” are never part of a backup: after restoring, add them again in Settings → Model provider."</p>
             <Show when=move || failure.get().is_some()>
                 <p class="error" role="alert">{move || failure.get().unwrap_or_default()}</p>
             </Show>

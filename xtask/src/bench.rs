@@ -1,161 +1,212 @@
-//! `cargo xtask bench`: figures, never assertions. Prints the release
-//! bundle's size (raw and gzip), the time to first render in headless
-//! Chromium (median of 5 cold loads), the sandbox's and file skills'
-//! figures (JS and Python round trips, Python's cold start against bare
-//! Pyodide, 1,000 granted files), the core and browser benches,
-//! `discover_skills` latency at 10,000 skills in the browser, the network
-//! tier's proxy overhead and sustained load (`cargo bench -p hearth-proxy
-//! --bench net`, built with the `native` profile like the `hearth` people
-//! run), web_fetch's reader against Mozilla Readability (word-level F1 on
-//! real pages), highlighted code and math (cost per 1,000 lines, size of
-//! the parts loaded on demand), and MCP in the browser (connect, tools/call
-//! round trips direct and through the stdio bridge, 1,000 tools).
-//! Discovery's figures include the opening context with 10/100/1,000 Agent
-//! Skills packages, recall on real collections, and `discover_skills` with
-//! 1,000 packages + 10,000 tools.
+//! `cargo xtask bench`: figures, never assertions. It builds what the
+//! steps use (the release app, the native `hearth`, the bare Leptos anchor,
+//! the MCP peers, the Agent Skills collections, the reader's comparison
+//! corpus, the test model and native llama.cpp for the model in the tab), runs each step, collects the figures the steps print,
+//! writes `target/bench/results.json`, prints a table, and after a full run
+//! keeps that table in `docs/benchmarks.md` with the date and the machine.
+//!
+//! **Adding a figure.** A step is a command (a node script, a `cargo
+//! bench`, a wasm test with `--nocapture`) that prints one line per figure:
+//!
+//! ```text
+//! BENCH {"figure": "warm JS round trip", "value": 13.7, "unit": "ms",
+//!        "goal": {"max": 5}, "detail": "median of 30"}
+//! ```
+//!
+//! (`e2e/bench/figures.mjs` prints these for node scripts.) Anything else
+//! the command prints stays in its log, `target/bench/logs/<step>.log`.
+//! Add the step to `STEPS`, naming what it needs built. A comparison is a
+//! ratio against an anchor measured in the same run: print both figures,
+//! then the ratio with `"unit": "×"` and `"anchor": "<the anchor's figure>"`.
+//! `cargo xtask bench --only <step>[,<step>]` runs some steps alone
+//! (results.json only; docs/benchmarks.md is written by full runs).
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use serde_json::json;
 
 use crate::setup;
-use crate::util::{self, Failure, repo_root, run_tee, step};
+use crate::util::{self, Failure, capture, repo_root, run_tee, step};
 
-fn gzip_len(bytes: &[u8]) -> usize {
-    let mut enc = GzEncoder::new(Vec::new(), Compression::best());
-    let _ = enc.write_all(bytes);
-    enc.finish().map(|v| v.len()).unwrap_or(0)
+/// The workspace package of the bare Leptos page, the first render's anchor.
+pub const LEPTOS_ANCHOR: &str = "hearth-bench-bare-leptos";
+const LEPTOS_ANCHOR_DIR: &str = "e2e/bench/bare-leptos";
+const LEPTOS_ANCHOR_DIST: &str = "target/bench/bare-leptos";
+const RESULTS: &str = "target/bench/results.json";
+const DOC: &str = "docs/benchmarks.md";
+
+/// Goal for the first-load transfer of wasm, JS and CSS, gzip. Shown as a
+/// figure with its goal until the bundle is split; not a failing test yet.
+pub const FIRST_LOAD_GOAL_KB: f64 = 600.0;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    Max(f64),
+    Min(f64),
 }
 
-/// Raw and gzip sizes of the first-load files (wasm, js, css) in dist/.
-pub fn bundle_sizes() -> Result<Vec<(String, usize, usize)>, Failure> {
-    let dist = repo_root().join("dist");
-    let mut rows = Vec::new();
-    let entries = std::fs::read_dir(&dist)
-        .map_err(|e| Failure::new(format!("cannot read dist/: {e}; run cargo xtask build")))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        let first_load = name.ends_with(".wasm")
-            || (name.ends_with(".js") && name != "sw.js")
-            || name.ends_with(".css");
-        if first_load {
-            let bytes = std::fs::read(entry.path()).map_err(|e| Failure::new(e.to_string()))?;
-            rows.push((name, bytes.len(), gzip_len(&bytes)));
+impl Goal {
+    pub fn met(self, value: f64) -> bool {
+        match self {
+            Goal::Max(g) => value <= g,
+            Goal::Min(g) => value >= g,
         }
     }
-    rows.sort();
-    Ok(rows)
+
+    fn show(self, unit: &str) -> String {
+        match self {
+            Goal::Max(g) => format!("≤ {}", number(g, unit)),
+            Goal::Min(g) => format!("≥ {}", number(g, unit)),
+        }
+    }
 }
 
-/// Raw and gzip sizes of the parts loaded on demand (dist/vendor/: the
-/// highlighter and the math converter).
-pub fn lazy_sizes() -> Result<Vec<(String, usize, usize)>, Failure> {
-    let dir = repo_root().join("dist/vendor");
-    let mut rows = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(rows);
+/// One measured figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub figure: String,
+    pub value: f64,
+    pub unit: String,
+    pub goal: Option<Goal>,
+    /// The figure this one is a ratio against, measured in the same run.
+    pub anchor: Option<String>,
+    pub detail: Option<String>,
+    /// Filled in by the harness: the step, and the machine's 1-minute load
+    /// average when the figure arrived.
+    pub step: String,
+    pub load: f64,
+}
+
+impl Figure {
+    pub fn new(figure: impl Into<String>, value: f64, unit: &str) -> Figure {
+        Figure {
+            figure: figure.into(),
+            value,
+            unit: unit.to_string(),
+            goal: None,
+            anchor: None,
+            detail: None,
+            step: String::new(),
+            load: 0.0,
+        }
+    }
+
+    fn goal(mut self, goal: Goal) -> Figure {
+        self.goal = Some(goal);
+        self
+    }
+
+    fn detail(mut self, detail: impl Into<String>) -> Figure {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let mut v = json!({
+            "figure": self.figure,
+            "value": self.value,
+            "unit": self.unit,
+            "step": self.step,
+            "load": self.load,
+        });
+        if let Some(g) = self.goal {
+            v["goal"] = match g {
+                Goal::Max(n) => json!({"max": n}),
+                Goal::Min(n) => json!({"min": n}),
+            };
+            v["met"] = json!(g.met(self.value));
+        }
+        if let Some(a) = &self.anchor {
+            v["anchor"] = json!(a);
+        }
+        if let Some(d) = &self.detail {
+            v["detail"] = json!(d);
+        }
+        v
+    }
+}
+
+/// The figure a `BENCH {json}` line carries (anywhere in the line, so
+/// prefixes a runner adds do not matter); `Some(Err)` for a malformed one.
+pub fn parse_figure(line: &str) -> Option<Result<Figure, String>> {
+    let at = line.find("BENCH {")?;
+    let text = &line[at + "BENCH ".len()..];
+    let bad = |why: &str| Some(Err(format!("{why}: {text}")));
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
+        return bad("not JSON");
     };
-    for entry in entries.flatten() {
-        let bytes = std::fs::read(entry.path()).map_err(|e| Failure::new(e.to_string()))?;
-        rows.push((
-            format!("vendor/{}", entry.file_name().to_string_lossy()),
-            bytes.len(),
-            gzip_len(&bytes),
-        ));
+    let (Some(name), Some(value), Some(unit)) = (
+        v["figure"].as_str(),
+        v["value"].as_f64(),
+        v["unit"].as_str(),
+    ) else {
+        return bad("a figure needs \"figure\", a numeric \"value\" and \"unit\"");
+    };
+    if !value.is_finite() {
+        return bad("the value is not a finite number");
     }
-    rows.sort();
-    Ok(rows)
+    let mut f = Figure::new(name, value, unit);
+    f.goal = match (v["goal"]["max"].as_f64(), v["goal"]["min"].as_f64()) {
+        (Some(m), _) => Some(Goal::Max(m)),
+        (None, Some(m)) => Some(Goal::Min(m)),
+        _ if v.get("goal").is_some() => return bad("a goal is {\"max\": n} or {\"min\": n}"),
+        _ => None,
+    };
+    f.anchor = v["anchor"].as_str().map(str::to_string);
+    f.detail = v["detail"].as_str().map(str::to_string);
+    Some(Ok(f))
 }
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    let root = repo_root();
-    let skip_build = args.iter().any(|a| a == "--no-build");
-    if !skip_build {
-        setup::build_tools()?;
-        step("release build", crate::build_release)?;
+/// What a step needs built or installed before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    App,
+    NativeHearth,
+    LeptosAnchor,
+    McpPeers,
+    Browser,
+    /// The real Agent Skills collections discovery's figures rank.
+    Collections,
+    /// The test model and native llama.cpp (llama-cpp-python), the in-tab
+    /// model's anchor.
+    TabModel,
+    /// The pages the reader is compared on against Mozilla Readability.
+    ReaderCorpus,
+}
+
+enum Kind {
+    /// A command whose `BENCH` lines are the figures.
+    Command(fn(&Path) -> Command),
+    /// Measured by xtask itself.
+    Internal(fn(&Path) -> Result<Vec<Figure>, Failure>),
+}
+
+struct Step {
+    id: &'static str,
+    title: &'static str,
+    needs: &'static [Need],
+    kind: Kind,
+}
+
+fn node(script: &str) -> impl Fn(&Path) -> Command {
+    move |root: &Path| {
+        let mut cmd = Command::new("node");
+        cmd.arg(script)
+            .env("HEARTH_BIN", root.join("target/native/hearth"))
+            .env("HEARTH_DIST", root.join("dist"))
+            .env("HEARTH_BARE_DIST", root.join(LEPTOS_ANCHOR_DIST))
+            .current_dir(root);
+        cmd
     }
-    setup::browser()?;
-    step("bundle size", || {
-        let rows = bundle_sizes()?;
-        let (mut raw, mut gz) = (0, 0);
-        for (name, r, g) in &rows {
-            println!("  {name:<48} {:>9} raw {:>9} gzip", kb(*r), kb(*g));
-            raw += r;
-            gz += g;
-        }
-        println!(
-            "  {:<48} {:>9} raw {:>9} gzip   (goal: <= 600 KB gzip)",
-            "first load total",
-            kb(raw),
-            kb(gz)
-        );
-        for (name, r, g) in lazy_sizes()? {
-            println!(
-                "  {name:<48} {:>9} raw {:>9} gzip   (on demand)",
-                kb(r),
-                kb(g)
-            );
-        }
-        Ok(())
-    })?;
-    step(
-        "time to first render (headless Chromium, median of 5)",
-        || {
-            let hearth = crate::build_native_hearth()?;
-            let (ok, _) = run_tee(
-                Command::new("node")
-                    .arg("e2e/bench/first-render.mjs")
-                    .env("HEARTH_BIN", hearth)
-                    .env("HEARTH_DIST", root.join("dist"))
-                    .current_dir(&root),
-            )?;
-            if ok {
-                Ok(())
-            } else {
-                Err(Failure::new("the first-render benchmark failed"))
-            }
-        },
-    )?;
-    step("code sandbox and file skills (headless Chromium)", || {
-        let (ok, _) = run_tee(
-            Command::new("node")
-                .arg("e2e/bench/sandbox.mjs")
-                .env("HEARTH_BIN", root.join("target/release/hearth"))
-                .env("HEARTH_DIST", root.join("dist"))
-                .current_dir(&root),
-        )?;
-        if ok {
-            Ok(())
-        } else {
-            Err(Failure::new("the sandbox benchmark failed"))
-        }
-    })?;
-    // Discovery's figures rank real Agent Skills collections; the native
-    // discovery bench also writes the package texts the browser bench reads.
-    step(
-        "Agent Skills collections into target/skill-collections/",
-        || crate::collections::install(None),
-    )?;
-    step("native benches (hearth-core)", || {
-        for bench in [
-            "call_path",
-            "discovery",
-            "tokens",
-            "agent_skills",
-            "mcp_registry",
-            "markdown",
-        ] {
-            util::run(
-                Command::new("cargo")
-                    .args(["bench", "-p", "hearth-core", "--bench", bench])
-                    .current_dir(&root),
-            )?;
-        }
-        Ok(())
-    })?;
-    step("browser benches (wasm, headless Chromium)", || {
+}
+
+fn wasm_bench(test: &'static str) -> impl Fn(&Path) -> Command {
+    move |root: &Path| {
         let mut cmd = Command::new("cargo");
         cmd.args([
             "test",
@@ -167,123 +218,805 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             "--features",
             "bench",
             "--test",
-            "browser_bench",
+            test,
             "--",
             "--nocapture",
         ])
-        .current_dir(&root);
-        let (ok, _) = run_tee(crate::test::wasm_test_env(&mut cmd))?;
-        if ok {
-            Ok(())
-        } else {
-            Err(Failure::new("the browser benchmarks failed"))
+        .current_dir(root);
+        crate::test::wasm_test_env(&mut cmd);
+        cmd
+    }
+}
+
+/// The steps of a full run, in order.
+fn steps() -> Vec<Step> {
+    vec![
+        Step {
+            id: "bundle",
+            title: "first-load transfer (the build's own output)",
+            needs: &[Need::App],
+            kind: Kind::Internal(first_load),
+        },
+        Step {
+            id: "first-render",
+            title: "time to first render against a bare Leptos page",
+            needs: &[
+                Need::App,
+                Need::NativeHearth,
+                Need::LeptosAnchor,
+                Need::Browser,
+            ],
+            kind: Kind::Command(|r| node("e2e/bench/first-render.mjs")(r)),
+        },
+        Step {
+            id: "restart",
+            title: "`cargo xtask run` with nothing changed, until it serves",
+            needs: &[Need::App, Need::NativeHearth],
+            kind: Kind::Internal(restart),
+        },
+        Step {
+            id: "sandbox",
+            title: "code sandbox and file skills (headless Chromium)",
+            needs: &[Need::App, Need::NativeHearth, Need::Browser],
+            kind: Kind::Command(|r| node("e2e/bench/sandbox.mjs")(r)),
+        },
+        Step {
+            id: "browser",
+            title: "call path, notes search and Agent Skills import in the browser (wasm)",
+            needs: &[Need::Browser],
+            kind: Kind::Command(|r| wasm_bench("browser_bench")(r)),
+        },
+        Step {
+            id: "core",
+            title: "hearth-core, native",
+            needs: &[Need::Collections],
+            kind: Kind::Command(|root| {
+                // One command for every core bench, so they share a build.
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c")
+                    .arg(
+                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry markdown; do \
+                         cargo bench -p hearth-core --bench $b; done",
+                    )
+                    .current_dir(root);
+                cmd
+            }),
+        },
+        Step {
+            id: "discovery-browser",
+            title: "discover_skills at 10,000 skills, then with 1,000 packages added, in the browser (wasm)",
+            // The core step's discovery bench writes the package texts it reads.
+            needs: &[Need::Browser, Need::Collections],
+            kind: Kind::Command(|r| wasm_bench("bench_discovery")(r)),
+        },
+        Step {
+            id: "net",
+            title: "network tier: proxy overhead and sustained load (native profile)",
+            needs: &[],
+            kind: Kind::Command(|root| {
+                let mut cmd = Command::new("cargo");
+                cmd.args([
+                    "bench",
+                    "--profile",
+                    "native",
+                    "-p",
+                    "hearth-proxy",
+                    "--bench",
+                    "net",
+                ])
+                .current_dir(root);
+                cmd
+            }),
+        },
+        Step {
+            id: "reader",
+            title: "web_fetch's reader against Mozilla Readability (word-level F1 on real pages)",
+            needs: &[Need::NativeHearth, Need::ReaderCorpus],
+            kind: Kind::Command(|r| {
+                let mut cmd = node("e2e/bench/reader-quality.mjs")(r);
+                cmd.arg("--json")
+                    .arg(r.join("target/reader-quality.json"))
+                    .env("READER_CORPUS", r.join(setup::READER_CORPUS_DIR));
+                cmd
+            }),
+        },
+        Step {
+            id: "highlight",
+            title: "highlighted code and math: cost and size (headless Chromium)",
+            needs: &[Need::App, Need::Browser],
+            kind: Kind::Command(|r| node("e2e/bench/highlight.mjs")(r)),
+        },
+        Step {
+            id: "mcp",
+            title: "MCP in the browser (real servers on 127.0.0.1)",
+            needs: &[Need::App, Need::NativeHearth, Need::McpPeers, Need::Browser],
+            kind: Kind::Command(|r| node("e2e/bench/mcp.mjs")(r)),
+        },
+        Step {
+            id: "tabmodel",
+            title: "the model in the tab against native llama.cpp (same file, threads and prompt)",
+            needs: &[Need::App, Need::NativeHearth, Need::Browser, Need::TabModel],
+            kind: Kind::Command(|r| {
+                let mut cmd = node("e2e/bench/tabmodel.mjs")(r);
+                cmd.env("HEARTH_TEST_MODEL", setup::test_model_path())
+                    .env("HEARTH_LLAMA_PYTHON", setup::llama_cpp_python_path());
+                cmd
+            }),
+        },
+    ]
+}
+
+/// The 1-minute load average, from /proc/loadavg.
+fn load_now() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(f64::NAN)
+}
+
+fn machine() -> serde_json::Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem_gb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| kb / 1024.0 / 1024.0)
+        .unwrap_or(f64::NAN);
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::OS.to_string());
+    let version = |program: &str, arg: &str| {
+        capture(Command::new(program).arg(arg))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    };
+    json!({
+        "cpu": cpu,
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "memory_gb": (mem_gb * 10.0).round() / 10.0,
+        "os": os,
+        "rustc": version("rustc", "-V"),
+        "chromium": version(setup::CHROMIUM, "--version"),
+        "node": version("node", "--version"),
+    })
+}
+
+fn today() -> String {
+    capture(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown date".into())
+}
+
+fn gzip_len(bytes: &[u8]) -> usize {
+    let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+    let _ = enc.write_all(bytes);
+    enc.finish().map(|v| v.len()).unwrap_or(0)
+}
+
+/// Relative references to .wasm, .js and .css files in `text` (HTML
+/// attributes, JS imports), without a query or fragment.
+fn references(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for quote in ['"', '\''] {
+        for piece in text.split(quote).skip(1).step_by(2) {
+            let path = piece.split(['?', '#']).next().unwrap_or("");
+            let local = path.starts_with('/') || path.starts_with("./") || path.starts_with("../");
+            let kind = path.ends_with(".wasm") || path.ends_with(".js") || path.ends_with(".css");
+            if local && kind && !path.contains(char::is_whitespace) {
+                out.push(path.to_string());
+            }
         }
+    }
+    out
+}
+
+/// The files a first visit loads before the app renders: what
+/// `index.html` links (wasm, JS, CSS), and what that JS imports in turn.
+/// Raw and gzip sizes, by path under `dist`.
+pub fn first_load_files(dist: &Path) -> Result<Vec<(String, usize, usize)>, Failure> {
+    let html = std::fs::read_to_string(dist.join("index.html")).map_err(|e| {
+        Failure::new(format!(
+            "cannot read {}/index.html: {e}; build first",
+            dist.display()
+        ))
     })?;
-    step(
-        "network tier: proxy overhead and sustained load (native profile)",
-        || {
-            let (ok, _) = run_tee(
-                Command::new("cargo")
-                    .args([
-                        "bench",
-                        "--profile",
-                        "native",
-                        "-p",
-                        "hearth-proxy",
-                        "--bench",
-                        "net",
-                    ])
-                    .current_dir(&root),
-            )?;
+    let mut todo: Vec<(PathBuf, String)> = references(&html)
+        .into_iter()
+        .map(|r| (PathBuf::from("/"), r))
+        .collect();
+    let mut rows: Vec<(String, usize, usize)> = Vec::new();
+    while let Some((base, reference)) = todo.pop() {
+        let joined = if let Some(abs) = reference.strip_prefix('/') {
+            PathBuf::from(abs)
+        } else {
+            base.strip_prefix("/").unwrap_or(&base).join(&reference)
+        };
+        let mut clean = PathBuf::new();
+        for part in joined.components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    clean.pop();
+                }
+                std::path::Component::Normal(p) => clean.push(p),
+                _ => {}
+            }
+        }
+        let rel = clean.to_string_lossy().to_string();
+        // The service worker is fetched after the first render.
+        if rel == "sw.js" || rows.iter().any(|(r, _, _)| *r == rel) {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(dist.join(&clean)) else {
+            continue;
+        };
+        if rel.ends_with(".js") {
+            let dir = Path::new("/").join(clean.parent().unwrap_or(Path::new("")));
+            for r in references(&String::from_utf8_lossy(&bytes)) {
+                todo.push((dir.clone(), r));
+            }
+        }
+        rows.push((rel, bytes.len(), gzip_len(&bytes)));
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+fn first_load(root: &Path) -> Result<Vec<Figure>, Failure> {
+    let rows = first_load_files(&root.join("dist"))?;
+    let kb = |n: usize| n as f64 / 1024.0;
+    let mut figures = Vec::new();
+    for (ext, what) in [("wasm", "wasm"), ("js", "JS"), ("css", "CSS")] {
+        let (n, raw, gz) = rows
+            .iter()
+            .filter(|(r, _, _)| r.ends_with(&format!(".{ext}")))
+            .fold((0, 0, 0), |(n, a, b), (_, r, g)| (n + 1, a + r, b + g));
+        figures.push(
+            Figure::new(format!("first-load {what}, gzip"), kb(gz), "KB")
+                .detail(format!("{n} file(s), {:.1} KB raw", kb(raw))),
+        );
+    }
+    let gz: usize = rows.iter().map(|(_, _, g)| g).sum();
+    let raw: usize = rows.iter().map(|(_, r, _)| r).sum();
+    figures.push(
+        Figure::new("first-load transfer (wasm + JS + CSS, gzip)", kb(gz), "KB")
+            .goal(Goal::Max(FIRST_LOAD_GOAL_KB))
+            .detail(format!(
+                "{} files from index.html and their imports, {:.1} KB raw",
+                rows.len(),
+                kb(raw)
+            )),
+    );
+    for (name, r, g) in &rows {
+        println!(
+            "  {name:<56} {:>9.1} KB raw {:>9.1} KB gzip",
+            kb(*r),
+            kb(*g)
+        );
+    }
+    Ok(figures)
+}
+
+/// Answers whether `hearth serve` on `port` says it is healthy.
+fn healthy(port: u16) -> bool {
+    use std::io::Read;
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let request =
+        format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if s.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.1 200")
+}
+
+fn free_port() -> Result<u16, Failure> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| Failure::new(format!("no free port on 127.0.0.1: {e}")))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| Failure::new(e.to_string()))
+}
+
+/// `cargo xtask run` from the command line, with dist/ and the native
+/// `hearth` current, timed until `/healthz` answers; median of 3.
+fn restart(root: &Path) -> Result<Vec<Figure>, Failure> {
+    use std::os::unix::process::CommandExt;
+    let mut samples = Vec::new();
+    for _ in 0..3 {
+        let port = free_port()?;
+        let t0 = Instant::now();
+        let mut child = Command::new("cargo")
+            .args(["xtask", "run", "--port", &port.to_string()])
+            .current_dir(root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            // Its own process group, so `hearth serve` under it stops too.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| Failure::new(format!("cannot start cargo xtask run: {e}")))?;
+        let pid = child.id();
+        let mut served = None;
+        while t0.elapsed() < Duration::from_secs(600) {
+            if healthy(port) {
+                served = Some(t0.elapsed());
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(Failure::new(format!(
+                    "cargo xtask run exited ({status}) before it served"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &format!("-{pid}")])
+            .status();
+        let _ = child.wait();
+        let served =
+            served.ok_or_else(|| Failure::new("cargo xtask run did not serve within 600 s"))?;
+        println!("  served after {:.2} s", served.as_secs_f64());
+        samples.push(served.as_secs_f64());
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(vec![
+        Figure::new(
+            "`cargo xtask run` with nothing changed, until it serves",
+            samples[samples.len() / 2],
+            "s",
+        )
+        .goal(Goal::Max(3.0))
+        .detail(format!(
+            "median of 3: {}",
+            samples
+                .iter()
+                .map(|s| format!("{s:.2} s"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    ])
+}
+
+/// The bare Leptos page, built like the app, into target/bench/bare-leptos.
+fn build_leptos_anchor(root: &Path) -> Result<(), Failure> {
+    util::run(
+        Command::new("trunk")
+            .args(["build", "--release", "--dist"])
+            .arg(root.join(LEPTOS_ANCHOR_DIST))
+            .current_dir(root.join(LEPTOS_ANCHOR_DIR)),
+    )
+}
+
+/// One step's outcome.
+struct StepRun {
+    id: &'static str,
+    title: &'static str,
+    ok: bool,
+    seconds: f64,
+    load_start: f64,
+    load_end: f64,
+    error: Option<String>,
+}
+
+fn run_step(root: &Path, s: &Step, figures: &mut Vec<Figure>) -> StepRun {
+    let load_start = load_now();
+    let t0 = Instant::now();
+    let mut problems = Vec::new();
+    let mut got = Vec::new();
+    let result = step(s.title, || match &s.kind {
+        Kind::Internal(f) => {
+            got = f(root)?;
+            Ok(())
+        }
+        Kind::Command(make) => {
+            let (ok, output) = run_tee(&mut make(root))?;
+            let logs = root.join("target/bench/logs");
+            let _ = std::fs::create_dir_all(&logs);
+            let _ = std::fs::write(logs.join(format!("{}.log", s.id)), &output);
+            for line in output.lines() {
+                match parse_figure(line) {
+                    Some(Ok(f)) => got.push(f),
+                    Some(Err(e)) => problems.push(e),
+                    None => {}
+                }
+            }
             if ok {
                 Ok(())
             } else {
-                Err(Failure::new("the network-tier benchmark failed"))
+                Err(Failure::new(format!("the {} bench failed", s.id)))
             }
-        },
-    )?;
-    step(
-        "web_fetch's reader against Mozilla Readability (word-level F1)",
-        || {
-            let corpus = setup::reader_corpus()?;
-            let hearth = crate::build_native_hearth()?;
-            let (ok, _) = run_tee(
-                Command::new("node")
-                    .arg("e2e/bench/reader-quality.mjs")
-                    .arg("--json")
-                    .arg(root.join("target/reader-quality.json"))
-                    .env("HEARTH_BIN", hearth)
-                    .env("READER_CORPUS", corpus)
-                    .current_dir(&root),
-            )?;
-            if ok {
-                Ok(())
-            } else {
-                Err(Failure::new("the reader comparison failed"))
-            }
-        },
-    )?;
-    step(
-        "highlighted code and math: cost and size (headless Chromium)",
-        || {
-            let (ok, _) = run_tee(
-                Command::new("node")
-                    .arg("e2e/bench/highlight.mjs")
-                    .env("HEARTH_DIST", root.join("dist"))
-                    .current_dir(&root),
-            )?;
-            if ok {
-                Ok(())
-            } else {
-                Err(Failure::new("the highlighting benchmark failed"))
-            }
-        },
-    )?;
-    // MCP (issue 8): connect, round trips and 1,000 tools in the browser.
-    step("MCP in the browser (real servers on 127.0.0.1)", || {
-        let (ok, _) = run_tee(
-            Command::new("node")
-                .arg("e2e/bench/mcp.mjs")
-                .env("HEARTH_BIN", root.join("target/release/hearth"))
-                .env("HEARTH_DIST", root.join("dist"))
-                .current_dir(&root),
+        }
+    });
+    let load = load_now();
+    for mut f in got {
+        f.step = s.id.to_string();
+        f.load = load;
+        figures.push(f);
+    }
+    let mut error = result.err().map(|e| e.to_string());
+    if !problems.is_empty() {
+        let p = format!("malformed BENCH lines: {}", problems.join("; "));
+        error = Some(match error {
+            Some(e) => format!("{e}; {p}"),
+            None => p,
+        });
+    }
+    StepRun {
+        id: s.id,
+        title: s.title,
+        ok: error.is_none(),
+        seconds: t0.elapsed().as_secs_f64(),
+        load_start,
+        load_end: load,
+        error,
+    }
+}
+
+fn build_needs(root: &Path, needs: &[Need], no_build: bool) -> Result<(), Failure> {
+    let has = |n: Need| needs.contains(&n);
+    if !no_build {
+        setup::build_tools()?;
+        if has(Need::App) {
+            step("release build of the app", crate::build_release_if_stale)?;
+        }
+        if has(Need::NativeHearth) {
+            step("native build of hearth", crate::build_native_hearth)?;
+        }
+        if has(Need::LeptosAnchor) {
+            step("the bare Leptos page (anchor)", || {
+                build_leptos_anchor(root)
+            })?;
+        }
+    }
+    if has(Need::McpPeers) {
+        step("MCP test peers", setup::mcp_peers)?;
+    }
+    if has(Need::Browser) {
+        setup::browser()?;
+    }
+    if has(Need::TabModel) {
+        step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
+        step(
+            "llama-cpp-python (the in-tab model's anchor)",
+            setup::llama_cpp_python,
         )?;
-        if ok {
-            Ok(())
-        } else {
-            Err(Failure::new("the MCP benchmark failed"))
-        }
-    })?;
-    step(
-        "discover_skills at 10,000 skills, then with 1,000 packages added, in the browser (headless Chromium)",
-        || {
-            let mut cmd = Command::new("cargo");
-            cmd.args([
-                "test",
-                "-p",
-                "hearth",
-                "--release",
-                "--features",
-                "bench",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--test",
-                "bench_discovery",
-                "--",
-                "--nocapture",
-            ])
-            .current_dir(&root);
-            let (ok, _) = run_tee(crate::test::wasm_test_env(&mut cmd))?;
-            if ok {
-                Ok(())
-            } else {
-                Err(Failure::new("the browser discovery benchmark failed"))
-            }
-        },
-    )?;
+    }
+    if has(Need::ReaderCorpus) {
+        step(
+            "the reader's comparison corpus (Debian docs, saved pages)",
+            || setup::reader_corpus().map(|_| ()),
+        )?;
+    }
+    if has(Need::Collections) {
+        step(
+            "Agent Skills collections into target/skill-collections/",
+            || crate::collections::install(None),
+        )?;
+    }
     Ok(())
 }
 
-fn kb(bytes: usize) -> String {
-    format!("{:.1} KB", bytes as f64 / 1024.0)
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let root = repo_root();
+    let mut only: Option<Vec<String>> = None;
+    let mut no_build = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--no-build" => no_build = true,
+            "--only" => {
+                let list = it
+                    .next()
+                    .ok_or_else(|| Failure::new("--only needs a step, e.g. --only sandbox"))?;
+                only = Some(list.split(',').map(str::to_string).collect());
+            }
+            other => {
+                return Err(Failure::new(format!(
+                    "unknown option {other}; use --only STEP[,STEP] or --no-build"
+                )));
+            }
+        }
+    }
+    let all = steps();
+    if let Some(only) = &only
+        && let Some(unknown) = only
+            .iter()
+            .find(|o| !all.iter().any(|s| s.id == o.as_str()))
+    {
+        return Err(Failure::new(format!(
+            "no bench step '{unknown}'; the steps are {}",
+            all.iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let chosen: Vec<&Step> = all
+        .iter()
+        .filter(|s| only.as_ref().is_none_or(|o| o.iter().any(|x| x == s.id)))
+        .collect();
+    let needs: Vec<Need> = chosen
+        .iter()
+        .flat_map(|s| s.needs.iter().copied())
+        .collect();
+    build_needs(&root, &needs, no_build)?;
+
+    let started = today();
+    let machine = machine();
+    let mut figures = Vec::new();
+    let mut runs = Vec::new();
+    for s in &chosen {
+        runs.push(run_step(&root, s, &mut figures));
+    }
+
+    let partial = only.is_some();
+    let doc = json!({
+        "date": started,
+        "machine": machine,
+        "partial": partial,
+        "steps": runs.iter().map(|r| json!({
+            "step": r.id,
+            "ok": r.ok,
+            "seconds": (r.seconds * 10.0).round() / 10.0,
+            "load_start": r.load_start,
+            "load_end": r.load_end,
+            "error": r.error,
+        })).collect::<Vec<_>>(),
+        "figures": figures.iter().map(Figure::to_json).collect::<Vec<_>>(),
+    });
+    let results = root.join(RESULTS);
+    if let Some(dir) = results.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(
+        &results,
+        serde_json::to_string_pretty(&doc).unwrap_or_default(),
+    )
+    .map_err(|e| Failure::new(format!("cannot write {}: {e}", results.display())))?;
+
+    let table = markdown(&doc, &runs, &figures);
+    println!("\n{table}");
+    println!("figures written to {RESULTS}");
+    if partial {
+        println!("{DOC} is written by full runs only (this one ran --only)");
+    } else {
+        let existing = std::fs::read_to_string(root.join(DOC)).unwrap_or_default();
+        let text = splice_doc(&existing, &format!("{DOC_HEAD}{table}"));
+        std::fs::write(root.join(DOC), text)
+            .map_err(|e| Failure::new(format!("cannot write {DOC}: {e}")))?;
+        println!("table written to {DOC}");
+    }
+    let failed: Vec<String> = runs
+        .iter()
+        .filter(|r| !r.ok)
+        .map(|r| format!("{}: {}", r.id, r.error.clone().unwrap_or_default()))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::new(format!(
+            "some bench steps failed (their figures are missing): {}",
+            failed.join("; ")
+        )))
+    }
+}
+
+const DOC_START: &str = "<!-- cargo xtask bench: start -->";
+const DOC_END: &str = "<!-- cargo xtask bench: end -->";
+
+/// `doc` with the part between the markers replaced by `section` (the
+/// prose around it stays as written); with no markers yet, the section is
+/// added at the end, and a new file gets a title.
+pub fn splice_doc(doc: &str, section: &str) -> String {
+    let block = format!("{DOC_START}\n{section}{DOC_END}\n");
+    if let (Some(a), Some(b)) = (doc.find(DOC_START), doc.find(DOC_END))
+        && a < b
+    {
+        return format!(
+            "{}{block}{}",
+            &doc[..a],
+            doc[b + DOC_END.len()..].trim_start_matches('\n')
+        );
+    }
+    if doc.trim().is_empty() {
+        return format!("# Benchmarks\n\n{block}");
+    }
+    format!("{}\n\n{block}", doc.trim_end())
+}
+
+const DOC_HEAD: &str = "## Latest full run of `cargo xtask bench`\n\n\
+Written by `cargo xtask bench` between the markers (edit the prose outside\n\
+them; run the bench again for this part). Figures,\n\
+not assertions: each is the median of several runs unless its detail says\n\
+otherwise, and every comparison is a ratio against its anchor measured in the\n\
+same run on the same machine, so a busy machine moves both. `load` is the\n\
+machine's 1-minute load average when the figure was taken. All figures of the\n\
+run, with their units and goals, are in `target/bench/results.json`; each\n\
+step's full output is in `target/bench/logs/`. How to add a figure: see\n\
+`xtask/src/bench.rs` and [testing.md](testing.md).\n\n\
+The first-load transfer is shown against its goal here, not yet checked by a\n\
+test: the bundle is split later, and the failing budget test comes with that.\n\n";
+
+/// A value with a sensible number of digits for its unit.
+fn number(v: f64, unit: &str) -> String {
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else if v.abs() >= 1.0 || v == 0.0 {
+        2
+    } else {
+        3
+    };
+    match unit {
+        "×" => format!("{v:.digits$}×"),
+        "" => format!("{v:.digits$}"),
+        u => format!("{v:.digits$} {u}"),
+    }
+}
+
+fn markdown(doc: &serde_json::Value, runs: &[StepRun], figures: &[Figure]) -> String {
+    let m = &doc["machine"];
+    let mut out = format!(
+        "Run of {} on {} ({} cores, {} GB), {}; {}, {}.\n",
+        doc["date"].as_str().unwrap_or(""),
+        m["cpu"].as_str().unwrap_or(""),
+        m["cores"],
+        m["memory_gb"],
+        m["os"].as_str().unwrap_or(""),
+        m["chromium"].as_str().unwrap_or(""),
+        m["rustc"].as_str().unwrap_or(""),
+    );
+    let with_goal: Vec<&Figure> = figures.iter().filter(|f| f.goal.is_some()).collect();
+    if !with_goal.is_empty() {
+        out.push_str("\n## Goals\n\n| figure | value | goal | met | anchor | load |\n|---|---|---|---|---|---|\n");
+        for f in with_goal {
+            let g = f.goal.expect("filtered on goals");
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {:.1} |\n",
+                f.figure,
+                number(f.value, &f.unit),
+                g.show(&f.unit),
+                if g.met(f.value) { "yes" } else { "**no**" },
+                f.anchor.as_deref().unwrap_or(""),
+                f.load
+            ));
+        }
+    }
+    for r in runs {
+        out.push_str(&format!(
+            "\n## {}\n\n`{}`, {:.0} s, load {:.1} → {:.1}{}\n\n",
+            r.title,
+            r.id,
+            r.seconds,
+            r.load_start,
+            r.load_end,
+            if r.ok {
+                String::new()
+            } else {
+                format!(" — **failed**: {}", r.error.clone().unwrap_or_default())
+            }
+        ));
+        let mine: Vec<&Figure> = figures.iter().filter(|f| f.step == r.id).collect();
+        if mine.is_empty() {
+            out.push_str("No figures.\n");
+            continue;
+        }
+        out.push_str("| figure | value | goal | detail |\n|---|---|---|---|\n");
+        for f in mine {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                f.figure,
+                number(f.value, &f.unit),
+                f.goal.map(|g| g.show(&f.unit)).unwrap_or_default(),
+                f.detail.as_deref().unwrap_or("").replace('|', "\\|")
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_read_from_bench_lines_wherever_they_sit() {
+        let f = parse_figure(
+            r#"console.log: BENCH {"figure": "warm JS round trip", "value": 13.7, "unit": "ms", "goal": {"max": 5}, "detail": "n=30"}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(f.figure, "warm JS round trip");
+        assert_eq!(f.goal, Some(Goal::Max(5.0)));
+        assert!(!f.goal.unwrap().met(f.value));
+        assert_eq!(f.detail.as_deref(), Some("n=30"));
+        assert!(parse_figure("test result: ok").is_none());
+        assert!(
+            parse_figure(r#"BENCH {"figure": "x", "unit": "ms"}"#)
+                .unwrap()
+                .is_err()
+        );
+        assert!(
+            parse_figure(r#"BENCH {"figure": "x", "value": 1, "unit": "ms", "goal": 3}"#)
+                .unwrap()
+                .is_err()
+        );
+        assert!(parse_figure("BENCH {not json").unwrap().is_err());
+    }
+
+    #[test]
+    fn first_load_follows_index_html_and_js_imports() {
+        let dir = std::env::temp_dir().join(format!("xtask-bundle-{}", std::process::id()));
+        let w = |rel: &str, text: &str| {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w(
+            "index.html",
+            r#"<link rel="modulepreload" href="/app-1.js"><link rel="preload" href="/app-1_bg.wasm" as="fetch"><link rel="stylesheet" href="/main-2.css"><script>navigator.serviceWorker.register('/sw.js')</script>"#,
+        );
+        w(
+            "app-1.js",
+            "import { a } from './snippets/x/codec.js'; export {};",
+        );
+        w("snippets/x/codec.js", "import '../y/deep.js';");
+        w("snippets/y/deep.js", "");
+        w("app-1_bg.wasm", "wasm");
+        w("main-2.css", "body{}");
+        w("sw.js", "self");
+        w("sandbox/runner.js", "not loaded first");
+        let names: Vec<String> = first_load_files(&dir)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _, _)| n)
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            names,
+            vec![
+                "app-1.js",
+                "app-1_bg.wasm",
+                "main-2.css",
+                "snippets/x/codec.js",
+                "snippets/y/deep.js"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_doc_keeps_its_prose_and_replaces_only_the_run() {
+        let first = splice_doc("# Benchmarks\n\nProse.\n", "table one\n");
+        assert!(first.starts_with("# Benchmarks\n\nProse.\n\n<!-- cargo xtask bench: start -->\n"));
+        assert!(first.contains("table one\n<!-- cargo xtask bench: end -->\n"));
+        let second = splice_doc(&format!("{first}\nMore prose.\n"), "table two\n");
+        assert!(second.contains("Prose.") && second.contains("More prose."));
+        assert!(second.contains("table two") && !second.contains("table one"));
+        assert_eq!(second.matches("bench: start").count(), 1);
+        assert!(splice_doc("", "t\n").starts_with("# Benchmarks\n\n<!--"));
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(number(1234.4, "KB"), "1234 KB");
+        assert_eq!(number(1.456, "×"), "1.46×");
+        assert_eq!(number(0.1234, "ms"), "0.123 ms");
+        assert_eq!(Goal::Max(600.0).show("KB"), "≤ 600 KB");
+    }
 }

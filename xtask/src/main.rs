@@ -1,23 +1,34 @@
 //! Hearth's build and test driver.
 //!
 //! - `cargo xtask run [--port P]`: install what is missing, build the app in
-//!   release mode, and start `hearth serve`.
-//! - `cargo xtask test`: install what the tests need, then fmt, clippy,
+//!   release mode unless dist/ is already the build of the current sources,
+//!   and start `hearth serve`.
+//! - `cargo xtask test [--level L[,L]] [-- PLAYWRIGHT ARGS]`: install what
+//!   the tests need, then fmt, clippy,
 //!   native tests, the core purity check, wasm-bindgen-test in headless
-//!   Chromium, the release build and Playwright; ends with `N passed, N failed`.
-//! - `cargo xtask build`: the release build into dist/.
-//! - `cargo xtask bench`: print size and speed figures.
+//!   Chromium, the release build and Playwright; ends with `N passed, N
+//!   failed` after every reason it failed.
+//! - `cargo xtask build`: the release build into dist/, always.
+//! - `cargo xtask bench [--only STEP] [--no-build]`: size and speed figures
+//!   into target/bench/results.json, a table, and docs/benchmarks.md.
+//! - `cargo xtask baselines [--grep TEXT]`: rewrite the screen baselines
+//!   the journeys compare against, on purpose.
 //! - `cargo xtask skill-collections [--from DIR]`: install the real Agent
 //!   Skills collections discovery's quality test ranks, into
 //!   target/skill-collections/ (the test run does this itself).
 //! - `cargo xtask precache [DIR]`: write the service worker's file list
 //!   (trunk runs this after every build).
-//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ (the
-//!   build does this itself; run it before a hand-made `trunk build`).
+//! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ and
+//!   wllama into public/wllama/ (the build does this itself; run it before
+//!   a hand-made `trunk build`).
+//! - `cargo xtask test-model`: install the small model the tests run.
 
+mod baselines;
 mod bench;
 mod collections;
+mod fresh;
 mod pwa;
+mod report;
 mod setup;
 mod test;
 mod util;
@@ -28,7 +39,8 @@ use std::process::{Command, ExitCode};
 use util::{Failure, repo_root, run, step};
 
 /// trunk's release build into dist/, with wasm-opt from npm's binaryen and
-/// the Python runtime copied in from npm's pyodide.
+/// the Python runtime copied in from npm's pyodide. Records what it was
+/// built from, so `cargo xtask run` can tell when dist/ is current.
 pub fn build_release() -> Result<(), Failure> {
     let root = repo_root();
     step(
@@ -39,15 +51,51 @@ pub fn build_release() -> Result<(), Failure> {
         "highlighter and math converter into public/vendor/",
         setup::vendor_files,
     )?;
+    step(
+        "the in-tab model runtime (wllama) into public/wllama/",
+        setup::wllama_runtime,
+    )?;
+    trunk_release(&root)
+}
+
+fn trunk_release(root: &std::path::Path) -> Result<(), Failure> {
+    // Taken before the build: a source edited while trunk runs makes the
+    // next `run` build again.
+    let inputs = fresh::snapshot_inputs(root)?;
+    fresh::forget(root);
     run(Command::new("trunk")
         .args(["build", "--release"])
-        .current_dir(&root))?;
+        .current_dir(root))?;
     if !root.join("dist/index.html").exists() {
         return Err(Failure::new(
             "trunk finished but dist/index.html is missing",
         ));
     }
-    Ok(())
+    fresh::record(root, inputs)
+}
+
+/// The release build, unless dist/ is already the build of the current
+/// sources (see `fresh`).
+pub fn build_release_if_stale() -> Result<(), Failure> {
+    let root = repo_root();
+    step(
+        "Python runtime into public/pyodide/",
+        setup::pyodide_runtime,
+    )?;
+    step(
+        "the in-tab model runtime (wllama) into public/wllama/",
+        setup::wllama_runtime,
+    )?;
+    match fresh::check(&root)? {
+        fresh::Freshness::Current => {
+            println!("  dist/ is the build of the current sources; not building");
+            Ok(())
+        }
+        fresh::Freshness::Stale(why) => {
+            println!("  building: {why}");
+            trunk_release(&root)
+        }
+    }
 }
 
 /// The `hearth` binary built with the `native` profile (opt-level 3; the
@@ -87,7 +135,7 @@ fn run_app(args: &[String]) -> Result<(), Failure> {
     }
     let root = repo_root();
     setup::build_tools()?;
-    step("release build of the app", build_release)?;
+    step("release build of the app", build_release_if_stale)?;
     let hearth = step("native build of hearth", build_native_hearth)?;
     println!();
     run(Command::new(hearth)
@@ -104,18 +152,23 @@ fn usage_error(message: &str) -> ExitCode {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("usage: cargo xtask <run|test|build|bench|precache|pyodide|skill-collections>");
+        eprintln!(
+            "usage: cargo xtask <run|test|build|bench|baselines|precache|pyodide|test-model|skill-collections>"
+        );
         return ExitCode::FAILURE;
     };
     let result = match cmd.as_str() {
         "run" => run_app(rest),
         "build" => setup::build_tools().and_then(|()| step("release build", build_release)),
         "bench" => bench::run(rest),
+        "baselines" => baselines::run(rest),
         "precache" => pwa::run(rest),
         "pyodide" => step(
             "Python runtime into public/pyodide/",
             setup::pyodide_runtime,
-        ),
+        )
+        .and_then(|()| step("wllama into public/wllama/", setup::wllama_runtime)),
+        "test-model" => step("the test model", setup::test_model).map(|_| ()),
         "skill-collections" => {
             let from = match rest {
                 [flag, dir] if flag == "--from" => Some(PathBuf::from(dir)),
@@ -129,10 +182,16 @@ fn main() -> ExitCode {
                 || collections::install(from.as_deref()),
             )
         }
-        "test" => match test::run_all() {
-            Ok(t) => {
-                println!("\n{} passed, {} failed", t.passed, t.failed);
-                return if t.failed == 0 {
+        "test" => match test::Options::parse(rest).and_then(|o| test::run_all(&o)) {
+            Ok(summary) => {
+                if !summary.reasons.is_empty() {
+                    println!("\nWhy the run failed:");
+                    for reason in &summary.reasons {
+                        println!("  - {reason}");
+                    }
+                }
+                println!("\n{}", summary.tally);
+                return if summary.tally.failed == 0 && summary.reasons.is_empty() {
                     ExitCode::SUCCESS
                 } else {
                     ExitCode::FAILURE
@@ -141,7 +200,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, precache, pyodide or skill-collections"
+            "unknown command '{other}'; use run, test, build, bench, baselines, precache, pyodide, test-model or skill-collections"
         ))),
     };
     match result {

@@ -4,8 +4,10 @@
 //! (`sw.js`), and stamps the build's id into `index.html`. The service
 //! worker precaches exactly this list, so it is never maintained by hand.
 //!
-//! Files under `pyodide/` form the Python runtime group, which the worker
-//! caches on first use (never at install); everything else is the app shell. `sw.js` itself is never listed.
+//! Files under `pyodide/` form the Python runtime group and files under
+//! `wllama/` the in-tab model runtime group; the worker caches each on
+//! first use (never at install). Everything else is the app shell. `sw.js`
+//! itself is never listed.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +34,7 @@ fn stamp_build_id(html: &str, id: &str) -> Option<String> {
     Some(format!("{}{id}{}", &html[..start], &html[end..]))
 }
 const PYTHON_DIR: &str = "pyodide/";
+const TABMODEL_DIR: &str = "wllama/";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Listed {
@@ -45,8 +48,10 @@ pub struct Listed {
 pub struct Precache {
     pub id: String,
     pub python_id: String,
+    pub tabmodel_id: String,
     pub shell: Vec<Listed>,
     pub python: Vec<Listed>,
+    pub tabmodel: Vec<Listed>,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -126,6 +131,7 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
     }
     let mut shell = Vec::new();
     let mut python = Vec::new();
+    let mut tabmodel = Vec::new();
     for path in files_under(dir)? {
         let url = url_of(dir, &path);
         if url == "/sw.js" || url == "/index.html" {
@@ -134,12 +140,15 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
         let file = listed(dir, &path)?;
         if url.starts_with(&format!("/{PYTHON_DIR}")) {
             python.push(file);
+        } else if url.starts_with(&format!("/{TABMODEL_DIR}")) {
+            tabmodel.push(file);
         } else {
             shell.push(file);
         }
     }
-    let id = id_of(shell.iter().chain(python.iter()));
+    let id = id_of(shell.iter().chain(python.iter()).chain(tabmodel.iter()));
     let python_id = id_of(python.iter());
+    let tabmodel_id = id_of(tabmodel.iter());
 
     let html = std::fs::read_to_string(&index)
         .map_err(|e| Failure::new(format!("{}: {e}", index.display())))?;
@@ -175,8 +184,10 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
     let build = json!({
         "id": id,
         "python_id": python_id,
+        "tabmodel_id": tabmodel_id,
         "shell": list(&shell),
         "python": list(&python),
+        "tabmodel": list(&tabmodel),
     });
     let script: String = script
         .lines()
@@ -192,8 +203,10 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
     Ok(Precache {
         id,
         python_id,
+        tabmodel_id,
         shell,
         python,
+        tabmodel,
     })
 }
 
@@ -210,12 +223,14 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let p = precache(&dir)?;
     let sum = |files: &[Listed]| files.iter().map(|f| f.size).sum::<u64>();
     println!(
-        "precache: build {} — {} shell files ({:.1} KB), {} Python runtime files ({:.1} MB)",
+        "precache: build {} — {} shell files ({:.1} KB), {} Python runtime files ({:.1} MB), {} in-tab model runtime files ({:.1} MB)",
         p.id,
         p.shell.len(),
         sum(&p.shell) as f64 / 1024.0,
         p.python.len(),
-        sum(&p.python) as f64 / (1024.0 * 1024.0)
+        sum(&p.python) as f64 / (1024.0 * 1024.0),
+        p.tabmodel.len(),
+        sum(&p.tabmodel) as f64 / (1024.0 * 1024.0)
     );
     Ok(())
 }
@@ -234,11 +249,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("icons")).unwrap();
         std::fs::create_dir_all(dir.join("pyodide")).unwrap();
+        std::fs::create_dir_all(dir.join("wllama")).unwrap();
         std::fs::write(dir.join("index.html"), INDEX).unwrap();
         std::fs::write(dir.join("sw.js"), SW).unwrap();
         std::fs::write(dir.join("hearth-app-0123456789abcdef_bg.wasm"), b"\0asm").unwrap();
         std::fs::write(dir.join("icons/icon-192.png"), b"png").unwrap();
         std::fs::write(dir.join("pyodide/pyodide.mjs"), b"export {}").unwrap();
+        std::fs::write(dir.join("wllama/wllama.wasm"), b"\0asm1").unwrap();
         std::fs::write(dir.join(".DS_Store"), b"junk").unwrap();
         dir
     }
@@ -291,6 +308,16 @@ mod tests {
         assert_eq!(v["id"], p.id.as_str());
         assert_eq!(v["shell"].as_array().unwrap().len(), 3);
         assert_eq!(v["python"][0]["url"], "/pyodide/pyodide.mjs");
+        assert_eq!(
+            p.tabmodel,
+            vec![Listed {
+                url: "/wllama/wllama.wasm".into(),
+                sha256: sha(b"\0asm1"),
+                size: 5
+            }]
+        );
+        assert_eq!(v["tabmodel"][0]["url"], "/wllama/wllama.wasm");
+        assert_eq!(v["tabmodel_id"], p.tabmodel_id.as_str());
         // Listing again (after a change) stamps the same build anew.
         let again = precache(&dir).unwrap();
         assert_eq!(again.id, p.id);
@@ -310,6 +337,7 @@ mod tests {
         let c = precache(&dir).unwrap();
         assert_ne!(c.id, a.id);
         assert_eq!(c.python_id, a.python_id, "the runtime did not change");
+        assert_eq!(c.tabmodel_id, a.tabmodel_id, "nor did wllama");
         for name in ["a", "b", "c"] {
             std::fs::remove_dir_all(build_dir(name)).unwrap();
         }

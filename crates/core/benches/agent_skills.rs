@@ -9,6 +9,10 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
+
 use hearth_core::agent_skills::activation::SkillLibrary;
 use hearth_core::agent_skills::catalog::{
     self, CatalogEntry, CatalogPlan, estimate_tokens, render_catalog,
@@ -155,6 +159,13 @@ fn main() {
             ms(min),
             ms(max),
             med.as_secs_f64() * 1e6 / SKILLS as f64
+        );
+        figure(
+            &format!("parse + validate {SKILLS} SKILL.md files ({mode:?}), native"),
+            med.as_secs_f64() * 1e3,
+            "ms",
+            None,
+            &format!("median of {RUNS} runs"),
         );
     }
 

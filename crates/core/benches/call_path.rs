@@ -9,6 +9,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
+
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
@@ -115,6 +119,16 @@ fn main() {
         median(samples.clone()),
         samples.len()
     );
+    figure(
+        "call path overhead, native (in-memory log)",
+        median(samples.clone()),
+        "µs",
+        None,
+        &format!(
+            "median of {} calls of a skill that does nothing",
+            samples.len()
+        ),
+    );
 
     let book = Notebook::new(hearth_core::notes::sample_notes(10_000));
     let t = Instant::now();
@@ -139,9 +153,16 @@ fn main() {
             t.elapsed().as_secs_f64() * 1000.0
         })
         .collect();
+    let med = median(samples);
     println!(
-        "notes search over 10,000 realistic notes (native): median {:.2} ms (goal in the browser: <= 50 ms)",
-        median(samples)
+        "notes search over 10,000 realistic notes (native): median {med:.2} ms (goal in the browser: <= 50 ms)"
+    );
+    figure(
+        "notes search over 10,000 notes, native",
+        med,
+        "ms",
+        None,
+        "median of 60 queries",
     );
 
     // Worst case: every note holds every query word.

@@ -10,6 +10,10 @@ mod eval;
 
 use std::time::Instant;
 
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
+
 use eval::LabelledQuery;
 use hearth_core::discovery::packages::package_text;
 use hearth_core::discovery::{self, Expansions, PackageText, SkillIndex, Weights};
@@ -21,6 +25,11 @@ fn recall_line(label: &str, index: &SkillIndex, queries: &[LabelledQuery]) {
         "  {label:<28} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
         queries.len()
     );
+    if !label.starts_with(' ') {
+        let n = format!("{} labelled queries", queries.len());
+        figure(&format!("discovery recall@1, {label}"), r1, "", None, &n);
+        figure(&format!("discovery recall@3, {label}"), r3, "", None, &n);
+    }
 }
 
 fn quality() {
@@ -160,6 +169,17 @@ fn latency() {
         queries.len()
     );
     println!("  index build            {build_ms:.1} ms");
+    figure(
+        &format!("discover_skills at {} skills, native, median", index.len()),
+        percentile(&samples, 0.5),
+        "ms",
+        None,
+        &format!(
+            "{} queries x 20; p95 {:.3} ms; index build {build_ms:.1} ms",
+            queries.len(),
+            percentile(&samples, 0.95)
+        ),
+    );
     println!(
         "  discover_skills        median {:.3} ms  p95 {:.3} ms  max {:.3} ms",
         percentile(&samples, 0.5),
@@ -256,6 +276,20 @@ fn latency_with_packages(index: &mut SkillIndex, queries: &[String]) {
     }
     let toggle_us = t.elapsed().as_secs_f64() * 1e6 / 100.0;
     println!("  disable + enable one package  {toggle_us:.0} µs");
+    figure(
+        &format!(
+            "discover_skills with {} packages + 10,000 tools, native, median",
+            texts.len()
+        ),
+        percentile(&samples, 0.5),
+        "ms",
+        None,
+        &format!(
+            "{} queries x 10; p95 {:.3} ms; adding the packages {build_ms:.1} ms; disable + enable one {toggle_us:.0} µs",
+            all.len(),
+            percentile(&samples, 0.95)
+        ),
+    );
 }
 
 /// Recall on the real Agent Skills collections installed under
@@ -284,6 +318,21 @@ fn package_quality() {
         println!(
             "  {label:<12} n={:>3}  recall@1 {r1:.3}  recall@3 {r3:.3}",
             queries.len()
+        );
+        let n = format!("{} labelled queries on real collections", queries.len());
+        figure(
+            &format!("package discovery recall@1, {label}"),
+            r1,
+            "",
+            None,
+            &n,
+        );
+        figure(
+            &format!("package discovery recall@3, {label}"),
+            r3,
+            "",
+            None,
+            &n,
         );
     }
     let registry: Vec<collections::Collection> = installed

@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use hearth_core::markdown::{Enhance, MathState, Plain, SafeHtml, safe, to_chat_html_with};
 
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
+
 /// A highlighter's answer for 1,000 lines, shaped like highlight.js's.
 fn thousand_lines() -> (String, String) {
     let (mut code, mut html) = (String::new(), String::new());
@@ -55,13 +59,34 @@ fn main() {
         std::hint::black_box(safe::highlighted(&code, &html));
     });
     println!("  check the highlighter's answer        {check:>8.3} ms");
+    figure(
+        "chat: check a highlighter's answer, 1,000 lines",
+        check,
+        "ms",
+        None,
+        "native, median of 31",
+    );
     let plain = time(31, || {
         std::hint::black_box(to_chat_html_with(&md, &Plain));
     });
     println!("  render, block plain                    {plain:>8.3} ms");
+    figure(
+        "chat: render 1,000 lines of code, plain",
+        plain,
+        "ms",
+        None,
+        "native, median of 31",
+    );
     let ready = Ready(checked);
     let highlighted = time(31, || {
         std::hint::black_box(to_chat_html_with(&md, &ready));
     });
     println!("  render, block highlighted              {highlighted:>8.3} ms");
+    figure(
+        "chat: render 1,000 lines of code, highlighted",
+        highlighted,
+        "ms",
+        None,
+        "native, median of 31",
+    );
 }

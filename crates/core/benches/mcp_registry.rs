@@ -7,6 +7,10 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
+
 use hearth_core::mcp::client::ToolListing;
 use hearth_core::mcp::model::Tool;
 use hearth_core::mcp::skills::{ServerId, catalog, register, skill_id};
@@ -109,4 +113,11 @@ fn main() {
     println!("  re-register (server refreshed its list): {refresh:.3} ms");
     println!("  look up one skill by id               : {lookup:.3} µs");
     println!("  scan all skills with a filter          : {scan:.3} ms");
+    figure(
+        &format!("{TOOLS} MCP tools: parse, convert and register, native"),
+        parse + convert + fresh,
+        "ms",
+        None,
+        &format!("median of {ROUNDS} rounds; re-register {refresh:.3} ms"),
+    );
 }

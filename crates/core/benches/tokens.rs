@@ -16,6 +16,10 @@ use hearth_core::agent_skills::catalog;
 use hearth_core::agent_skills::context::{self, PromptConfig};
 use hearth_core::providers::{ChatRequest, Protocol, Provider, ProviderConfig, ToolSpec, preset};
 use hearth_core::tokens::estimate_tokens;
+
+#[path = "support/figure.rs"]
+mod figure;
+use figure::figure;
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
@@ -60,6 +64,23 @@ fn opening_context(bpe: &CoreBPE) {
             "  {n:>7}  {:>18} {:>18}  {:>18} {:>18}",
             row[0], row[1], row[2], row[3]
         );
+        if n == 10_000 {
+            let detail = "system prompt + tools, o200k_base, OpenAI shape";
+            figure(
+                "opening context at 10,000 skills with discover_skills",
+                row[0] as f64,
+                "tokens",
+                None,
+                detail,
+            );
+            figure(
+                "opening context at 10,000 skills with every tool upfront",
+                row[1] as f64,
+                "tokens",
+                None,
+                detail,
+            );
+        }
     }
     let user = "What's 15% of 847?";
     println!(
@@ -134,6 +155,13 @@ fn estimator_error(bpe: &CoreBPE) {
         all_abs[all_abs.len() / 2] * 100.0,
         all_abs[all_abs.len() * 9 / 10] * 100.0
     );
+    figure(
+        "token estimate vs o200k_base, median |error|",
+        all_abs[all_abs.len() / 2] * 100.0,
+        "%",
+        None,
+        &format!("p90 {:.1}%", all_abs[all_abs.len() * 9 / 10] * 100.0),
+    );
     let all_tools: Vec<ToolSpec> = catalog.iter().map(ToolSpec::from_skill).collect();
     let whole = serde_json::to_string(&all_tools).unwrap();
     println!(
@@ -201,6 +229,16 @@ fn opening_context_with_packages(bpe: &CoreBPE) {
         println!(
             "  {n:>9}  {:>14} {:>17}  {:>14} {:>17}   (goal: now <= 300, flat)",
             row[0], row[1], row[2], row[3]
+        );
+        figure(
+            &format!("opening context with {n} Agent Skills packages"),
+            row[0] as f64,
+            "tokens",
+            Some(300.0),
+            &format!(
+                "system prompt + tools, o200k_base, OpenAI shape; {} with the old 1,500-token catalog",
+                row[2]
+            ),
         );
     }
     let one = SkillLibrary::from_packages(real.iter().take(1).cloned().collect());

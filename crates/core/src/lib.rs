@@ -19,6 +19,7 @@ pub mod command;
 pub mod discovery;
 pub mod display;
 pub mod form;
+pub mod gguf;
 pub mod invoke;
 pub mod markdown;
 pub mod mcp;

@@ -79,6 +79,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 calls: vec![],
                 finish: Some(FinishReason::Stop),
                 usage: usage(212, 14),
+                speed: None,
             },
         ),
         (
@@ -101,6 +102,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 ],
                 finish: Some(FinishReason::ToolCalls),
                 usage: usage(180, 48),
+                speed: None,
             },
         ),
         (
@@ -123,6 +125,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 ],
                 finish: Some(FinishReason::Stop),
                 usage: usage(301, 40),
+                speed: None,
             },
         ),
         (
@@ -134,6 +137,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 calls: vec![],
                 finish: Some(FinishReason::Stop),
                 usage: usage(9, 3),
+                speed: None,
             },
         ),
         (
@@ -145,6 +149,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 calls: vec![call("call_0", "calculator", r#"{"expression":"2^10"}"#)],
                 finish: Some(FinishReason::ToolCalls),
                 usage: usage(120, 31),
+                speed: None,
             },
         ),
         (
@@ -156,6 +161,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 calls: vec![],
                 finish: Some(FinishReason::Stop),
                 usage: usage(25, 15),
+                speed: None,
             },
         ),
         (
@@ -178,6 +184,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 ],
                 finish: Some(FinishReason::ToolCalls),
                 usage: usage(472, 89),
+                speed: None,
             },
         ),
         (
@@ -189,6 +196,7 @@ fn complete_cases() -> Vec<(&'static str, Provider, AssembledTurn)> {
                 calls: vec![],
                 finish: Some(FinishReason::Stop),
                 usage: usage(1040, 30),
+                speed: None,
             },
         ),
     ]
@@ -339,6 +347,7 @@ fn servers_that_ignore_streaming_still_work() {
             calls: vec![call("call_1", "calculator", r#"{"expression":"1+1"}"#)],
             finish: Some(FinishReason::ToolCalls),
             usage: usage(5, 6),
+            speed: None,
         })
     );
     let anthropic_body = br#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;

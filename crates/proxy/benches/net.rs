@@ -31,6 +31,10 @@ use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
+#[path = "../../core/benches/support/figure.rs"]
+mod figure;
+use figure::figure;
+
 struct Server(Child);
 
 impl Drop for Server {
@@ -300,6 +304,26 @@ async fn main() {
         ratio(&proxied_text, &direct_fresh),
         ms(percentile(&proxied, 0.5)) - ms(percentile(&proxied_text, 0.5))
     );
+    let each = format!("median of {n} sequential requests, interleaved");
+    figure(
+        "direct GET of the page, keep-alive",
+        ms(percentile(&direct_keep, 0.5)),
+        "ms",
+        None,
+        &each,
+    );
+    figure(
+        "POST /api/fetch of the page (HTML to Markdown), keep-alive",
+        ms(percentile(&proxied, 0.5)),
+        "ms",
+        None,
+        &each,
+    );
+    println!(
+        "BENCH {}",
+        serde_json::json!({"figure": "proxy fetch vs direct GET", "value": ratio(&proxied, &direct_keep),
+            "unit": "×", "anchor": "direct GET of the page, keep-alive"})
+    );
 
     // 2. Sustained load.
     println!(
@@ -352,6 +376,17 @@ async fn main() {
             ms(percentile(&all, 0.5)),
             ms(percentile(&all, 0.99)),
             errors
+        );
+        figure(
+            &format!("proxy sustained load, {clients} client(s)"),
+            all.len() as f64 / elapsed,
+            "req/s",
+            None,
+            &format!(
+                "{secs} s; p50 {:.2} ms, p99 {:.2} ms, {errors} errors",
+                ms(percentile(&all, 0.5)),
+                ms(percentile(&all, 0.99))
+            ),
         );
     }
 }

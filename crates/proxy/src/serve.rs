@@ -322,7 +322,10 @@ pub fn is_hashed_asset(path: &str) -> bool {
     }
 }
 
-/// The CSP of the app shell.
+/// The CSP of the app shell. `connect-src blob:` lets the model in this
+/// tab's workers load wllama's WebAssembly from bytes the app fetched
+/// itself (a blob: URL only this origin's code can make), so no worker
+/// needs the network once the runtime is cached.
 pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
     let hashes: String = script_hashes.iter().map(|h| format!(" '{h}'")).collect();
     let extra: String = extra_connect.iter().map(|o| format!(" {o}")).collect();
@@ -332,7 +335,7 @@ pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
          style-src 'self' 'unsafe-inline'; \
          img-src 'self' data: blob:; \
          font-src 'self'; \
-         connect-src 'self' https: http://localhost:* http://127.0.0.1:*{extra}; \
+         connect-src 'self' blob: https: http://localhost:* http://127.0.0.1:*{extra}; \
          worker-src 'self' blob:; \
          frame-src 'self'; \
          manifest-src 'self'; \

@@ -6,7 +6,7 @@ mod mcp_support;
 
 use std::process::{Command, Output};
 
-use mcp_support::{free_port, peers_available, start_everything, start_modern};
+use mcp_support::{free_port, require_peers, start_everything, start_modern};
 use serde_json::Value;
 
 fn hearth(args: &[&str]) -> Output {
@@ -26,9 +26,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn tools_are_listed_with_skill_ids_in_both_eras() {
-    if !peers_available("tools_are_listed_with_skill_ids_in_both_eras") {
-        return;
-    }
+    require_peers("tools_are_listed_with_skill_ids_in_both_eras");
     let legacy = start_everything();
     let modern = start_modern();
     for (peer, era, tool) in [(&legacy, "legacy", "echo"), (&modern, "modern", "echo")] {
@@ -56,9 +54,7 @@ fn tools_are_listed_with_skill_ids_in_both_eras() {
 
 #[test]
 fn tools_are_called_and_results_printed() {
-    if !peers_available("tools_are_called_and_results_printed") {
-        return;
-    }
+    require_peers("tools_are_called_and_results_printed");
     let legacy = start_everything();
     let modern = start_modern();
     let o = hearth(&[
@@ -111,9 +107,7 @@ fn tools_are_called_and_results_printed() {
 
 #[test]
 fn mistakes_get_clear_errors() {
-    if !peers_available("mistakes_get_clear_errors") {
-        return;
-    }
+    require_peers("mistakes_get_clear_errors");
     let modern = start_modern();
     let table: Vec<(Vec<String>, &str)> = vec![
         (

@@ -8,7 +8,7 @@ mod mcp_support;
 
 use std::process::Command;
 
-use mcp_support::{peers_available, peers_dir};
+use mcp_support::{peers_dir, require_peers};
 
 fn run_requirements(revision: &str) -> (bool, String) {
     let dir = peers_dir();
@@ -43,9 +43,7 @@ fn run_requirements(revision: &str) -> (bool, String) {
 
 #[test]
 fn every_required_client_scenario_passes() {
-    if !peers_available("every_required_client_scenario_passes") {
-        return;
-    }
+    require_peers("every_required_client_scenario_passes");
     for revision in ["2025-11-25", "2026-07-28"] {
         let (ok, summary) = run_requirements(revision);
         assert!(ok, "conformance {revision} failed:\n{summary}");

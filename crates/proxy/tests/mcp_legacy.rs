@@ -19,7 +19,7 @@ use hearth_core::mcp::skills::{McpExecutor, ServerId, catalog, register, to_skil
 use hearth_core::mcp::version::{Era, ServerMemory};
 use hearth_core::mcp::{HttpMethod, HttpRequest, HttpTransport, McpError};
 use hearth_core::{SkillId, Tier};
-use mcp_support::{Recording, ReqwestTransport, peers_available, runtime, start_everything};
+use mcp_support::{Recording, ReqwestTransport, require_peers, runtime, start_everything};
 use serde_json::{Map, Value, json};
 
 fn client(url: &str) -> (McpClient, Rc<Recording>) {
@@ -32,9 +32,7 @@ fn client(url: &str) -> (McpClient, Rc<Recording>) {
 
 #[test]
 fn the_era_is_detected_and_a_session_opened() {
-    if !peers_available("the_era_is_detected_and_a_session_opened") {
-        return;
-    }
+    require_peers("the_era_is_detected_and_a_session_opened");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -68,9 +66,7 @@ fn the_era_is_detected_and_a_session_opened() {
 
 #[test]
 fn tools_become_disabled_integration_skills_that_run() {
-    if !peers_available("tools_become_disabled_integration_skills_that_run") {
-        return;
-    }
+    require_peers("tools_become_disabled_integration_skills_that_run");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, _) = client(&peer.url);
@@ -112,9 +108,7 @@ fn tools_become_disabled_integration_skills_that_run() {
 
 #[test]
 fn every_content_type_the_server_offers_is_read() {
-    if !peers_available("every_content_type_the_server_offers_is_read") {
-        return;
-    }
+    require_peers("every_content_type_the_server_offers_is_read");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, _) = client(&peer.url);
@@ -158,9 +152,7 @@ fn every_content_type_the_server_offers_is_read() {
 
 #[test]
 fn progress_arrives_on_the_response_stream() {
-    if !peers_available("progress_arrives_on_the_response_stream") {
-        return;
-    }
+    require_peers("progress_arrives_on_the_response_stream");
     let peer = start_everything();
     runtime().block_on(async {
         let events = Rc::new(RefCell::new(Vec::new()));
@@ -205,9 +197,7 @@ fn progress_arrives_on_the_response_stream() {
 
 #[test]
 fn a_cancelled_call_stops_early_and_the_session_goes_on() {
-    if !peers_available("a_cancelled_call_stops_early_and_the_session_goes_on") {
-        return;
-    }
+    require_peers("a_cancelled_call_stops_early_and_the_session_goes_on");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -240,9 +230,7 @@ fn a_cancelled_call_stops_early_and_the_session_goes_on() {
 
 #[test]
 fn an_ended_session_is_renewed() {
-    if !peers_available("an_ended_session_is_renewed") {
-        return;
-    }
+    require_peers("an_ended_session_is_renewed");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -278,9 +266,7 @@ fn an_ended_session_is_renewed() {
 
 #[test]
 fn close_deletes_the_session() {
-    if !peers_available("close_deletes_the_session") {
-        return;
-    }
+    require_peers("close_deletes_the_session");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -309,9 +295,7 @@ fn close_deletes_the_session() {
 
 #[test]
 fn resources_templates_and_prompts() {
-    if !peers_available("resources_templates_and_prompts") {
-        return;
-    }
+    require_peers("resources_templates_and_prompts");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, _) = client(&peer.url);
@@ -355,9 +339,7 @@ fn resources_templates_and_prompts() {
 
 #[test]
 fn the_get_stream_delivers_server_notifications() {
-    if !peers_available("the_get_stream_delivers_server_notifications") {
-        return;
-    }
+    require_peers("the_get_stream_delivers_server_notifications");
     let peer = start_everything();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);

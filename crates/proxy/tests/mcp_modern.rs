@@ -24,7 +24,7 @@ use hearth_core::mcp::model::{
 use hearth_core::mcp::skills::{ServerId, catalog, to_skill_output};
 use hearth_core::mcp::version::{Era, ServerMemory};
 use hearth_core::mcp::{HttpMethod, HttpRequest, HttpTransport, McpError, NoInput};
-use mcp_support::{Recording, ReqwestTransport, peers_available, runtime, start_modern};
+use mcp_support::{Recording, ReqwestTransport, require_peers, runtime, start_modern};
 use serde_json::{Value, json};
 
 fn client(url: &str) -> (McpClient, Rc<Recording>) {
@@ -44,9 +44,7 @@ fn text_of(block: &ContentBlock) -> &str {
 
 #[test]
 fn the_server_is_discovered_as_modern() {
-    if !peers_available("the_server_is_discovered_as_modern") {
-        return;
-    }
+    require_peers("the_server_is_discovered_as_modern");
     let peer = start_modern();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -69,9 +67,7 @@ fn the_server_is_discovered_as_modern() {
 
 #[test]
 fn tools_map_to_skills_and_app_only_tools_stay_hidden() {
-    if !peers_available("tools_map_to_skills_and_app_only_tools_stay_hidden") {
-        return;
-    }
+    require_peers("tools_map_to_skills_and_app_only_tools_stay_hidden");
     let peer = start_modern();
     runtime().block_on(async {
         let (c, _) = client(&peer.url);
@@ -98,9 +94,7 @@ fn tools_map_to_skills_and_app_only_tools_stay_hidden() {
 
 #[test]
 fn every_content_type_and_tool_errors_map_to_skill_results() {
-    if !peers_available("every_content_type_and_tool_errors_map_to_skill_results") {
-        return;
-    }
+    require_peers("every_content_type_and_tool_errors_map_to_skill_results");
     let peer = start_modern();
     runtime().block_on(async {
         let (c, _) = client(&peer.url);
@@ -152,9 +146,7 @@ fn every_content_type_and_tool_errors_map_to_skill_results() {
 
 #[test]
 fn parameters_are_mirrored_into_headers_the_server_checks() {
-    if !peers_available("parameters_are_mirrored_into_headers_the_server_checks") {
-        return;
-    }
+    require_peers("parameters_are_mirrored_into_headers_the_server_checks");
     let peer = start_modern();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -233,9 +225,7 @@ impl InputHandler for Ada {
 
 #[test]
 fn input_required_is_answered_and_retried() {
-    if !peers_available("input_required_is_answered_and_retried") {
-        return;
-    }
+    require_peers("input_required_is_answered_and_retried");
     let peer = start_modern();
     runtime().block_on(async {
         let sent = Recording::new();
@@ -268,9 +258,7 @@ fn input_required_is_answered_and_retried() {
 
 #[test]
 fn progress_and_cancellation() {
-    if !peers_available("progress_and_cancellation") {
-        return;
-    }
+    require_peers("progress_and_cancellation");
     let peer = start_modern();
     runtime().block_on(async {
         let events = Rc::new(RefCell::new(Vec::new()));
@@ -335,9 +323,7 @@ fn progress_and_cancellation() {
 
 #[test]
 fn resources_follow_cursors_and_prompts_render() {
-    if !peers_available("resources_follow_cursors_and_prompts_render") {
-        return;
-    }
+    require_peers("resources_follow_cursors_and_prompts_render");
     let peer = start_modern();
     runtime().block_on(async {
         let (c, sent) = client(&peer.url);
@@ -389,9 +375,7 @@ fn resources_follow_cursors_and_prompts_render() {
 
 #[test]
 fn subscriptions_report_list_changes() {
-    if !peers_available("subscriptions_report_list_changes") {
-        return;
-    }
+    require_peers("subscriptions_report_list_changes");
     let peer = start_modern();
     runtime().block_on(async {
         let (c, _) = client(&peer.url);
@@ -417,9 +401,7 @@ fn subscriptions_report_list_changes() {
 
 #[test]
 fn a_browser_origin_may_call_it() {
-    if !peers_available("a_browser_origin_may_call_it") {
-        return;
-    }
+    require_peers("a_browser_origin_may_call_it");
     let peer = start_modern();
     runtime().block_on(async {
         let raw = ReqwestTransport::new().unwrap();

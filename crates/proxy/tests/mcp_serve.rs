@@ -25,7 +25,7 @@ use hearth_core::mcp::{McpError, NoInput};
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use mcp_support::{ReqwestTransport, peers_available, peers_dir, start_everything, start_modern};
+use mcp_support::{ReqwestTransport, peers_dir, require_peers, start_everything, start_modern};
 use serde_json::{Value, json};
 use std::io::BufRead;
 use tokio::net::{TcpListener, TcpStream};
@@ -626,9 +626,7 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
 
 #[test]
 fn both_eras_work_through_the_relay() {
-    if !peers_available("both_eras_work_through_the_relay") {
-        return;
-    }
+    require_peers("both_eras_work_through_the_relay");
     let everything = start_everything();
     let modern = start_modern();
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -6,10 +6,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::window::ContextNote;
 use crate::call::{ToolResult, ToolStatus};
 use crate::discovery::DISCOVER_SKILLS_ID;
 use crate::providers::{
-    FinishReason, ProviderError, Usage, WireMessage, WireToolCall, WireToolResult,
+    FinishReason, ProviderError, Speed, Usage, WireMessage, WireToolCall, WireToolResult,
 };
 use crate::skill::SkillId;
 
@@ -106,6 +107,13 @@ pub struct Message {
     pub usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish: Option<FinishReason>,
+    /// How fast the model read and wrote (the model in this tab says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<Speed>,
+    /// Earlier messages left out of the request behind this reply so it
+    /// fitted the model's context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_note: Option<ContextNote>,
 }
 
 impl Message {
@@ -122,6 +130,8 @@ impl Message {
             error: None,
             usage: None,
             finish: None,
+            speed: None,
+            context_note: None,
         }
     }
 

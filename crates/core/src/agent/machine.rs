@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::conversation::{CallState, Conversation, Message, MessageStatus, ToolCallRecord};
-use super::prompt::build_request;
+use super::prompt::build_request_for;
+use super::window::ModelLimits;
 use crate::call::{CallOrigin, ToolCall, ToolResult, ToolStatus};
 use crate::discovery::{DISCOVER_SKILLS_ID, Discovery};
 use crate::providers::{
@@ -48,6 +49,11 @@ pub trait LoopEnv {
     /// tools are loaded.
     fn system_additions(&self, _conversation: &Conversation) -> Vec<String> {
         Vec::new()
+    }
+    /// What the model in use can take: its context window (requests are
+    /// fitted into it) and whether it can call tools at all.
+    fn limits(&self) -> ModelLimits {
+        ModelLimits::default()
     }
 }
 
@@ -263,12 +269,14 @@ impl AgentLoop {
         let extra = env.extra_tools(&self.conversation);
         let lookup = |id: &SkillId| env.skill(id);
         let additions = env.system_additions(&self.conversation);
-        crate::tokens::estimate_request(&build_request(
+        let (request, _) = build_request_for(
             &self.conversation,
             &lookup,
             &extra,
             &additions,
-        ))
+            &env.limits(),
+        );
+        crate::tokens::estimate_request(&request)
     }
 
     pub fn set_provider(&mut self, provider: Box<dyn Protocol>) {
@@ -367,11 +375,19 @@ impl AgentLoop {
         let extra = env.extra_tools(&self.conversation);
         let lookup = |id: &SkillId| env.skill(id);
         let additions = env.system_additions(&self.conversation);
-        let request = build_request(&self.conversation, &lookup, &extra, &additions);
+        let (request, note) = build_request_for(
+            &self.conversation,
+            &lookup,
+            &extra,
+            &additions,
+            &env.limits(),
+        );
         self.offered = request.tools.iter().map(|t| t.name.clone()).collect();
         let http = self.provider.chat_request(&request);
         let id = self.conversation.next_message_id();
-        self.conversation.messages.push(Message::assistant(id, now));
+        let mut reply = Message::assistant(id, now);
+        reply.context_note = note;
+        self.conversation.messages.push(reply);
         self.current = Some(self.conversation.messages.len() - 1);
         self.conversation.updated_at_ms = now;
         self.turn = AssembledTurn::default();
@@ -493,11 +509,14 @@ impl AgentLoop {
                 StreamEvent::Reasoning { .. }
                 | StreamEvent::ToolCall { .. }
                 | StreamEvent::Usage { .. }
+                | StreamEvent::Speed { .. }
                 | StreamEvent::Finished { .. } => None,
             };
             let reasoning = self.turn.reasoning.clone();
+            let speed = self.turn.speed;
             if let Some(m) = self.current_message() {
                 m.reasoning = reasoning;
+                m.speed = speed;
                 m.updated_at_ms = now;
                 if let Some(text) = text {
                     m.content.push_str(&text);

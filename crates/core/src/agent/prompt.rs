@@ -4,6 +4,7 @@
 //! whether ten skills are registered or ten thousand.
 
 use super::conversation::Conversation;
+use super::window::{ContextNote, ModelLimits, fit};
 use crate::discovery::discover_skills_definition;
 use crate::providers::{ChatRequest, ToolSpec};
 use crate::skill::{SkillDefinition, SkillId};
@@ -11,14 +12,22 @@ use crate::skill::{SkillDefinition, SkillId};
 /// The default system prompt.
 pub const SYSTEM_PROMPT: &str = "You are Hearth, a helpful assistant running in the user's browser. Your abilities are skills. To act or to get exact information (math, notes, tasks, files, code, the web, connected services), first call discover_skills with a few words describing the capability, then call the skills it loads. Never guess what a skill would compute. Answer concisely.";
 
+/// The default system prompt for a model that cannot call tools: it is
+/// not told about skills it could never use.
+pub const SYSTEM_PROMPT_NO_TOOLS: &str =
+    "You are Hearth, a helpful assistant running in the user's browser. Answer concisely.";
+
 /// The system prompt for a conversation: its own, else the default.
 pub fn system_prompt(conversation: &Conversation) -> String {
+    own_prompt(conversation).unwrap_or_else(|| SYSTEM_PROMPT.to_string())
+}
+
+fn own_prompt(conversation: &Conversation) -> Option<String> {
     conversation
         .settings
         .system_prompt
         .clone()
         .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| SYSTEM_PROMPT.to_string())
 }
 
 /// The tools offered on the next request: discovery first, then the
@@ -64,6 +73,29 @@ pub fn build_request(
     }
 }
 
+/// The request for the next step as the model in use can take it: with
+/// no tools (and no sections about them) for a model that cannot call
+/// tools, and fitted into its context window. Returns what was left out.
+pub fn build_request_for(
+    conversation: &Conversation,
+    lookup: &dyn Fn(&SkillId) -> Option<SkillDefinition>,
+    extra: &[SkillDefinition],
+    additions: &[String],
+    limits: &ModelLimits,
+) -> (ChatRequest, Option<ContextNote>) {
+    let mut request = if limits.tools {
+        build_request(conversation, lookup, extra, additions)
+    } else {
+        ChatRequest {
+            system: own_prompt(conversation).unwrap_or_else(|| SYSTEM_PROMPT_NO_TOOLS.to_string()),
+            messages: conversation.to_wire(),
+            tools: Vec::new(),
+        }
+    };
+    let note = fit(&mut request, limits);
+    (request, note)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +138,33 @@ mod tests {
             ),
             "Be terse.\n\n<available_skills/>\n\nMCP"
         );
+    }
+
+    #[test]
+    fn a_model_without_tools_gets_none_and_is_not_told_about_them() {
+        let mut c = Conversation::new("c", 0.0);
+        c.load_skills([SkillId::new("calculator").unwrap()]);
+        let lookup = |id: &SkillId| (id.as_str() == "calculator").then(crate::builtin::calculator);
+        let no_tools = ModelLimits {
+            tools: false,
+            ..ModelLimits::default()
+        };
+        let (r, note) = build_request_for(
+            &c,
+            &lookup,
+            &[crate::builtin::calculator()],
+            &["<available_skills/>".into()],
+            &no_tools,
+        );
+        assert_eq!(note, None);
+        assert!(r.tools.is_empty());
+        assert_eq!(r.system, SYSTEM_PROMPT_NO_TOOLS);
+        // The person's own prompt still applies.
+        c.settings.system_prompt = Some("Be terse.".into());
+        let (r, _) = build_request_for(&c, &lookup, &[], &[], &no_tools);
+        assert_eq!(r.system, "Be terse.");
+        // With tools, the usual request.
+        let (r, _) = build_request_for(&c, &lookup, &[], &[], &ModelLimits::default());
+        assert_eq!(r, build_request(&c, &lookup, &[], &[]));
     }
 }

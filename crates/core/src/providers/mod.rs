@@ -3,12 +3,14 @@
 //! response bytes back into [`StreamEvent`]s. The browser does the
 //! fetching; nothing here touches the network.
 //!
-//! Two protocols cover the presets: OpenAI-compatible Chat Completions
+//! Two protocols cover the servers: OpenAI-compatible Chat Completions
 //! (OpenAI, OpenRouter, Ollama, LM Studio, llama.cpp server, anything with
-//! a compatible base URL) and Anthropic Messages.
+//! a compatible base URL) and Anthropic Messages. A third, "In this tab"
+//! (`in_tab`), runs a GGUF model in a Worker of the app itself.
 
 mod anthropic;
 mod error;
+pub mod in_tab;
 mod openai;
 
 use std::fmt;
@@ -20,16 +22,19 @@ pub use anthropic::{ANTHROPIC_VERSION, AnthropicDecoder};
 pub use error::{
     ErrorBody, ErrorContext, ErrorKind, ProviderError, Retry, parse_http_date, retry_after_ms,
 };
+pub use in_tab::{IN_TAB_URL, InTabDecoder};
 pub use openai::OpenAiDecoder;
 
 use crate::skill::SkillDefinition;
 
-/// The two wire protocols.
+/// The two wire protocols, and the model in this tab.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderKind {
     OpenAiCompatible,
     Anthropic,
+    /// A GGUF model run in a Worker of the app (see [`in_tab`]).
+    InTab,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,7 +105,20 @@ pub struct Preset {
     pub cors_hint: Option<&'static str>,
 }
 
+/// The preset id of the model in this tab.
+pub const IN_TAB: &str = "in-tab";
+
 pub const PRESETS: &[Preset] = &[
+    Preset {
+        id: IN_TAB,
+        label: "In this tab",
+        kind: ProviderKind::InTab,
+        base_url: "",
+        needs_key: false,
+        // Nothing to probe: it is not a server.
+        local: false,
+        cors_hint: None,
+    },
     Preset {
         id: "ollama",
         label: "Ollama",
@@ -190,6 +208,10 @@ pub struct ProviderConfig {
     /// stream (`stream_options.include_usage`). A few old servers reject it.
     #[serde(default = "yes")]
     pub include_usage: bool,
+    /// The context window to run the model in this tab with; `None` lets
+    /// Hearth choose from the model file (see `in_tab::context_to_load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -215,6 +237,7 @@ impl fmt::Debug for ProviderConfig {
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
             .field("include_usage", &self.include_usage)
+            .field("context_length", &self.context_length)
             .finish()
     }
 }
@@ -238,6 +261,7 @@ impl ProviderConfig {
             max_tokens: None,
             temperature: None,
             include_usage: true,
+            context_length: None,
         }
     }
 
@@ -255,6 +279,7 @@ impl ProviderConfig {
             max_tokens: None,
             temperature: None,
             include_usage: true,
+            context_length: None,
         }
     }
 
@@ -269,6 +294,7 @@ impl ProviderConfig {
             None => match self.kind {
                 ProviderKind::OpenAiCompatible => "the model server",
                 ProviderKind::Anthropic => "Anthropic",
+                ProviderKind::InTab => in_tab::LABEL,
             },
         }
     }
@@ -278,13 +304,23 @@ impl ProviderConfig {
     pub fn label(&self) -> String {
         match (self.preset_info(), self.kind) {
             (Some(p), _) => p.label.to_string(),
+            (None, ProviderKind::InTab) => "In this tab".to_string(),
             (None, ProviderKind::OpenAiCompatible) => host_of(&self.base_url),
             (None, ProviderKind::Anthropic) => format!("Anthropic at {}", host_of(&self.base_url)),
         }
     }
 
-    /// Whether the base URL points at this machine.
+    /// Whether the model runs in this tab.
+    pub fn in_tab(&self) -> bool {
+        self.kind == ProviderKind::InTab
+    }
+
+    /// Whether the base URL points at this machine (the model in this tab
+    /// always does).
     pub fn is_local(&self) -> bool {
+        if self.in_tab() {
+            return true;
+        }
         let host = host_of(&self.base_url);
         host == "localhost"
             || host.ends_with(".localhost")
@@ -296,6 +332,12 @@ impl ProviderConfig {
     /// Problems worth telling the person before they save these settings.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if self.in_tab() {
+            if self.model.trim().is_empty() {
+                out.push("Add a model file, or pick one of the models stored here.".to_string());
+            }
+            return out;
+        }
         let lower = self.base_url.to_ascii_lowercase();
         if !(lower.starts_with("http://") || lower.starts_with("https://")) {
             out.push("The base URL must start with http:// or https://.".to_string());
@@ -315,6 +357,9 @@ impl ProviderConfig {
     }
 
     pub fn error_context(&self) -> ErrorContext<'_> {
+        if self.in_tab() {
+            return in_tab::error_context(self);
+        }
         let preset = self.preset_info();
         ErrorContext {
             provider: self.display_name(),
@@ -456,6 +501,16 @@ impl Usage {
     }
 }
 
+/// How fast a model read the prompt and wrote its reply, as the model in
+/// this tab reports it (llama.cpp's timings).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    pub prompt_tokens: u64,
+    pub prompt_per_second: f64,
+    pub output_tokens: u64,
+    pub output_per_second: f64,
+}
+
 /// What a stream says, in either protocol.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -479,6 +534,10 @@ pub enum StreamEvent {
     },
     Usage {
         usage: Usage,
+    },
+    /// Reading and writing speed so far (the model in this tab).
+    Speed {
+        speed: Speed,
     },
     Finished {
         reason: FinishReason,
@@ -540,9 +599,13 @@ impl Provider {
 
     /// Lists the server's models (`GET /models`, `GET /v1/models`).
     /// `page` continues an Anthropic list.
+    /// The model in this tab has no server to ask: its models are the
+    /// files stored in the browser, which the app lists itself.
     pub fn models_request(&self, page: Option<&str>) -> HttpRequest {
         match self.config.kind {
-            ProviderKind::OpenAiCompatible => openai::models_request(&self.config),
+            ProviderKind::OpenAiCompatible | ProviderKind::InTab => {
+                openai::models_request(&self.config)
+            }
             ProviderKind::Anthropic => anthropic::models_request(&self.config, page),
         }
     }
@@ -550,7 +613,7 @@ impl Provider {
     pub fn parse_models(&self, body: &str) -> Result<ModelList, ProviderError> {
         let cx = self.config.error_context();
         match self.config.kind {
-            ProviderKind::OpenAiCompatible => openai::parse_models(&cx, body),
+            ProviderKind::OpenAiCompatible | ProviderKind::InTab => openai::parse_models(&cx, body),
             ProviderKind::Anthropic => anthropic::parse_models(&cx, body),
         }
     }
@@ -561,6 +624,7 @@ impl Protocol for Provider {
         match self.config.kind {
             ProviderKind::OpenAiCompatible => openai::chat_request(&self.config, request),
             ProviderKind::Anthropic => anthropic::chat_request(&self.config, request),
+            ProviderKind::InTab => in_tab::chat_request(&self.config, request),
         }
     }
 
@@ -568,6 +632,7 @@ impl Protocol for Provider {
         match self.config.kind {
             ProviderKind::OpenAiCompatible => Box::new(OpenAiDecoder::new(&self.config)),
             ProviderKind::Anthropic => Box::new(AnthropicDecoder::new(&self.config)),
+            ProviderKind::InTab => Box::new(InTabDecoder::new(&self.config)),
         }
     }
 
@@ -588,6 +653,9 @@ impl Protocol for Provider {
     }
 
     fn network_error(&self, what: &str) -> ProviderError {
+        if self.config.in_tab() {
+            return in_tab::network_error(&self.config, what);
+        }
         error::network(&self.config.error_context(), what)
     }
 }
@@ -609,6 +677,8 @@ pub struct AssembledTurn {
     pub calls: Vec<AssembledCall>,
     pub finish: Option<FinishReason>,
     pub usage: Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<Speed>,
 }
 
 impl AssembledTurn {
@@ -644,6 +714,7 @@ impl AssembledTurn {
                 call.arguments.push_str(arguments);
             }
             StreamEvent::Usage { usage } => self.usage.merge(*usage),
+            StreamEvent::Speed { speed } => self.speed = Some(*speed),
             StreamEvent::Finished { reason } => self.finish = Some(reason.clone()),
         }
     }
@@ -829,6 +900,7 @@ mod tests {
                     input_tokens: Some(10),
                     output_tokens: Some(3)
                 },
+                speed: None,
             }
         );
     }

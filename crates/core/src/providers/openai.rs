@@ -249,6 +249,22 @@ impl OpenAiDecoder {
         self.value(&v, out)
     }
 
+    /// One chunk that arrived some other way than SSE (the in-tab
+    /// model's worker sends the same chunks as JSON lines).
+    pub(super) fn chunk_value(
+        &mut self,
+        v: &Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        self.saw_event = true;
+        self.value(v, out)
+    }
+
+    /// Whether a chunk carried a `finish_reason`.
+    pub(super) fn has_finished(&self) -> bool {
+        self.finished
+    }
+
     fn value(&mut self, v: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let is_error_object = v.get("object").and_then(Value::as_str) == Some("error");
         if v.get("error").is_some_and(|e| !e.is_null()) || is_error_object {

@@ -1,7 +1,7 @@
-//! Shared by the MCP integration tests: installs the test peers (once),
+//! Shared by the MCP integration tests: checks the test peers are installed,
 //! starts them on free ports on 127.0.0.1, and hands out the native
-//! transport. When the peers cannot be installed the tests say so loudly
-//! and skip; they never pass silently.
+//! transport. `cargo xtask test` installs the peers; a test that finds
+//! them missing fails with what is missing.
 
 #![allow(dead_code)]
 
@@ -25,42 +25,33 @@ pub fn peers_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-peers")
 }
 
-static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
 
-/// Runs `install.sh` once per test binary. `Err` carries why not.
-pub fn install() -> Result<(), String> {
-    INSTALLED
+/// Whether the peers are installed, checked once per test binary by
+/// `install.sh --check` (which installs nothing). `Err` says what is
+/// missing; `cargo xtask test` installs them before the tests run.
+pub fn check_installed() -> Result<(), String> {
+    CHECKED
         .get_or_init(|| {
             let output = Command::new("sh")
                 .arg(peers_dir().join("install.sh"))
+                .arg("--check")
                 .output()
-                .map_err(|e| format!("cannot run install.sh: {e}"))?;
+                .map_err(|e| format!("cannot run install.sh --check: {e}"))?;
             if output.status.success() {
                 Ok(())
             } else {
-                Err(format!(
-                    "install.sh failed: {}",
-                    String::from_utf8_lossy(&output.stderr).trim()
-                ))
+                Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
             }
         })
         .clone()
 }
 
-/// `true` when the peers are there; otherwise prints a banner the test run
-/// cannot miss.
-pub fn peers_available(test: &str) -> bool {
-    match install() {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!(
-                "\n==================== SKIPPED {test} ====================\n\
-                 The MCP test peers could not be installed: {e}\n\
-                 Run: sh crates/proxy/tests/mcp-peers/install.sh\n\
-                 ==========================================================\n"
-            );
-            false
-        }
+/// Fails `test` with the reason when its peers are not installed: a test
+/// that needs them never passes without running.
+pub fn require_peers(test: &str) {
+    if let Err(e) = check_installed() {
+        panic!("{test} needs the MCP test peers, which are not installed.\n{e}");
     }
 }
 

@@ -1,0 +1,391 @@
+//! The provider settings for "In this tab": the models stored in this
+//! browser (name, size, quantisation, context, architecture, whether it
+//! can call tools), which one to use, adding one (a file picked or
+//! dropped, or a link downloaded with progress) and deleting one; the
+//! longest answer and the context length.
+
+use hearth_core::display::bytes;
+use hearth_core::providers::in_tab::{DEFAULT_MAX_TOKENS, StoredModel, context_to_load, group};
+use js_sys::{Array, Object, Reflect};
+use leptos::html;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{File, FileSystemFileHandle, OpenFilePickerOptions};
+
+use crate::assistant::use_assistant;
+use crate::tabmodel::{Adding, Runtime};
+use crate::views::confirm::ConfirmDialog;
+
+/// Whether this browser has the File System Access file picker.
+fn has_picker() -> bool {
+    web_sys::window()
+        .map(|w| Reflect::has(&w, &"showOpenFilePicker".into()).unwrap_or(false))
+        .unwrap_or(false)
+}
+
+/// A GGUF file from the File System Access picker; `None` when the person
+/// cancelled.
+async fn pick_with_picker() -> Result<Option<File>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let options = OpenFilePickerOptions::new();
+    let accept = Object::new();
+    let _ = Reflect::set(
+        &accept,
+        &"application/octet-stream".into(),
+        &Array::of1(&".gguf".into()),
+    );
+    let kind = Object::new();
+    let _ = Reflect::set(&kind, &"description".into(), &"GGUF model".into());
+    let _ = Reflect::set(&kind, &"accept".into(), &accept);
+    let _ = Reflect::set(&options, &"types".into(), &Array::of1(&kind));
+    let promise = window
+        .show_open_file_picker_with_options(&options)
+        .map_err(|e| format!("{e:?}"))?;
+    let handles = match JsFuture::from(promise).await {
+        Ok(h) => Array::from(&h),
+        Err(e) if crate::files::js_error_name(&e) == "AbortError" => return Ok(None),
+        Err(e) => return Err(crate::files::js_message(&e)),
+    };
+    let Some(handle) = handles.iter().next() else {
+        return Ok(None);
+    };
+    let handle: FileSystemFileHandle = handle.unchecked_into();
+    JsFuture::from(handle.get_file())
+        .await
+        .map(|f| Some(f.unchecked_into()))
+        .map_err(|e| crate::files::js_message(&e))
+}
+
+fn percent(a: &Adding) -> Option<f64> {
+    (a.total > 0.0).then(|| (a.loaded / a.total * 100.0).clamp(0.0, 100.0))
+}
+
+/// The in-tab part of the provider form. `selected` is the chosen model's
+/// id; `max_tokens` and `context` are the form's text fields.
+#[component]
+pub fn TabModelPanel(
+    selected: RwSignal<String>,
+    max_tokens: RwSignal<String>,
+    context: RwSignal<String>,
+) -> impl IntoView {
+    let a = use_assistant();
+    let tab = a.tab.clone();
+    let models = tab.models;
+    let adding = tab.adding;
+    let runtime = tab.runtime;
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let notice: RwSignal<Option<String>> = RwSignal::new(None);
+    let url = RwSignal::new(String::new());
+    let confirm: RwSignal<Option<StoredModel>> = RwSignal::new(None);
+    let dragging = RwSignal::new(false);
+    let input: NodeRef<html::Input> = NodeRef::new();
+
+    // The first stored model is chosen when nothing (or a deleted one) is.
+    Effect::new(move |_| {
+        let list = models.get();
+        let current = selected.get_untracked();
+        if !list.iter().any(|m| m.id == current) {
+            selected.set(list.first().map(|m| m.id.clone()).unwrap_or_default());
+        }
+    });
+
+    let add_file = {
+        let tab = tab.clone();
+        move |file: File| {
+            let tab = tab.clone();
+            error.set(None);
+            notice.set(None);
+            spawn_local(async move {
+                match tab.add_file(file).await {
+                    Ok(m) => {
+                        notice.set(Some(format!("Added {}.", m.name())));
+                        selected.set(m.id);
+                    }
+                    Err(e) => error.set(Some(e)),
+                }
+            });
+        }
+    };
+    let pick = {
+        let add_file = add_file.clone();
+        move || {
+            if has_picker() {
+                let add_file = add_file.clone();
+                spawn_local(async move {
+                    match pick_with_picker().await {
+                        Ok(Some(file)) => add_file(file),
+                        Ok(None) => {}
+                        Err(e) => error.set(Some(e)),
+                    }
+                });
+            } else if let Some(i) = input.get() {
+                i.click();
+            }
+        }
+    };
+    let on_input = {
+        let add_file = add_file.clone();
+        move |_| {
+            let Some(i) = input.get() else { return };
+            if let Some(file) = i.files().and_then(|f| f.get(0)) {
+                add_file(file);
+            }
+            i.set_value("");
+        }
+    };
+    let on_drop = {
+        let add_file = add_file.clone();
+        move |ev: leptos::ev::DragEvent| {
+            ev.prevent_default();
+            dragging.set(false);
+            let file = ev
+                .data_transfer()
+                .and_then(|d| d.files())
+                .and_then(|f| f.get(0));
+            match file {
+                Some(f) => add_file(f),
+                None => error.set(Some("Drop a .gguf model file here.".into())),
+            }
+        }
+    };
+    let download = {
+        let tab = tab.clone();
+        move || {
+            let link = url.get_untracked();
+            if link.trim().is_empty() {
+                error.set(Some("Paste a link to a .gguf file first.".into()));
+                return;
+            }
+            let tab = tab.clone();
+            error.set(None);
+            notice.set(None);
+            spawn_local(async move {
+                match tab.add_url(&link).await {
+                    Ok(m) => {
+                        notice.set(Some(format!("Downloaded {}.", m.name())));
+                        url.set(String::new());
+                        selected.set(m.id);
+                    }
+                    Err(e) => error.set(Some(e)),
+                }
+            });
+        }
+    };
+    let cancel_download = {
+        let tab = tab.clone();
+        move |_| tab.cancel_download()
+    };
+    let delete = {
+        let tab = tab.clone();
+        move |m: StoredModel| {
+            let tab = tab.clone();
+            confirm.set(None);
+            spawn_local(async move {
+                match tab.delete(&m.id).await {
+                    Ok(()) => notice.set(Some(format!(
+                        "Deleted {} and freed {}.",
+                        m.name(),
+                        bytes(m.size as f64)
+                    ))),
+                    Err(e) => error.set(Some(format!("Not deleted: {e}"))),
+                }
+            });
+        }
+    };
+    let chosen_model = move || models.with(|l| l.iter().find(|m| m.id == selected.get()).cloned());
+    let context_hint = move || {
+        chosen_model().map(|m| {
+            let chosen = context.get().trim().parse::<u64>().ok();
+            let runs = context_to_load(m.info.context_length, chosen);
+            match m.info.context_length {
+                Some(t) => format!(
+                    "Runs with {} tokens; the model was trained for {}. More context takes more memory.",
+                    group(runs),
+                    group(t)
+                ),
+                None => format!("Runs with {} tokens.", group(runs)),
+            }
+        })
+    };
+    let status = move || match runtime.get() {
+        Runtime::Idle => None,
+        Runtime::Loading {
+            phase,
+            loaded,
+            total,
+            ..
+        } => {
+            let what = if phase == "runtime" {
+                "Loading the model runtime"
+            } else {
+                "Loading the model"
+            };
+            let pct = if total > 0.0 {
+                format!(" {:.0}%", loaded / total * 100.0)
+            } else {
+                String::new()
+            };
+            Some(format!("{what}…{pct}"))
+        }
+        Runtime::Ready {
+            model,
+            threads,
+            context,
+            load_ms,
+        } => {
+            let name = models.with(|l| {
+                l.iter()
+                    .find(|m| m.id == model)
+                    .map(StoredModel::name)
+                    .unwrap_or(model)
+            });
+            Some(format!(
+                "{name} is loaded ({} tokens of context, {threads} thread{}, loaded in {:.1} s).",
+                group(context),
+                if threads == 1 { "" } else { "s" },
+                load_ms / 1000.0
+            ))
+        }
+    };
+
+    view! {
+        <div class="tab-models"
+            class:dragging=move || dragging.get()
+            on:dragover=move |ev: leptos::ev::DragEvent| { ev.prevent_default(); dragging.set(true); }
+            on:dragleave=move |_| dragging.set(false)
+            on:drop=on_drop>
+            <p class="muted">
+                "Runs a GGUF model inside this tab with llama.cpp compiled to WebAssembly: no server, no key, and no network once the model is stored. Small instruction-tuned models (a few hundred MB) answer quickly on a laptop."
+            </p>
+            <Show
+                when=move || !models.with(Vec::is_empty)
+                fallback=move || view! {
+                    <p class="empty-models" data-testid="tab-models-empty">
+                        "No models in this browser yet. Add a .gguf file below: pick it, drop it here, or paste a link."
+                    </p>
+                }
+            >
+                <ul class="tab-model-list" role="radiogroup" aria-label="Models in this browser" data-testid="tab-models">
+                    {
+                        move || models.get().into_iter().map(|m| {
+                            let id = m.id.clone();
+                            let id2 = m.id.clone();
+                            let name = m.name();
+                            let facts = m.facts().join(" · ");
+                            let tools = m.can_call_tools();
+                            let m2 = m.clone();
+                            view! {
+                                <li class="tab-model" data-model=m.id.clone()>
+                                    <label class="tab-model-pick">
+                                        <input type="radio" name="tab-model" value=id.clone()
+                                            prop:checked=move || selected.get() == id
+                                            on:change=move |_| selected.set(id2.clone())/>
+                                        <span class="tab-model-text">
+                                            <strong class="tab-model-name">{name.clone()}</strong>
+                                            <span class="muted tab-model-facts">{facts}</span>
+                                            <span class="tab-model-tools" data-tools=if tools { "on" } else { "off" }>
+                                                {if tools {
+                                                    "Can call tools: skills work with it."
+                                                } else {
+                                                    "Tools off: its chat template has no tool calling, so it only chats."
+                                                }}
+                                            </span>
+                                        </span>
+                                    </label>
+                                    <button type="button" class="small danger-outline"
+                                        aria-label=format!("Delete {name}")
+                                        disabled=move || adding.with(Option::is_some)
+                                        on:click=move |_| confirm.set(Some(m2.clone()))>"Delete"</button>
+                                </li>
+                            }
+                        }).collect_view()
+                    }
+                </ul>
+            </Show>
+            <div class="tab-model-add">
+                <button type="button" on:click={
+                    let pick = pick.clone();
+                    move |_| pick()
+                } disabled=move || adding.with(Option::is_some)>"Add a model file"</button>
+                <input type="file" accept=".gguf" class="visually-hidden" aria-label="Model file"
+                    node_ref=input on:change=on_input/>
+                <span class="muted">"or drop a .gguf file here"</span>
+            </div>
+            <div class="tab-model-url key-row">
+                <input type="url" spellcheck="false" placeholder="https://…/model.gguf"
+                    aria-label="Link to a model file"
+                    prop:value=move || url.get()
+                    on:input=move |ev| url.set(event_target_value(&ev))
+                    on:keydown={
+                        let download = download.clone();
+                        move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Enter" { ev.prevent_default(); download(); }
+                    }/>
+                <button type="button" disabled=move || adding.with(Option::is_some) on:click={
+                    let download = download.clone();
+                    move |_| download()
+                }>"Download"</button>
+            </div>
+            {move || adding.get().map(|ad| {
+                let pct = percent(&ad);
+                let label = match (ad.download, pct) {
+                    (true, Some(p)) => format!("Downloading {}: {} of {} ({p:.0}%)", ad.name, bytes(ad.loaded), bytes(ad.total)),
+                    (true, None) => format!("Downloading {}: {}", ad.name, bytes(ad.loaded)),
+                    (false, Some(p)) => format!("Storing {}: {p:.0}%", ad.name),
+                    (false, None) => format!("Storing {}…", ad.name),
+                };
+                view! {
+                    <div class="tab-model-progress" role="status" data-testid="tab-model-progress">
+                        <progress max="100" value=pct.map(|p| p.to_string())></progress>
+                        <span>{label}</span>
+                        {ad.download.then(|| view! {
+                            <button type="button" class="small" on:click=cancel_download.clone()>"Cancel"</button>
+                        })}
+                    </div>
+                }
+            })}
+            <div class="tab-model-settings">
+                <label class="field inline-field">
+                    <span>"Longest answer"</span>
+                    <input type="number" min="16" max="32768" class="steps-input" aria-label="Longest answer in tokens"
+                        placeholder=DEFAULT_MAX_TOKENS.to_string()
+                        prop:value=move || max_tokens.get()
+                        on:input=move |ev| max_tokens.set(event_target_value(&ev))/>
+                    <span class="muted">"tokens"</span>
+                </label>
+                <label class="field inline-field">
+                    <span>"Context length"</span>
+                    <input type="number" min="512" max="131072" step="512" class="steps-input" aria-label="Context length in tokens"
+                        placeholder="automatic"
+                        prop:value=move || context.get()
+                        on:input=move |ev| context.set(event_target_value(&ev))/>
+                    <span class="muted">"tokens"</span>
+                </label>
+                <p class="muted field-hint">{context_hint}</p>
+            </div>
+            <Show when=move || status().is_some()>
+                <p class="muted tab-runtime" role="status" data-testid="tab-runtime">{status}</p>
+            </Show>
+            <Show when=move || error.get().is_some()>
+                <p class="error" role="alert" data-testid="tab-model-error">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || notice.get().is_some()>
+                <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+            </Show>
+            {move || confirm.get().map(|m| {
+                let delete = delete.clone();
+                let m2 = m.clone();
+                view! {
+                    <ConfirmDialog
+                        title=format!("Delete {}?", m.name())
+                        message=format!("The file ({}) is removed from this browser and its space freed. You can add it again later from the file or its link.", bytes(m.size as f64))
+                        confirm_label="Delete model".to_string()
+                        on_confirm=move || delete(m2.clone())
+                        on_cancel=move || confirm.set(None)
+                    />
+                }
+            })}
+        </div>
+    }
+}
