@@ -94,6 +94,29 @@ impl Place {
     }
 }
 
+/// Whether a key press lands in something that takes text.
+fn typing_in(ev: &web_sys::KeyboardEvent) -> bool {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+        .is_some_and(|el| {
+            el.is_content_editable()
+                || matches!(
+                    el.tag_name().to_ascii_lowercase().as_str(),
+                    "input" | "textarea" | "select"
+                )
+        })
+}
+
+/// Opens Chat when another page is shown, then focuses its composer.
+fn go_to_composer(place: Place) {
+    if place != Place::Chat
+        && let Some(w) = web_sys::window()
+    {
+        let _ = w.location().set_hash("#/chat");
+    }
+    request_animation_frame(crate::views::chat::focus_composer);
+}
+
 fn current_hash() -> String {
     web_sys::window()
         .and_then(|w| w.location().hash().ok())
@@ -129,8 +152,28 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     }
     on_hash.forget();
 
+    // `/` from anywhere, outside a text field, goes to the composer.
+    let slash = window_event_listener(leptos::ev::keydown, move |ev| {
+        let modifier = ev.ctrl_key() || ev.meta_key() || ev.alt_key();
+        if ev.key() != "/" || modifier || ev.default_prevented() || typing_in(&ev) {
+            return;
+        }
+        ev.prevent_default();
+        go_to_composer(place.get_untracked());
+    });
+    on_cleanup(move || slash.remove());
+
     view! {
         <div class="shell">
+            // The first Tab stop: straight to the composer, from any page.
+            <a
+                class="skip-link"
+                href="#/chat"
+                on:click=move |ev| {
+                    ev.prevent_default();
+                    go_to_composer(place.get_untracked());
+                }
+            >"Skip to the composer"</a>
             <nav class="sidebar" aria-label="Main">
                 <div class="brand">
                     <span class="brand-mark"><Icon name="flame"/></span>

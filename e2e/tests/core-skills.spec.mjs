@@ -70,7 +70,7 @@ test('tasks: add, complete, filter and delete with undo, persisted', async ({ pa
   // The skill sees the same list.
   await page.getByRole('link', { name: 'Chat' }).click();
   await runCommand(page, '/tasks {"action":"list","status":"all"}');
-  await expect(page.locator('.result-card .card-output')).toContainText('[x] Pay rent');
+  await expect(page.locator('.result-card .card-output')).toContainText(/^Pay rent, .*, done$/m);
 });
 
 test('memory: remember from the panel, recall with scores from the skill, forget', async ({ page }) => {
@@ -87,7 +87,7 @@ test('memory: remember from the panel, recall with scores from the skill, forget
 
   await page.getByRole('link', { name: 'Chat' }).click();
   await runCommand(page, '/memory {"action":"recall","query":"what is my cat called"}');
-  await expect(page.locator('.result-card .card-output')).toContainText(/Has a cat named Miso \(score 0\.\d+/);
+  await expect(page.locator('.result-card .card-output')).toContainText(/Has a cat named Miso \(\d+% match\)/);
 
   await page.getByRole('link', { name: 'Memory' }).click();
   await page.locator('.memory-item', { hasText: 'Miso' }).getByRole('button', { name: 'Forget' }).click();
@@ -104,8 +104,18 @@ test('bulk deletes always ask, even in auto mode', async ({ page }) => {
   await expect(page.locator('.result-card[data-status="completed"]')).toHaveCount(2);
   await runCommand(page, '/notes {"action":"list"}');
   await expect(page.locator('.result-card')).toHaveCount(3);
-  const text = await page.locator('.result-card').last().locator('.card-output').textContent();
-  const found = [...text.matchAll(/\(([0-9a-f-]{36})\)/g)].map((m) => m[1]);
+  // Cards show titles, never ids: the ids come from the notes store.
+  await expect(page.locator('.result-card').last().locator('.card-output')).toHaveText(/^2 notes:\n(A\nB|B\nA)$/);
+  const found = await page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('hearth');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const all = db.transaction('notes').objectStore('notes').getAll();
+      all.onsuccess = () => { db.close(); resolve(all.result.map((n) => n.id)); };
+      all.onerror = () => { db.close(); reject(all.error); };
+    };
+  }));
   expect(found).toHaveLength(2);
 
   await runCommand(page, `/notes ${JSON.stringify({ action: 'delete', ids: found })}`);

@@ -1,9 +1,9 @@
 //! What MCP servers add to a composer, as pieces any composer can use:
-//! prompt commands to suggest after `/`, and a resource picker that reads
+//! a resource picker that reads
 //! the chosen resource into an [`Attachment`], shown as removable chips.
 //! The text they become is core's (`hearth_core::mcp::composer`).
 
-use hearth_core::mcp::composer::{Attachment, PromptCommand, matching};
+use hearth_core::mcp::composer::Attachment;
 use hearth_core::mcp::model::Resource;
 use hearth_core::mcp::skills::ServerId;
 use leptos::prelude::*;
@@ -12,43 +12,6 @@ use leptos::task::spawn_local;
 use super::use_mcp;
 use crate::icons::Icon;
 use crate::views::modal::Modal;
-
-/// Prompt commands for a composer line that starts with `/` and has no
-/// input yet: (command, label).
-pub fn prompt_suggestions(commands: &[PromptCommand], text: &str) -> Vec<(String, String)> {
-    let Some(partial) = text.strip_prefix('/') else {
-        return Vec::new();
-    };
-    if partial.contains(char::is_whitespace) {
-        return Vec::new();
-    }
-    matching(commands, partial)
-        .into_iter()
-        .take(6)
-        .map(|c| {
-            let args = if c.arguments.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " ({})",
-                    c.arguments
-                        .iter()
-                        .map(|a| if a.required {
-                            a.name.clone()
-                        } else {
-                            format!("{}?", a.name)
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            (
-                c.command.clone(),
-                format!("{}{args} — prompt from {}", c.title, c.server),
-            )
-        })
-        .collect()
-}
 
 /// Picks a server resource and reads it into an attachment.
 #[component]

@@ -7,7 +7,7 @@
 use hearth_core::activity::ActivityRecord;
 use hearth_core::agent::{Conversation, Message, MessageStatus, Role};
 use hearth_core::discovery::{Discovery, IndexedSkill, discover};
-use hearth_core::{CallOrigin, SkillDefinition, command};
+use hearth_core::{CallOrigin, SkillDefinition, composer};
 use leptos::ev::KeyboardEvent;
 use leptos::html;
 use leptos::prelude::*;
@@ -19,7 +19,7 @@ use crate::assistant::{Assistant, use_assistant};
 use crate::icons::Icon;
 // MCP (issue 8): apps under results, prompts as commands, attachments.
 use crate::mcp::apps::McpAppSlot;
-use crate::mcp::composer::{AttachmentChips, ResourcePicker, prompt_suggestions};
+use crate::mcp::composer::{AttachmentChips, ResourcePicker};
 use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
 use crate::storage::ACTIVITY;
@@ -135,6 +135,8 @@ pub fn ChatView() -> impl IntoView {
         })
     };
     on_cleanup(move || keys.remove());
+    // Focus starts in the composer once the page is drawn.
+    request_animation_frame(focus_composer);
 
     let conversation = {
         let a = a.clone();
@@ -241,7 +243,8 @@ pub fn ChatView() -> impl IntoView {
     }
 }
 
-fn focus_composer() {
+/// Puts the keyboard in the composer, when one is on the page.
+pub fn focus_composer() {
     if let Some(el) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.query_selector(".composer-input").ok().flatten())
@@ -951,25 +954,6 @@ fn app_record(
     })
 }
 
-/// Skills whose id or name starts with what follows the slash.
-fn suggestions(skills: &[SkillDefinition], text: &str) -> Vec<(String, String, String)> {
-    let Some(partial) = text.strip_prefix('/') else {
-        return Vec::new();
-    };
-    if partial.contains(char::is_whitespace) {
-        return Vec::new();
-    }
-    let partial = partial.to_lowercase();
-    skills
-        .iter()
-        .filter(|s| {
-            s.id.as_str().starts_with(&partial) || s.name.to_lowercase().starts_with(&partial)
-        })
-        .take(8)
-        .map(|s| (s.id.to_string(), s.name.clone(), s.icon.clone()))
-        .collect()
-}
-
 /// Free text in the command bar: the enabled skills discovery finds.
 fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
     let text = text.trim();
@@ -993,11 +977,10 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
 }
 
 /// Runs a skill the person chose, in the open conversation, through the
-/// call path; its card joins the timeline.
+/// call path; its card joins the timeline and `done` runs at its end.
 fn run_skill(
     a: Assistant,
     commands: RwSignal<Vec<ActivityRecord>>,
-    busy: RwSignal<bool>,
     skill: SkillDefinition,
     args: Value,
     title: String,
@@ -1005,7 +988,6 @@ fn run_skill(
 ) {
     let rt = a.runtime().clone();
     let conv = a.commit_current(&title);
-    busy.set(true);
     spawn_local(async move {
         let (call, result) = rt
             .invoke_in(skill.id.clone(), args, CallOrigin::User, conv.clone())
@@ -1015,11 +997,25 @@ fn run_skill(
         if let Some(id) = conv {
             a.touch(&id);
         }
-        let _ = busy.try_set(false);
         done();
     });
 }
 
+/// What carries out the effects core's composer returns.
+type EffectRunner = Box<dyn Fn(Vec<composer::Effect>)>;
+
+/// The names of the installed Agent Skills packages, for `/name`.
+fn package_names(rt: &Runtime) -> Vec<String> {
+    rt.agent_skills()
+        .library()
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect()
+}
+
+/// The composer: a view of core's [`composer::Composer`], which decides
+/// what a line means; this component renders it and carries out the
+/// effects it asks for (runs, messages, forms, prompt fetches, stops).
 #[component]
 fn Composer(
     commands: RwSignal<Vec<ActivityRecord>>,
@@ -1028,41 +1024,20 @@ fn Composer(
 ) -> impl IntoView {
     let rt = use_runtime();
     let a = use_assistant();
-    let text = RwSignal::new(String::new());
-    let error: RwSignal<Option<String>> = RwSignal::new(None);
-    let busy = RwSignal::new(false);
-    let selected = RwSignal::new(0usize);
-    let form_skill: RwSignal<Option<SkillDefinition>> = RwSignal::new(None);
-    let skills = {
-        let rt = rt.clone();
-        let version = rt.versions().registry;
-        Memo::new(move |_| {
-            version.track();
-            rt.registry().iter().cloned().collect::<Vec<_>>()
-        })
-    };
+    let state = RwSignal::new(composer::Composer::new());
+    let text = Memo::new(move |_| state.with(|c| c.text.clone()));
+    let form: RwSignal<Option<(SkillDefinition, Value)>> = RwSignal::new(None);
+    let registry_version = rt.versions().registry;
     // Prompts of connected MCP servers are `/server:prompt` commands too.
     let mcp = use_mcp();
     let prompt_commands = {
         let mcp = mcp.clone();
         Memo::new(move |_| mcp.prompt_commands())
     };
-    let matches = Memo::new(move |_| {
-        let line = text.get();
-        let mut all = skills.with(|s| suggestions(s, &line));
-        all.extend(
-            prompt_commands
-                .with(|c| prompt_suggestions(c, &line))
-                .into_iter()
-                .map(|(command, label)| (command, label, "chat".to_string())),
-        );
-        all
-    });
     // Server resources attached to the next message.
     let attachments = RwSignal::new(Vec::new());
     let picking = RwSignal::new(false);
     let files = use_attachments();
-    let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let progress = mcp.progress();
     let found = {
         let rt = rt.clone();
@@ -1075,7 +1050,7 @@ fn Composer(
             discovered(&rt, &text.get())
         })
     };
-    let running = {
+    let replying = {
         let a = a.clone();
         Signal::derive(move || {
             conversation.with(|c| {
@@ -1085,229 +1060,216 @@ fn Composer(
         })
     };
 
+    // Builds the context core's composer reads, and hands it to `$body`.
+    macro_rules! with_cx {
+        ($rt:ident, |$cx:ident| $body:expr) => {{
+            let registry = $rt.registry();
+            let prompts = prompt_commands.get_untracked();
+            let packages = package_names(&$rt);
+            let found_now = found.get_untracked();
+            let $cx = composer::Context {
+                registry: &registry,
+                prompts: &prompts,
+                packages: &packages,
+                has_model: has_model.get_untracked(),
+                replying: replying.get_untracked(),
+                found: found_now.as_ref(),
+            };
+            $body
+        }};
+    }
+
+    let matches = {
+        let rt = rt.clone();
+        Memo::new(move |_| {
+            registry_version.track();
+            let line = text.get();
+            if !line.starts_with('/') {
+                return Vec::new();
+            }
+            let registry = rt.registry();
+            let prompts = prompt_commands.get();
+            let cx = composer::Context {
+                registry: &registry,
+                prompts: &prompts,
+                packages: &[],
+                has_model: false,
+                replying: false,
+                found: None,
+            };
+            state.with_untracked(|c| c.suggestions(&cx))
+        })
+    };
+
     // The progress line belongs to the work under way only.
     Effect::new(move |_| {
-        if !busy.get() && !running.get() {
+        let idle = state.with(|c| c.running.is_empty());
+        if idle && !replying.get() {
             progress.set(None);
         }
     });
 
-    let open_form = move |id: &str| {
-        let skill = skills.with_untracked(|s| s.iter().find(|s| s.id.as_str() == id).cloned());
-        form_skill.set(skill);
-    };
+    // Carries out what core's composer asked for; results report back.
+    let carry_out: StoredValue<EffectRunner, LocalStorage> =
+        StoredValue::new_local(Box::new(|_| {}));
+    {
+        let rt = rt.clone();
+        let a = a.clone();
+        let mcp = mcp.clone();
+        carry_out.set_value(Box::new(move |effects: Vec<composer::Effect>| {
+            for effect in effects {
+                match effect {
+                    composer::Effect::Run {
+                        ticket,
+                        skill,
+                        arguments,
+                        line,
+                    } => {
+                        let Some(def) = rt.registry().get(&skill).cloned() else {
+                            state.update(|c| {
+                                c.finished(ticket);
+                                c.error = Some(format!("/{skill} is no longer installed."));
+                            });
+                            continue;
+                        };
+                        // Attached files go to the next code run, and only to it.
+                        let (arguments, handed) = files.hand_to(def.id.as_str(), arguments);
+                        if handed {
+                            files.spent();
+                        }
+                        progress.set(None);
+                        run_skill(a.clone(), commands, def, arguments, line, move || {
+                            let _ = state.try_update(|c| c.finished(ticket));
+                        });
+                    }
+                    composer::Effect::Send { message } => {
+                        let sent = match a.commit_current(&message) {
+                            Some(id) => a.send(&id, &message).map_err(|e| e.to_string()),
+                            None => Err("There is no conversation to send to.".to_string()),
+                        };
+                        if let Err(e) = sent {
+                            state.update(|c| c.send_failed(message, e));
+                        }
+                    }
+                    composer::Effect::OpenForm { skill, prefill } => {
+                        let def = rt.registry().get(&skill).cloned();
+                        form.set(def.map(|d| (d, prefill)));
+                    }
+                    composer::Effect::FetchPrompt {
+                        ticket,
+                        command,
+                        input,
+                    } => {
+                        let mcp = mcp.clone();
+                        spawn_local(async move {
+                            let what =
+                                format!("The prompt {} of {}", command.title, command.server);
+                            match mcp.run_prompt(&command, &input).await {
+                                Ok(prompt) => {
+                                    let _ =
+                                        state.try_update(|c| c.prompt_ready(ticket, prompt, what));
+                                }
+                                Err(e) => {
+                                    let _ = state.try_update(|c| c.prompt_failed(ticket, e));
+                                }
+                            }
+                        });
+                    }
+                    composer::Effect::Stop => {
+                        if let Some(c) = conversation.get_untracked() {
+                            a.stop(&c.id);
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    let act = move |effects: Vec<composer::Effect>| carry_out.with_value(|f| f(effects));
+
+    // A reply ended: the oldest queued message goes. Moving to another
+    // conversation brings what was queued back into the line, unsent.
+    Effect::new(move |before: Option<(Option<String>, bool)>| {
+        let id = conversation.with(|c| c.as_ref().map(|c| c.id.clone()));
+        let now = replying.get();
+        if let Some((was_id, was)) = before {
+            if was_id != id {
+                state.update(|c| {
+                    while !c.queued.is_empty() {
+                        c.unqueue(0);
+                    }
+                });
+            } else if was && !now {
+                let fx = state.try_update(|c| c.reply_ended()).unwrap_or_default();
+                act(fx);
+            }
+        }
+        (id, now)
+    });
 
     let submit = {
         let rt = rt.clone();
-        let a = a.clone();
         move || {
-            let line = text.get_untracked();
-            if line.trim().is_empty() || busy.get_untracked() {
-                return;
-            }
-            let parsed = match command::parse(&line) {
-                Ok(p) => p,
-                Err(e) => {
-                    error.set(Some(e.to_string()));
-                    return;
-                }
-            };
-            let Some(parsed) = parsed else {
-                if has_model.get_untracked() {
-                    if running.get_untracked() {
-                        error.set(Some(
-                            "A reply is still coming; wait for it or press Esc to stop it.".into(),
-                        ));
-                        return;
-                    }
-                    let Some(id) = a.commit_current(&line) else {
-                        return;
-                    };
-                    // Attached resources go with this message, after its text.
-                    let attached = attachments.with_untracked(|l| {
-                        (!l.is_empty()).then(|| hearth_core::mcp::composer::attachments_text(l))
-                    });
-                    let message = match attached {
-                        Some(t) => format!("{line}\n\n{t}"),
-                        None => line.clone(),
-                    };
-                    match a.send(&id, &message) {
-                        Ok(()) => {
-                            text.set(String::new());
-                            attachments.set(Vec::new());
-                            notice.set(None);
-                            error.set(None);
-                        }
-                        Err(e) => error.set(Some(e.to_string())),
-                    }
-                } else {
-                    // Free text without a model: pick a skill found for it.
-                    match found.get_untracked() {
-                        Some(d) if !d.skills.is_empty() => {
-                            let i = selected.get_untracked().min(d.skills.len() - 1);
-                            open_form(d.skills[i].id.as_str());
-                        }
-                        Some(d) => error.set(Some(d.message)),
-                        None => {}
-                    }
-                }
-                return;
-            };
-            if parsed.name.contains(':') {
-                // A server's prompt: its text replaces the command.
-                let found = prompt_commands
-                    .with_untracked(|c| c.iter().find(|c| c.command == parsed.name).cloned());
-                let Some(cmd) = found else {
-                    error.set(Some(format!(
-                        "No connected server offers the prompt /{}; type / to see what is offered.",
-                        parsed.name
-                    )));
-                    return;
-                };
-                error.set(None);
-                busy.set(true);
-                let mcp = mcp.clone();
-                spawn_local(async move {
-                    match mcp.run_prompt(&cmd, &parsed.input).await {
-                        Ok(prompt) => {
-                            text.set(prompt);
-                            notice.set(Some(format!(
-                                "The prompt {} of {} is in the composer; edit it and send it to the assistant.",
-                                cmd.title, cmd.server
-                            )));
-                        }
-                        Err(e) => error.set(Some(e)),
-                    }
-                    busy.set(false);
-                });
-                return;
-            }
-            // Agent Skills: `/name` activates the installed skill of that
-            // name (also one hidden from the model), unless a skill id has it.
-            let package_name = (rt.registry().get_str(&parsed.name).is_none()
-                && rt
-                    .agent_skills()
-                    .library()
-                    .iter()
-                    .any(|p| p.name() == parsed.name))
-            .then(|| parsed.name.clone());
-            let prepared = {
-                let registry = rt.registry();
-                if let Some(name) = package_name {
-                    command::resolve(&registry, "activate_skill")
-                        .map(|skill| (skill.clone(), serde_json::json!({ "name": name })))
-                } else {
-                    command::resolve(&registry, &parsed.name).and_then(|skill| {
-                        command::arguments(skill, &parsed.input).map(|args| (skill.clone(), args))
-                    })
-                }
-            };
-            let (skill, args) = match prepared {
-                Ok(p) => p,
-                Err(e) => {
-                    error.set(Some(e.to_string()));
-                    return;
-                }
-            };
-            // Attached files go to the next code run, and only to it.
-            let (args, handed) = files.hand_to(skill.id.as_str(), args);
-            if handed {
-                files.spent();
-            }
-            error.set(None);
-            notice.set(None);
-            progress.set(None);
-            run_skill(
-                a.clone(),
-                commands,
-                busy,
-                skill,
-                args,
-                line.clone(),
-                move || {
-                    let _ = text.try_set(String::new());
-                },
-            );
-        }
-    };
-
-    let complete = move |id: String| {
-        text.set(format!("/{id} "));
-        selected.set(0);
-    };
-
-    let stop = {
-        let a = a.clone();
-        move || {
-            if let Some(c) = conversation.get_untracked() {
-                a.stop(&c.id);
-            }
+            state.update(|c| c.attachments = attachments.get_untracked());
+            let fx = with_cx!(rt, |cx| state
+                .try_update(|c| c.submit(&cx))
+                .unwrap_or_default());
+            attachments.set(state.with_untracked(|c| c.attachments.clone()));
+            act(fx);
         }
     };
 
     let on_keydown = {
-        let submit = submit.clone();
-        let stop = stop.clone();
+        let rt = rt.clone();
         move |ev: KeyboardEvent| {
-            let options = matches.get_untracked();
-            let skill_count = found.with_untracked(|f| f.as_ref().map_or(0, |d| d.skills.len()));
-            match ev.key().as_str() {
-                "ArrowDown" if !options.is_empty() => {
-                    ev.prevent_default();
-                    selected.update(|i| *i = (*i + 1) % options.len());
-                }
-                "ArrowUp" if !options.is_empty() => {
-                    ev.prevent_default();
-                    selected.update(|i| *i = (*i + options.len() - 1) % options.len());
-                }
-                "ArrowDown" if skill_count > 0 => {
-                    ev.prevent_default();
-                    selected.update(|i| *i = (*i + 1) % skill_count);
-                }
-                "ArrowUp" if skill_count > 0 => {
-                    ev.prevent_default();
-                    selected.update(|i| *i = (*i + skill_count - 1) % skill_count);
-                }
-                "Tab" if !options.is_empty() => {
-                    ev.prevent_default();
-                    let i = selected.get_untracked().min(options.len() - 1);
-                    complete(options[i].0.clone());
-                }
-                "Escape" => {
-                    if running.get_untracked() {
-                        ev.prevent_default();
-                        stop();
-                    } else {
-                        error.set(None);
-                    }
-                }
-                "Enter" if !ev.shift_key() => {
-                    ev.prevent_default();
-                    // Enter on a bare "/ca" picks the highlighted skill.
-                    if !options.is_empty() && !text.get_untracked().contains(' ') {
-                        let i = selected.get_untracked().min(options.len() - 1);
-                        complete(options[i].0.clone());
-                    } else {
-                        submit();
-                    }
-                }
-                _ => {}
+            let key = match ev.key().as_str() {
+                "ArrowDown" => composer::Key::Down,
+                "ArrowUp" => composer::Key::Up,
+                "Tab" if !ev.shift_key() => composer::Key::Tab,
+                "Enter" if !ev.shift_key() => composer::Key::Enter,
+                "Escape" => composer::Key::Escape,
+                _ => return,
+            };
+            state.update(|c| c.attachments = attachments.get_untracked());
+            let handled = with_cx!(rt, |cx| state
+                .try_update(|c| c.key(key, &cx))
+                .unwrap_or_default());
+            attachments.set(state.with_untracked(|c| c.attachments.clone()));
+            if handled.prevent_default {
+                ev.prevent_default();
             }
+            act(handled.effects);
         }
     };
 
-    let on_form_run = {
-        let a = a.clone();
-        Callback::new(move |args: Value| {
-            if let Some(skill) = form_skill.get_untracked() {
-                let title = skill.name.clone();
-                form_skill.set(None);
-                run_skill(a.clone(), commands, busy, skill, args, title, move || {
-                    let _ = text.try_set(String::new());
-                });
-            }
-        })
+    let pick_found = {
+        let rt = rt.clone();
+        move |id: hearth_core::SkillId| {
+            let fx = with_cx!(rt, |cx| state
+                .try_update(|c| c.pick_found(&id, &cx))
+                .unwrap_or_default());
+            act(fx);
+        }
     };
+
+    let on_form_run = Callback::new(move |args: Value| {
+        if let Some((skill, _)) = form.get_untracked() {
+            form.set(None);
+            let effect =
+                state.try_update(|c| c.form_ran(skill.id.clone(), args, skill.name.clone()));
+            act(effect.into_iter().collect());
+        }
+    });
+    let on_form_close = Callback::new(move |_| {
+        form.set(None);
+        state.update(|c| c.form_closed());
+    });
+
+    let error = Memo::new(move |_| state.with(|c| c.error.clone()));
+    let notice = Memo::new(move |_| state.with(|c| c.notice.clone()));
+    let status = Memo::new(move |_| state.with(|c| c.status()));
+    let help = Memo::new(move |_| state.with(|c| c.help.clone()));
+    let selected = Memo::new(move |_| state.with(|c| c.selected));
+    let working = Memo::new(move |_| !state.with(|c| c.running.is_empty()));
 
     view! {
         <form class="composer" on:submit={
@@ -1324,8 +1286,8 @@ fn Composer(
                             .get()
                             .into_iter()
                             .enumerate()
-                            .map(|(i, (id, name, icon))| {
-                                let pick = id.clone();
+                            .map(|(i, s)| {
+                                let pick = s.word.clone();
                                 view! {
                                     <li
                                         role="option"
@@ -1333,12 +1295,12 @@ fn Composer(
                                         class:selected=move || selected.get() == i
                                         on:mousedown=move |ev| {
                                             ev.prevent_default();
-                                            complete(pick.clone());
+                                            state.update(|c| c.complete(&pick));
                                         }
                                     >
-                                        <Icon name=icon/>
-                                        <code>"/"{id}</code>
-                                        <span class="muted">{name}</span>
+                                        <Icon name=s.icon.clone()/>
+                                        <code>"/"{s.word.clone()}</code>
+                                        <span class="muted">{s.label.clone()}</span>
                                     </li>
                                 }
                             })
@@ -1346,7 +1308,9 @@ fn Composer(
                     }}
                 </ul>
             </Show>
-            {move || found.get().map(|d| {
+            {
+                let pick_found = pick_found.clone();
+                move || found.get().map(|d| {
                 if d.skills.is_empty() {
                     view! {
                         <div class="suggestions discovered" role="status">
@@ -1354,21 +1318,23 @@ fn Composer(
                         </div>
                     }.into_any()
                 } else {
+                    let registry = use_runtime();
                     view! {
                         <ul class="suggestions discovered" role="listbox" aria-label="Matching skills">
                             <li class="suggestions-title muted" role="presentation">"Skills for this — Enter opens a form"</li>
                             {d.skills.into_iter().enumerate().map(|(i, s)| {
-                                let id = s.id.to_string();
-                                let icon = skills.with_untracked(|all| all.iter().find(|x| x.id == s.id).map(|x| x.icon.clone())).unwrap_or_default();
+                                let id = s.id.clone();
+                                let icon = registry.registry().get(&s.id).map(|x| x.icon.clone()).unwrap_or_default();
+                                let pick_found = pick_found.clone();
                                 view! {
                                     <li
                                         role="option"
-                                        data-skill=id.clone()
+                                        data-skill=id.to_string()
                                         aria-selected=move || (selected.get() == i).to_string()
                                         class:selected=move || selected.get() == i
                                         on:mousedown=move |ev| {
                                             ev.prevent_default();
-                                            open_form(&id);
+                                            pick_found(id.clone());
                                         }
                                     >
                                         <Icon name=icon/>
@@ -1381,45 +1347,83 @@ fn Composer(
                     }.into_any()
                 }
             })}
+            {move || help.get().map(|h| view! {
+                <section class="command-help" aria-label=h.title.clone()>
+                    <header class="command-help-head">
+                        <h2>{h.title.clone()}</h2>
+                        <button type="button" class="icon-button" aria-label="Close help"
+                            on:click=move |_| state.update(|c| c.help = None)
+                        ><Icon name="x"/></button>
+                    </header>
+                    <dl>
+                        {h.entries.into_iter().map(|e| view! {
+                            <dt><code>{e.usage.clone()}</code></dt>
+                            <dd>
+                                <span>{e.summary.clone()}</span>
+                                {e.examples.into_iter().map(|x| {
+                                    let line = x.clone();
+                                    view! {
+                                        <span class="help-example">
+                                            <code>{x}</code>
+                                            <button type="button"
+                                                title="Put this line in the composer"
+                                                on:click=move |_| {
+                                                    state.update(|c| c.input(line.clone()));
+                                                    focus_composer();
+                                                }
+                                            >"Try"</button>
+                                        </span>
+                                    }
+                                }).collect_view()}
+                            </dd>
+                        }).collect_view()}
+                    </dl>
+                </section>
+            })}
             <AttachmentList/>
             <AttachmentChips attachments=attachments/>
             <div class="composer-row">
                 <AttachButton/>
-                <button
-                    type="button"
-                    class="icon-button attach-button"
-                    aria-label="Attach a resource"
-                    title="Attach a resource from an MCP server"
-                    on:click=move |_| picking.set(true)
-                ><Icon name="server"/></button>
+                <Show when=move || !mcp.resources().is_empty()>
+                    <button
+                        type="button"
+                        class="icon-button attach-button"
+                        aria-label="Attach a resource"
+                        title="Attach a resource from an MCP server"
+                        on:click=move |_| picking.set(true)
+                    ><Icon name="server"/></button>
+                </Show>
                 <textarea
                     class="composer-input"
                     rows="1"
                     placeholder=move || if has_model.get() {
                         "Message the assistant — or / to run a skill"
                     } else {
-                        "Type / to run a skill, e.g. /calc 15% of 847 — or describe what you need"
+                        "Type / to run a skill, e.g. /note Buy milk — or /help"
                     }
                     aria-label="Message or command"
                     prop:value=move || text.get()
                     on:input=move |ev| {
-                        text.set(event_target_value(&ev));
-                        selected.set(0);
-                        error.set(None);
+                        state.update(|c| c.input(event_target_value(&ev)));
                     }
                     on:keydown=on_keydown
                 ></textarea>
                 <Show
-                    when=move || running.get()
+                    when=move || replying.get()
                     fallback=move || view! {
-                        <button type="submit" class="primary" disabled=move || busy.get()>
+                        <button type="submit" class="primary">
                             {move || if has_model.get() { "Send" } else { "Run" }}
                         </button>
                     }
                 >
+                    <button type="submit" class="primary" title="Queued until the reply ends">"Queue"</button>
                     <button type="button" class="stop" on:click={
-                        let stop = stop.clone();
-                        move |_| stop()
+                        let a = a.clone();
+                        move |_| {
+                            if let Some(c) = conversation.get_untracked() {
+                                a.stop(&c.id);
+                            }
+                        }
                     } title="Stop (Esc)"><Icon name="stop"/>" Stop"</button>
                 </Show>
             </div>
@@ -1429,14 +1433,19 @@ fn Composer(
             <Show when=move || notice.get().is_some()>
                 <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
             </Show>
-            <Show when=move || (busy.get() || running.get()) && progress.get().is_some()>
+            <Show when=move || status.get().is_some()>
+                <p class="muted progress-line composer-status" role="status" data-testid="composer-status">
+                    {move || status.get().unwrap_or_default()}
+                </p>
+            </Show>
+            <Show when=move || (working.get() || replying.get()) && progress.get().is_some()>
                 <p class="muted progress-line" role="status">{move || progress.get().unwrap_or_default()}</p>
             </Show>
             <p class="hint">
                 {move || if has_model.get() {
-                    view! { <kbd>"Enter"</kbd>" sends · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Esc"</kbd>" stops · "<kbd>"/"</kbd>" runs a skill · "<kbd>"Ctrl"</kbd>"+"<kbd>"Shift"</kbd>"+"<kbd>"O"</kbd>" new chat" }.into_any()
+                    view! { <kbd>"Enter"</kbd>" sends · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Esc"</kbd>" stops the reply · "<kbd>"/"</kbd>" runs a skill · "<kbd>"/help"</kbd>" lists them" }.into_any()
                 } else {
-                    view! { <kbd>"Enter"</kbd>" runs · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Tab"</kbd>" completes · "<kbd>"Ctrl"</kbd>"+"<kbd>"Shift"</kbd>"+"<kbd>"O"</kbd>" new chat" }.into_any()
+                    view! { <kbd>"Enter"</kbd>" runs · "<kbd>"Shift"</kbd>"+"<kbd>"Enter"</kbd>" new line · "<kbd>"Tab"</kbd>" completes · "<kbd>"/help"</kbd>" lists the commands · "<kbd>"Ctrl"</kbd>"+"<kbd>"Shift"</kbd>"+"<kbd>"O"</kbd>" new chat" }.into_any()
                 }}
             </p>
         </form>
@@ -1447,8 +1456,8 @@ fn Composer(
                 on_close=Callback::new(move |_| picking.set(false))
             />
         </Show>
-        {move || form_skill.get().map(|skill| view! {
-            <SkillFormDialog skill=skill on_run=on_form_run on_close=Callback::new(move |_| form_skill.set(None))/>
+        {move || form.get().map(|(skill, prefill)| view! {
+            <SkillFormDialog skill=skill prefill=prefill on_run=on_form_run on_close=on_form_close/>
         })}
     }
 }

@@ -79,7 +79,7 @@ pub fn NotesView() -> impl IntoView {
             <header class="page-head row">
                 <div>
                     <h1 id="notes-title">"Notes"</h1>
-                    <p class="muted">{move || format!("{} note(s). The notes skill sees and edits the same notes.", total())}</p>
+                    <p class="muted">{move || match total() { 1 => "1 note. The notes skill sees and edits the same notes.".to_string(), n => format!("{n} notes. The notes skill sees and edits the same notes.") }}</p>
                 </div>
                 <button class="primary" on:click=new_note>"New note"</button>
             </header>

@@ -21,11 +21,21 @@ fn text_of(values: &Values, name: &str) -> String {
 #[component]
 pub fn SkillFormDialog(
     skill: SkillDefinition,
+    /// Arguments the form opens with, e.g. what was typed in the composer.
+    #[prop(optional)]
+    prefill: Option<Value>,
     on_run: Callback<Value>,
     on_close: Callback<()>,
 ) -> impl IntoView {
-    let form = StoredValue::new(Form::from_schema(&skill.input_schema));
-    let values = RwSignal::new(form.with_value(Form::initial));
+    let form = Form::from_schema(&skill.input_schema);
+    let form = StoredValue::new(match &prefill {
+        Some(args) => form.typed_first(args),
+        None => form,
+    });
+    let values = RwSignal::new(form.with_value(|f| match &prefill {
+        Some(args) => f.prefilled(args),
+        None => f.initial(),
+    }));
     let errors: RwSignal<Vec<hearth_core::form::FieldError>> = RwSignal::new(Vec::new());
     let submit = move || match form.with_value(|f| f.arguments(&values.get_untracked())) {
         Ok(args) => on_run.run(args),

@@ -5,6 +5,7 @@ use serde_json::json;
 use crate::calculator::MAX_EXPRESSION_LEN;
 use crate::registry::{Registry, RegistryError};
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
+use crate::usage::{CommandForm, TextShape};
 
 fn id(s: &str) -> SkillId {
     // The ids below are literals that satisfy SkillId's rules.
@@ -43,6 +44,18 @@ pub fn calculator() -> SkillDefinition {
         "required": ["expression"],
         "additionalProperties": false
     }))
+    .with_commands([CommandForm::new(
+        "calculator",
+        TextShape::Whole {
+            param: "expression".into(),
+        },
+        "Work out math, units, percentages and dates",
+    )
+    .examples([
+        "/calc 15% of 847",
+        "/calc 5 miles to km",
+        "/calc today + 90 days",
+    ])])
     .with_output_schema(json!({
         "type": "object",
         "properties": {

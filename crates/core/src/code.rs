@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
+use crate::usage::{CommandForm, TextShape};
 use protocol::Language;
 
 /// The longest snippet accepted, in characters.
@@ -150,6 +151,14 @@ pub fn run_javascript() -> SkillDefinition {
         "Parse this JSON and count the keys",
         "Compute the SHA-256 of a string with crypto.subtle",
     ])
+    .with_commands([CommandForm::new(
+        "run_javascript",
+        TextShape::Whole {
+            param: "code".into(),
+        },
+        "Run a JavaScript snippet in the sandbox; the last value is shown",
+    )
+    .examples(["/run_javascript [1, 2, 3].map(n => n * 2)"])])
     .with_input_schema(run_schema(Language::Javascript))
     .with_output_schema(output::report_schema())
 }
@@ -184,6 +193,14 @@ pub fn run_python() -> SkillDefinition {
         "Read the CSV I granted and compute the average of each column",
         "Write a report to /mnt/out/summary.txt",
     ])
+    .with_commands([CommandForm::new(
+        "run_python",
+        TextShape::Whole {
+            param: "code".into(),
+        },
+        "Run Python in the sandbox",
+    )
+    .examples(["/run_python print(6 * 7)"])])
     .with_input_schema(run_schema(Language::Python))
     .with_output_schema(output::report_schema())
 }
@@ -205,6 +222,14 @@ pub fn read_file() -> SkillDefinition {
         "What does notes/todo.md say?",
         "Show me the first lines of data.csv",
     ])
+    .with_commands([CommandForm::new(
+        "read_file",
+        TextShape::Whole {
+            param: "path".into(),
+        },
+        "Read a file you granted",
+    )
+    .examples(["/read_file notes/todo.md"])])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -257,6 +282,28 @@ pub fn list_files() -> SkillDefinition {
     )
     .with_tags(["files", "list", "folder", "directory", "ls", "grant"])
     .with_examples(["What files can you see?", "List the reports folder"])
+    .with_commands([
+        CommandForm::new(
+            "list_files",
+            TextShape::Nothing,
+            "List every file and folder you granted",
+        )
+        .examples(["/list_files"]),
+        CommandForm::new(
+            "list_files",
+            TextShape::Whole {
+                param: "path".into(),
+            },
+            "List one granted folder",
+        )
+        .examples(["/list_files reports"]),
+        CommandForm::new(
+            "read_file",
+            TextShape::Nothing,
+            "See the files you granted, to pick one to read",
+        )
+        .examples(["/read_file"]),
+    ])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -307,6 +354,14 @@ pub fn search_files() -> SkillDefinition {
         "Find TODO in my project folder",
         "Which notes mention Lisbon?",
     ])
+    .with_commands([CommandForm::new(
+        "search_files",
+        TextShape::Whole {
+            param: "query".into(),
+        },
+        "Search the text of the files you granted",
+    )
+    .examples(["/search_files invoice"])])
     .with_input_schema(json!({
         "type": "object",
         "properties": {

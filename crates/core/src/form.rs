@@ -74,7 +74,8 @@ pub struct Field {
 /// The form for a skill.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Form {
-    /// Required fields first, then the rest, each group by name.
+    /// Required fields first, then the rest, each group by name (or, for a
+    /// form opened on typed arguments, those fields before the rest).
     pub fields: Vec<Field>,
 }
 
@@ -249,6 +250,32 @@ impl Form {
             .collect()
     }
 
+    /// The fields the arguments fill move up, right after the required
+    /// ones: a form opened on `/note Buy milk` shows Title second, not
+    /// after every optional field in name order.
+    pub fn typed_first(mut self, arguments: &Value) -> Form {
+        let given = |f: &Field| arguments.get(&f.name).is_some_and(|v| !v.is_null());
+        // A stable sort keeps the name order inside each group.
+        self.fields.sort_by_key(|f| (!f.required, !given(f)));
+        self
+    }
+
+    /// The inputs a form starts with when it opens on arguments already
+    /// known (what was typed in the composer): those arguments where a
+    /// field takes them, the defaults elsewhere.
+    pub fn prefilled(&self, arguments: &Value) -> Values {
+        self.fields
+            .iter()
+            .map(|f| {
+                let input = match arguments.get(&f.name) {
+                    Some(v) if !v.is_null() => input_for(f, v),
+                    _ => initial_input(f),
+                };
+                (f.name.clone(), input)
+            })
+            .collect()
+    }
+
     /// Turns the inputs into arguments: empty optional fields are left
     /// out; every problem is reported at once, by field.
     pub fn arguments(&self, values: &Values) -> Result<Value, Vec<FieldError>> {
@@ -283,13 +310,18 @@ impl Form {
 }
 
 fn initial_input(field: &Field) -> Input {
-    let Some(default) = &field.default else {
-        return match field.kind {
+    match &field.default {
+        Some(default) => input_for(field, default),
+        None => match field.kind {
             FieldKind::Boolean => Input::Checked(false),
             _ => Input::Text(String::new()),
-        };
-    };
-    match (&field.kind, default) {
+        },
+    }
+}
+
+/// A value as the field's control shows it.
+fn input_for(field: &Field, value: &Value) -> Input {
+    match (&field.kind, value) {
         (FieldKind::Boolean, Value::Bool(b)) => Input::Checked(*b),
         (FieldKind::Choice { options }, v) => Input::Text(
             options
@@ -731,6 +763,27 @@ mod tests {
             want.sort();
             assert_eq!(shown, want, "{}", skill.id);
         }
+    }
+
+    #[test]
+    fn a_form_opened_on_typed_arguments_shows_them_and_gives_them_back() {
+        let form = Form::from_schema(&crate::notes::definition().input_schema);
+        let typed = json!({"action": "create", "title": "Groceries", "tags": ["home", "food"]});
+        let values = form.prefilled(&typed);
+        assert_eq!(values.get("title"), Some(&Input::Text("Groceries".into())));
+        assert_eq!(values.get("tags"), Some(&Input::Text("home\nfood".into())));
+        assert_eq!(form.arguments(&values), Ok(typed.clone()));
+        // Nothing typed: the same as a fresh form.
+        assert_eq!(form.prefilled(&json!({})), form.initial());
+        // What was typed comes right after the required fields.
+        let names: Vec<String> = form
+            .typed_first(&typed)
+            .fields
+            .into_iter()
+            .map(|f| f.name)
+            .take(3)
+            .collect();
+        assert_eq!(names, ["action", "tags", "title"]);
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub mod call;
 pub mod code;
 pub mod collection;
 pub mod command;
+pub mod composer;
+pub mod dates;
 pub mod discovery;
 pub mod display;
 pub mod form;
@@ -34,6 +36,7 @@ pub mod sse;
 pub mod tasks;
 pub mod text;
 pub mod tokens;
+pub mod usage;
 pub mod web;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};

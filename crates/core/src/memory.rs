@@ -10,6 +10,7 @@ use crate::notes::{clean_tags, explain_serde};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::text;
+use crate::usage::{CommandForm, TextShape};
 
 pub const MAX_TEXT: usize = 4_000;
 
@@ -79,6 +80,7 @@ pub fn definition() -> SkillDefinition {
         "Forget my old address",
         "Recall my preferences for travel",
     ])
+    .with_commands(commands())
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -95,6 +97,42 @@ pub fn definition() -> SkillDefinition {
         "additionalProperties": false
     }))
     .with_output_schema(json!({"type": "object"}))
+}
+
+/// How memory is typed: `/remember <fact>`, `/recall <words>`, and
+/// `/memory` to list.
+fn commands() -> Vec<CommandForm> {
+    let remember = || TextShape::Tagged {
+        param: "text".into(),
+        tags: "tags".into(),
+    };
+    vec![
+        CommandForm::new(
+            "remember",
+            remember(),
+            "Remember a fact or preference; #words tag it",
+        )
+        .fixed(json!({"action": "remember"}))
+        .examples([
+            "/remember I prefer metric units",
+            "/remember I'm vegetarian #food",
+        ]),
+        CommandForm::new(
+            "recall",
+            TextShape::Whole {
+                param: "query".into(),
+            },
+            "Recall what Hearth remembers about something",
+        )
+        .fixed(json!({"action": "recall"}))
+        .examples(["/recall units"]),
+        CommandForm::new("memory", TextShape::Nothing, "List what Hearth remembers")
+            .fixed(json!({"action": "list"}))
+            .examples(["/memory"]),
+        CommandForm::new("memory", remember(), "Remember a fact")
+            .fixed(json!({"action": "remember"}))
+            .examples(["/memory Works Monday to Thursday"]),
+    ]
 }
 
 pub fn assess(arguments: &Value) -> CallFacts {
@@ -251,7 +289,7 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
             } else {
                 let lines: Vec<String> = found
                     .iter()
-                    .map(|r| format!("- {} (score {:.2}, id {})", r.text, r.score, r.id))
+                    .map(|r| format!("{} ({:.0}% match)", r.text, r.score * 100.0))
                     .collect();
                 lines.join("\n")
             };
@@ -315,7 +353,7 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
                 "Nothing remembered yet.".to_string()
             } else {
                 all.iter()
-                    .map(|m| format!("- {} ({})", m.text, m.id))
+                    .map(|m| m.text.as_str())
                     .collect::<Vec<_>>()
                     .join("\n")
             };

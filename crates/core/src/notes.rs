@@ -9,6 +9,7 @@ use crate::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::text::{self, TextIndex};
+use crate::usage::{CommandForm, TextShape};
 
 pub const MAX_TITLE: usize = 500;
 pub const MAX_BODY: usize = 200_000;
@@ -160,6 +161,7 @@ pub fn definition() -> SkillDefinition {
         "List my notes tagged work",
         "Jot down an idea for the garden",
     ])
+    .with_commands(commands())
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -181,6 +183,41 @@ pub fn definition() -> SkillDefinition {
         "additionalProperties": false
     }))
     .with_output_schema(json!({"type": "object"}))
+}
+
+/// How notes are typed: `/note <title>` creates, `/notes` lists,
+/// `/notes search <words>` finds.
+fn commands() -> Vec<CommandForm> {
+    let create = || TextShape::TitleBody {
+        title: "title".into(),
+        body: "body".into(),
+        tags: "tags".into(),
+    };
+    vec![
+        CommandForm::new(
+            "note",
+            create(),
+            "Create a note: the first line is its title, the next lines its body, #words tag it",
+        )
+        .fixed(json!({"action": "create"}))
+        .examples(["/note Buy milk and eggs", "/note Trip ideas #travel"]),
+        CommandForm::new("notes", TextShape::Nothing, "List your notes, newest first")
+            .fixed(json!({"action": "list"}))
+            .examples(["/notes"]),
+        CommandForm::new(
+            "notes",
+            TextShape::Whole {
+                param: "query".into(),
+            },
+            "Find notes by words in their title, tags or body",
+        )
+        .verb("search")
+        .fixed(json!({"action": "search"}))
+        .examples(["/notes search milk"]),
+        CommandForm::new("notes", create(), "Create a note")
+            .fixed(json!({"action": "create"}))
+            .examples(["/notes Call the bank about the card"]),
+    ]
 }
 
 /// Deleting more than one note at once always asks.
@@ -280,7 +317,11 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
         }
         NoteAction::Read { id } => {
             let note = find(book, &id)?;
-            let text = format!("# {}\n\n{}", note.title, note.body);
+            let text = if note.body.trim().is_empty() {
+                note.title.clone()
+            } else {
+                format!("{}\n\n{}", note.title, note.body)
+            };
             Ok((
                 SkillOutput::text_and_json(text, json!({"note": note})),
                 Vec::new(),
@@ -357,11 +398,8 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
             let text = if total == 0 {
                 "No notes yet.".to_string()
             } else {
-                let lines: Vec<String> = notes
-                    .iter()
-                    .map(|n| format!("- {} ({})", n.title, n.id))
-                    .collect();
-                format!("{total} note(s):\n{}", lines.join("\n"))
+                let lines: Vec<&str> = notes.iter().map(|n| n.title.as_str()).collect();
+                format!("{}:\n{}", count(total), lines.join("\n"))
             };
             let list: Vec<Value> = notes.iter().map(|n| summary(n)).collect();
             Ok((
@@ -376,11 +414,18 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
             } else {
                 let lines: Vec<String> = hits
                     .iter()
-                    .map(|h| format!("- {} ({}): {}", h.title, h.id, h.snippet))
+                    .map(|h| {
+                        if h.snippet.is_empty() {
+                            h.title.clone()
+                        } else {
+                            format!("{}: {}", h.title, h.snippet)
+                        }
+                    })
                     .collect();
+                let verb = if hits.len() == 1 { "matches" } else { "match" };
                 format!(
-                    "{} note(s) match \"{query}\":\n{}",
-                    hits.len(),
+                    "{} {verb} \"{query}\":\n{}",
+                    count(hits.len()),
                     lines.join("\n")
                 )
             };
@@ -393,7 +438,7 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
             if notes.is_empty() {
                 return Err(SkillError::new("nothing to restore"));
             }
-            let text = format!("Restored {} note(s).", notes.len());
+            let text = format!("Restored {}.", count(notes.len()));
             let ids: Vec<String> = notes.iter().map(|n| n.id.clone()).collect();
             let changes = notes.into_iter().map(Change::Put).collect();
             Ok((
@@ -401,6 +446,14 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
                 changes,
             ))
         }
+    }
+}
+
+fn count(n: usize) -> String {
+    if n == 1 {
+        "1 note".to_string()
+    } else {
+        format!("{n} notes")
     }
 }
 
@@ -579,7 +632,7 @@ mod tests {
             )
             .unwrap()
             .0,
-            "# Groceries\n\nmilk, *eggs*"
+            "Groceries\n\nmilk, *eggs*"
         );
         let (t, undo_update) = step(
             &mut book,
@@ -594,7 +647,7 @@ mod tests {
             step(&mut book, json!({"action": "list"}), &stamp("x", 5.0))
                 .unwrap()
                 .0,
-            "2 note(s):\n- Groceries (n1)\n- Lisbon trip (n2)"
+            "2 notes:\nGroceries\nLisbon trip"
         );
         assert_eq!(
             step(
@@ -604,7 +657,7 @@ mod tests {
             )
             .unwrap()
             .0,
-            "1 note(s):\n- Lisbon trip (n2)"
+            "1 note:\nLisbon trip"
         );
         assert_eq!(
             step(
@@ -614,7 +667,7 @@ mod tests {
             )
             .unwrap()
             .0,
-            "1 note(s) match \"bread\":\n- Groceries (n1): milk, eggs, bread"
+            "1 note matches \"bread\":\nGroceries: milk, eggs, bread"
         );
 
         // Undo the update: the old body is back.

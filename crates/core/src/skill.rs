@@ -5,6 +5,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::usage::CommandForm;
+
 /// The stable id a skill is called by. It doubles as the tool name sent to
 /// model providers, so it is limited to what every provider accepts:
 /// 1–64 characters of ASCII letters, digits, `_` and `-`.
@@ -238,6 +240,10 @@ pub struct SkillDefinition {
     pub input_schema: Value,
     pub output_schema: Value,
     pub kind: SkillKind,
+    /// How a person types this skill in the composer. Without forms,
+    /// `/id <text>` fills the first required string parameter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandForm>,
 }
 
 impl SkillDefinition {
@@ -259,6 +265,7 @@ impl SkillDefinition {
             input_schema: serde_json::json!({"type": "object"}),
             output_schema: serde_json::json!({}),
             kind: SkillKind::Builtin,
+            commands: Vec::new(),
         }
     }
 
@@ -302,6 +309,11 @@ impl SkillDefinition {
 
     pub fn with_kind(mut self, kind: SkillKind) -> Self {
         self.kind = kind;
+        self
+    }
+
+    pub fn with_commands(mut self, commands: impl IntoIterator<Item = CommandForm>) -> Self {
+        self.commands = commands.into_iter().collect();
         self
     }
 

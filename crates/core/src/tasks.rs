@@ -12,6 +12,7 @@ use crate::collection::{Change, Changed, Collection, Record, Stamp};
 use crate::notes::{clean_tags, explain_serde};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
+use crate::usage::{CommandForm, TextShape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -29,64 +30,11 @@ pub enum Priority {
     High,
 }
 
-/// A calendar date, `YYYY-MM-DD`, compared as a date.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Date {
-    pub year: i64,
-    pub month: u32,
-    pub day: u32,
-}
+pub use crate::dates::Date;
 
-impl Date {
-    pub fn today(stamp: &Stamp) -> Date {
-        let (year, month, day) = stamp.today;
-        Date { year, month, day }
-    }
-
-    /// Parses `YYYY-MM-DD`, or `today`/`tomorrow`/`yesterday`.
-    pub fn parse(s: &str, stamp: &Stamp) -> Result<Date, String> {
-        let t = s.trim().to_lowercase();
-        let today = Date::today(stamp);
-        match t.as_str() {
-            "today" => return Ok(today),
-            "tomorrow" => return Ok(today.plus_days(1)),
-            "yesterday" => return Ok(today.plus_days(-1)),
-            _ => {}
-        }
-        Date::try_from(t.clone())
-    }
-
-    fn plus_days(self, n: i64) -> Date {
-        let days = crate::calculator::days_from_civil(self.year, self.month, self.day) + n;
-        let (year, month, day) = crate::calculator::civil_from_days(days);
-        Date { year, month, day }
-    }
-}
-
-impl TryFrom<String> for Date {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not a date; use YYYY-MM-DD, e.g. 2026-12-24");
-        let mut parts = s.split('-');
-        let year: i64 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-        let month: u32 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-        let day: u32 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-        if parts.next().is_some()
-            || !(1..=12).contains(&month)
-            || day == 0
-            || day > crate::calculator::days_in_month(year, month)
-        {
-            return Err(bad());
-        }
-        Ok(Date { year, month, day })
-    }
-}
-
-impl From<Date> for String {
-    fn from(d: Date) -> String {
-        format!("{:04}-{:02}-{:02}", d.year, d.month, d.day)
-    }
+/// Today's date from the call's stamp.
+fn today(stamp: &Stamp) -> Date {
+    Date::from_tuple(stamp.today)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -197,6 +145,7 @@ pub fn definition() -> SkillDefinition {
         "Mark the dentist task as done",
         "Show my high-priority tasks due this week",
     ])
+    .with_commands(commands())
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -220,6 +169,50 @@ pub fn definition() -> SkillDefinition {
         "additionalProperties": false
     }))
     .with_output_schema(json!({"type": "object"}))
+}
+
+/// How tasks are typed: `/task <title> [when] [!high] [#tag]` adds one,
+/// `/tasks` lists the open ones, `/tasks done|overdue|all` the others.
+fn commands() -> Vec<CommandForm> {
+    let list = |verb: &str, fixed: Value, summary: &str| {
+        CommandForm::new("tasks", TextShape::Nothing, summary)
+            .verb(verb)
+            .fixed(fixed)
+            .examples([format!("/tasks {verb}")])
+    };
+    vec![
+        CommandForm::new(
+            "task",
+            TextShape::Task,
+            "Add a task; after its title say when it is due (tomorrow, friday, March 1), !high or !low, and #tags",
+        )
+        .fixed(json!({"action": "create"}))
+        .examples([
+            "/task Renew passport tomorrow !high",
+            "/task Pay rent by March 1 #home",
+        ]),
+        CommandForm::new("tasks", TextShape::Nothing, "List open tasks, overdue first")
+            .fixed(json!({"action": "list"}))
+            .examples(["/tasks"]),
+        list(
+            "done",
+            json!({"action": "list", "status": "done"}),
+            "List finished tasks",
+        ),
+        list(
+            "overdue",
+            json!({"action": "list", "overdue": true}),
+            "List overdue tasks",
+        ),
+        list(
+            "all",
+            json!({"action": "list", "status": "all"}),
+            "List every task",
+        ),
+        CommandForm::new("tasks", TextShape::Task, "Add a task")
+            .fixed(json!({"action": "create"}))
+            .examples(["/tasks Water the plants on saturday"]),
+    ]
 }
 
 pub fn assess(arguments: &Value) -> CallFacts {
@@ -273,28 +266,40 @@ fn find<'a>(list: &'a TaskList, id: &str) -> Result<&'a Task, SkillError> {
     })
 }
 
-fn line(t: &Task, today: Date) -> String {
-    let mut s = format!(
-        "- [{}] {}",
-        if t.status == TaskStatus::Done {
-            "x"
-        } else {
-            " "
-        },
-        t.title
-    );
+/// What a person needs to know about a task besides its title, in
+/// words: ", due 15 Jan 2030 (overdue), high priority".
+fn details(t: &Task, today: Date) -> String {
+    let mut s = String::new();
     if let Some(d) = t.due {
-        s.push_str(&format!(
-            " (due {}{})",
-            String::from(d),
-            if t.is_overdue(today) { ", overdue" } else { "" }
-        ));
+        s.push_str(&format!(", due {}", d.words()));
+        if t.is_overdue(today) {
+            s.push_str(" (overdue)");
+        }
     }
-    if t.priority == Priority::High {
-        s.push_str(" !high");
+    match t.priority {
+        Priority::High => s.push_str(", high priority"),
+        Priority::Low => s.push_str(", low priority"),
+        Priority::Normal => {}
     }
-    s.push_str(&format!(" [{}]", t.id));
     s
+}
+
+/// One task of a list: its title and details, and "done" once it is.
+fn line(t: &Task, today: Date) -> String {
+    let done = if t.status == TaskStatus::Done {
+        ", done"
+    } else {
+        ""
+    };
+    format!("{}{}{done}", t.title, details(t, today))
+}
+
+fn count(n: usize) -> String {
+    if n == 1 {
+        "1 task".to_string()
+    } else {
+        format!("{n} tasks")
+    }
 }
 
 fn restore_undo(label: &str, tasks: Vec<Task>) -> UndoAction {
@@ -315,11 +320,11 @@ fn title(t: &str) -> Result<String, SkillError> {
 }
 
 fn date(s: &str, stamp: &Stamp) -> Result<Date, SkillError> {
-    Date::parse(s, stamp).map_err(SkillError::new)
+    Date::parse(s, today(stamp)).map_err(SkillError::new)
 }
 
 pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> {
-    let today = Date::today(stamp);
+    let today = today(stamp);
     match action {
         TaskAction::Create {
             title: t,
@@ -344,10 +349,7 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
                 updated_ms: stamp.now_ms,
                 completed_ms: None,
             };
-            let text = format!(
-                "Added task: {}",
-                line(&task, today).trim_start_matches("- ")
-            );
+            let text = format!("Added task \"{}\"{}.", task.title, details(&task, today));
             let undo = UndoAction {
                 label: "Undo: remove this task".into(),
                 skill_id: definition().id,
@@ -398,10 +400,7 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
                 task.tags = clean_tags(&t);
             }
             task.updated_ms = stamp.now_ms;
-            let text = format!(
-                "Updated task: {}",
-                line(&task, today).trim_start_matches("- ")
-            );
+            let text = format!("Updated task \"{}\"{}.", task.title, details(&task, today));
             let out = SkillOutput::text_and_json(text, json!({"task": task})).with_undo(
                 restore_undo("Undo: restore the previous version", vec![before]),
             );
@@ -501,7 +500,7 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
                 "No tasks match.".to_string()
             } else {
                 let lines: Vec<String> = tasks.iter().map(|t| line(t, today)).collect();
-                format!("{total} task(s):\n{}", lines.join("\n"))
+                format!("{}:\n{}", count(total), lines.join("\n"))
             };
             Ok((
                 SkillOutput::text_and_json(text, json!({"total": total, "tasks": tasks})),
@@ -512,7 +511,7 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
             if tasks.is_empty() {
                 return Err(SkillError::new("nothing to restore"));
             }
-            let text = format!("Restored {} task(s).", tasks.len());
+            let text = format!("Restored {}.", count(tasks.len()));
             let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
             Ok((
                 SkillOutput::text_and_json(text, json!({"restored": ids})),
@@ -572,12 +571,12 @@ mod tests {
             step(&mut list, json!({"action": "list"}), &stamp("x", 10.0))
                 .unwrap()
                 .0,
-            "5 task(s):
-- [ ] Pay rent (due 2026-11-20, overdue) [t1]
-- [ ] Call mum (due 2026-11-22) !high [t4]
-- [ ] Dentist (due 2026-11-22) [t3]
-- [ ] Renew passport (due 2026-12-01) !high [t0]
-- [ ] Read a book [t2]"
+            "5 tasks:
+Pay rent, due 20 Nov 2026 (overdue)
+Call mum, due 22 Nov 2026, high priority
+Dentist, due 22 Nov 2026, low priority
+Renew passport, due 1 Dec 2026, high priority
+Read a book"
         );
     }
 
@@ -699,7 +698,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             t,
-            "Updated task: [ ] Read a book (due 2026-11-25) !high [t2]"
+            "Updated task \"Read a book\", due 25 Nov 2026, high priority."
         );
         step(&mut list, undo.unwrap().arguments, &stamp("x", 27.0)).unwrap();
         assert_eq!(list.get("t2").unwrap().due, None);
@@ -729,11 +728,11 @@ mod tests {
         let cases = [
             (
                 json!({"action": "create", "title": "x", "due": "2026-02-30"}),
-                "'2026-02-30' is not a date; use YYYY-MM-DD, e.g. 2026-12-24",
+                "'2026-02-30' is not a date; use YYYY-MM-DD, e.g. 2026-12-24, or 'tomorrow'",
             ),
             (
-                json!({"action": "create", "title": "x", "due": "next tuesday"}),
-                "'next tuesday' is not a date; use YYYY-MM-DD, e.g. 2026-12-24",
+                json!({"action": "create", "title": "x", "due": "some tuesday"}),
+                "'some tuesday' is not a date; use YYYY-MM-DD, e.g. 2026-12-24, or 'tomorrow'",
             ),
             (
                 json!({"action": "create", "title": ""}),
@@ -749,7 +748,7 @@ mod tests {
             ),
             (
                 json!({"action": "list", "due_before": "soon"}),
-                "'soon' is not a date; use YYYY-MM-DD, e.g. 2026-12-24",
+                "'soon' is not a date; use YYYY-MM-DD, e.g. 2026-12-24, or 'tomorrow'",
             ),
         ];
         for (args, want) in cases {

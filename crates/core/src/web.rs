@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput};
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
+use crate::usage::{CommandForm, TextShape};
 
 /// The id of the web fetch skill.
 pub const WEB_FETCH: &str = "web_fetch";
@@ -60,6 +61,14 @@ pub fn web_fetch() -> SkillDefinition {
             "Fetch the JSON at https://api.github.com/repos/rust-lang/rust",
             "Summarise https://en.wikipedia.org/wiki/Hearth",
         ])
+        .with_commands([CommandForm::new(
+            "web_fetch",
+            TextShape::Whole {
+                param: "url".into(),
+            },
+            "Read a web page",
+        )
+        .examples(["/web_fetch https://example.com/"])])
         .with_input_schema(json!({
             "type": "object",
             "properties": {
@@ -111,6 +120,14 @@ pub fn web_search() -> SkillDefinition {
         "Look up the latest Rust version",
         "Find articles about local-first software",
     ])
+    .with_commands([CommandForm::new(
+        "web_search",
+        TextShape::Whole {
+            param: "query".into(),
+        },
+        "Search the web",
+    )
+    .examples(["/web_search leptos signals"])])
     .with_input_schema(json!({
         "type": "object",
         "properties": {

@@ -711,6 +711,7 @@ fn provider_setting(base_url: &str, api_key: &str, model: &str) -> Value {
         max_tokens: None,
         temperature: None,
         include_usage: true,
+        context_length: None,
     };
     json!({"key": "provider", "value": serde_json::to_value(config).unwrap()})
 }

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::call::SkillOutput;
 use crate::skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
+use crate::usage::{CommandForm, TextShape};
 
 /// The most skills one discovery returns (and so loads).
 pub const MAX_RESULTS: usize = 5;
@@ -258,6 +259,14 @@ pub fn discover_skills_definition() -> SkillDefinition {
     .with_tags(["discover", "search", "skills"])
     .with_examples(["find a skill that converts units"])
     .with_kind(SkillKind::Builtin)
+    .with_commands([CommandForm::new(
+        "discover_skills",
+        TextShape::Whole {
+            param: "query".into(),
+        },
+        "Find the skills that fit a task",
+    )
+    .examples(["/discover_skills convert units"])])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
