@@ -16,8 +16,13 @@
 //   it. Caches of older builds stay while any open tab still runs one.
 // - /api/ (the network tier) and other origins are never touched.
 //
-// Cached responses keep the headers hearth serve sent (COOP, COEP, CORP,
-// CSP), so the app stays cross-origin isolated when it runs offline.
+// Cached responses keep the headers the host sent (COOP, COEP, CORP, CSP).
+// Where the host sent none (any plain static server), the worker adds what
+// Hearth needs to every response it serves: COOP and COEP on the app's
+// page, so it is cross-origin isolated (Python interrupts need that), and
+// on pages under /sandbox/ a `sandbox allow-scripts` policy, so they open
+// in an opaque origin even in a frame without a sandbox attribute (frames
+// sandboxed by their attribute are never served by a service worker).
 'use strict';
 
 // `cargo xtask precache` replaces the next line with this build's list:
@@ -305,12 +310,40 @@ async function runtimeFile(event, file, cacheName) {
   return response;
 }
 
-// Sandbox pages must open in an opaque origin; their CSP says `sandbox`.
-// A cached copy without it is never served (it would run same-origin).
-function safeSandboxPage(url, response) {
-  if (!url.pathname.startsWith('/sandbox/') || !response) return response;
-  const csp = response.headers.get('content-security-policy') || '';
-  return /(^|;)\s*sandbox(\s|;|$)/.test(csp) ? response : null;
+// The headers Hearth needs on `response` for `url`, added where the host
+// did not send them. Adding a policy never loosens one the host sent: every
+// Content-Security-Policy of a response is enforced.
+const SANDBOX_POLICY = "sandbox allow-scripts; frame-ancestors 'self'";
+// Under /sandbox/ however the path is spelled (doubled slashes, escapes):
+// a host may well serve the same file for those spellings too.
+function isSandboxPath(path) {
+  let plain = path;
+  try {
+    plain = decodeURIComponent(path);
+  } catch {
+    // Not decodable: take it as written.
+  }
+  return plain.replace(/\/+/g, '/').startsWith('/sandbox/');
+}
+function withHearthHeaders(url, response) {
+  if (!response || response.type === 'opaque' || response.type === 'error') return response;
+  const headers = new Headers(response.headers);
+  const missing = (name, value) => {
+    if (!headers.has(name)) headers.set(name, value);
+  };
+  const type = headers.get('content-type') || '';
+  if (isSandboxPath(url.pathname)) {
+    headers.append('content-security-policy', SANDBOX_POLICY);
+    // Framed in an opaque origin, the page is cross-origin to Hearth.
+    headers.set('cross-origin-resource-policy', 'cross-origin');
+    missing('cross-origin-embedder-policy', 'require-corp');
+  } else if (type.startsWith('text/html')) {
+    missing('cross-origin-opener-policy', 'same-origin');
+    missing('cross-origin-embedder-policy', 'require-corp');
+  } else {
+    return response;
+  }
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
 async function respond(event, url) {
@@ -324,25 +357,29 @@ async function respond(event, url) {
   }
   if (SHELL_FILES.has(path)) {
     const shell = await caches.open(SHELL);
-    const hit = safeSandboxPage(url, await shell.match(path));
+    const hit = await shell.match(path);
     if (hit) return hit;
     return fetch(request);
   }
   if (PYTHON_FILES.has(path)) return runtimeFile(event, PYTHON_FILES.get(path), PYTHON);
   if (TABMODEL_FILES.has(path)) return runtimeFile(event, TABMODEL_FILES.get(path), TABMODEL);
   // A file of an older build, still asked for by a tab that runs it.
-  const old = safeSandboxPage(url, await caches.match(request, { ignoreSearch: true }));
+  const old = await caches.match(request, { ignoreSearch: true });
   if (old) return old;
   return fetch(request);
 }
 
 self.addEventListener('fetch', (event) => {
-  if (!BUILD) return;
   const request = event.request;
   if (request.method !== 'GET') return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
   const path = url.pathname;
   if (path === '/api' || path.startsWith('/api/') || path === '/healthz' || path === '/sw.js') return;
-  event.respondWith(respond(event, url));
+  if (!BUILD) {
+    // Nothing cached, but sandbox pages still open only in an opaque origin.
+    if (isSandboxPath(path)) event.respondWith(fetch(request).then((r) => withHearthHeaders(url, r)));
+    return;
+  }
+  event.respondWith(respond(event, url).then((r) => withHearthHeaders(url, r)));
 });

@@ -554,7 +554,7 @@ impl AgentSkills {
                         })
                         .unwrap_or_default()
                 };
-                run_script(request, files).await
+                run_script(request, files, call.conversation_id.clone()).await
             }
         }
     }
@@ -567,10 +567,11 @@ const SCRIPT_TIMEOUT_MS: u32 = 30_000;
 /// with no network and no access to Hearth's data): the validated input
 /// goes in as JSON, the package's files are offered read-only under
 /// `/mnt/data/`, and the answer is checked by core against the tool's
-/// output schema.
+/// output schema. A Python script runs in its conversation's interpreter.
 async fn run_script(
     request: ScriptRequest,
     files: Vec<(String, Vec<u8>)>,
+    conversation: Option<String>,
 ) -> Result<SkillOutput, SkillError> {
     let language = match request.language {
         hearth_core::agent_skills::extensions::ScriptLanguage::Python => {
@@ -593,6 +594,7 @@ async fn run_script(
         request.input.clone(),
         files,
         SCRIPT_TIMEOUT_MS,
+        conversation,
     )
     .await
     .map_err(|e| {

@@ -123,6 +123,13 @@ fn container() -> Option<ServiceWorkerContainer> {
     has.then(|| navigator.service_worker())
 }
 
+/// Whether Hearth's service worker controls this page, so the page's
+/// same-origin requests (and navigations of frames it makes without a
+/// sandbox attribute) go through it.
+pub fn controls_this_page() -> bool {
+    container().is_some_and(|c| c.controller().is_some())
+}
+
 fn get(v: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
@@ -388,7 +395,17 @@ pub fn start() -> Pwa {
         options.set_scope("/");
         options.set_update_via_cache(web_sys::ServiceWorkerUpdateViaCache::None);
         let reg = match JsFuture::from(c.register_with_options("/sw.js", &options)).await {
-            Ok(r) => r.unchecked_into::<ServiceWorkerRegistration>(),
+            Ok(r) => match r.dyn_into::<ServiceWorkerRegistration>() {
+                Ok(reg) => reg,
+                // Something stood in for the browser's own register() (an
+                // extension, an automation tool) and registered nothing.
+                Err(_) => {
+                    pwa.offline.set(Offline::Failed(
+                        "the browser registered no service worker".into(),
+                    ));
+                    return;
+                }
+            },
             Err(e) => {
                 let text = e
                     .dyn_ref::<js_sys::Error>()

@@ -1,6 +1,8 @@
-//! Code-run results on the card in a real browser: whatever a snippet
-//! printed or returned is shown as text, never as markup, and the files it
-//! wrote are offered for download.
+//! Code runs in a real browser: the sandbox starts from the app alone (this
+//! page is served by the test runner, with no headers for it and no
+//! sandbox page) and keeps a snippet off the network; whatever a snippet
+//! printed or returned is shown on its card as text, never as markup, and
+//! the files it wrote are offered for download.
 #![cfg(target_arch = "wasm32")]
 
 use hearth::views::card::ResultCard;
@@ -57,6 +59,35 @@ fn record() -> ActivityRecord {
 }
 
 #[wasm_bindgen_test]
+async fn the_sandbox_starts_from_the_app_alone_and_has_no_network() {
+    use hearth::sandbox::{CodeRun, sandbox};
+    let sandbox = sandbox();
+    let r = sandbox
+        .run(CodeRun::new(Language::Javascript, "6 * 7"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome.status, r.outcome.value),
+        (RunStatus::Completed, Some(json!(42)))
+    );
+    // The runner's own server, which serves this page, is one request away.
+    let origin = web_sys::window().unwrap().location().origin().unwrap();
+    let r = sandbox
+        .run(CodeRun::new(
+            Language::Javascript,
+            format!("await fetch('{origin}/')"),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome.status, RunStatus::Error);
+    let error = r.outcome.error.unwrap();
+    assert_eq!(
+        (error.name.as_str(), error.message.as_str()),
+        ("TypeError", "Failed to fetch")
+    );
+}
+
+#[wasm_bindgen_test]
 fn what_a_run_prints_is_text_never_markup() {
     let el = host();
     let _handle = leptos::mount::mount_to(el.clone(), || view! { <ResultCard record=record()/> });
@@ -103,4 +134,38 @@ fn what_a_run_prints_is_text_never_markup() {
             .collect()
     };
     assert_eq!(meta, vec!["Files project/data.csv", "Input {\"a\":1}"]);
+}
+
+#[wasm_bindgen_test]
+fn the_code_panel_says_why_python_cannot_be_interrupted() {
+    use hearth::views::code::{InterruptNote, interrupt_note};
+    let no_headers = "this host sends no cross-origin isolation headers (COOP and COEP)";
+    // (sandbox isolated, page isolated, worker controls, worker possible)
+    let cases = [
+        ((None, false, false, true), "unknown"),
+        ((Some(true), true, true, true), "available"),
+        (
+            (Some(false), true, true, true),
+            "the browser did not give the sandbox",
+        ),
+        ((Some(false), false, true, true), "after reload"),
+        ((Some(false), false, false, true), "not active yet"),
+        (
+            (Some(false), false, false, false),
+            "needs https or localhost",
+        ),
+    ];
+    for ((sandbox, page, controls, possible), want) in cases {
+        let note = interrupt_note(sandbox, page, controls, possible);
+        let said = match &note {
+            InterruptNote::Unknown => "unknown".to_string(),
+            InterruptNote::Available => "available".to_string(),
+            InterruptNote::AfterReload => "after reload".to_string(),
+            InterruptNote::Unavailable(why) => why.to_string(),
+        };
+        assert!(said.contains(want), "{note:?}");
+        if matches!(note, InterruptNote::Unavailable(_)) && !page {
+            assert!(said.starts_with(no_headers), "{said}");
+        }
+    }
 }

@@ -2,18 +2,25 @@
 // page shared by the whole file, then proves nothing escaped.
 import { test, expect } from '@playwright/test';
 import { openApp, saveScreenshot } from './app.mjs';
-import { appData, runSkill, startCanary } from './sandbox.mjs';
+import { appData, runSkill, sandboxFrame, startCanary } from './sandbox.mjs';
+import { startStatic } from './static.mjs';
 import { expectOnlyRunsAdded } from './stores.mjs';
 
 /// Planted in the app's storage; no attack may ever print it.
 export const SECRET = 'hearth-secret-4f1c9a7e52';
 
-export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
+/// `host`: 'serve' runs against the suite's `hearth serve`; 'static' serves
+/// the same build with a plain static server that sends no headers.
+/// `underWorker`: first let the service worker take over and reload, as on
+/// any later visit (on a static host, that makes the page cross-origin
+/// isolated); otherwise the attacks meet a first visit.
+export function attackSuite({ language, skill, attacks, sanity, screenshot, host = 'serve', underWorker = false }) {
   test.describe.configure({ mode: 'default' });
   let page;
   let canary;
   let errors;
   let before;
+  let server = null;
   const outputs = [];
   // Calls made since `before`, per skill.
   const runs = {};
@@ -21,8 +28,15 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
 
   test.beforeAll(async ({ browser, baseURL }) => {
     canary = await startCanary();
-    page = await browser.newPage({ baseURL });
+    if (host === 'static') server = await startStatic();
+    page = await browser.newPage({ baseURL: server ? server.url : baseURL });
     errors = await openApp(page);
+    if (underWorker) {
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
+      await page.reload();
+      await page.waitForSelector('body[data-ready]');
+      expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(true);
+    }
     await page.evaluate((secret) => {
       localStorage.setItem('hearth-secret', secret);
       document.cookie = `hearth_secret=${secret}; path=/; SameSite=Strict`;
@@ -37,11 +51,13 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
   test.afterAll(async () => {
     await page?.close();
     await canary?.close();
+    await server?.stop();
   });
 
   for (const attack of attacks) {
     test(`${language} attack: ${attack.name}`, async ({ baseURL }) => {
       test.setTimeout(180_000);
+      if (server) baseURL = server.url;
       const code = attack.code
         .replaceAll('CANARY_PORT', String(canary.port))
         .replaceAll('CANARY', canary.url)
@@ -55,7 +71,7 @@ export function attackSuite({ language, skill, attacks, sanity, screenshot }) {
       expect(result.output).toMatch(attack.expect);
       expect(result.output).not.toContain('FORGED');
       if (attack.forged) {
-        const frame = page.frames().find((f) => f.url().includes('/sandbox/host.html'));
+        const frame = await sandboxFrame(page);
         const dropped = await frame.evaluate(() => Number(document.documentElement.dataset.dropped || 0));
         expect(dropped).toBeGreaterThan(0);
       }

@@ -10,6 +10,10 @@ Usage: python mcp_test_server.py PORT [--no-cors] [--oauth] [--tools N]
   sandbox proxy (Hearth must ignore it), tries the network, the host page
   and navigating the top window (the sandbox must refuse), and reports its
   size.
+- `escape` renders `ui://hearth-test/escape.html`, an app that declares no
+  domains and, once it has the tool's input, navigates its own frame to the
+  URL it was given (the host must refuse: the request alone would carry
+  data out).
 - `echo` repeats its message.
 - `--no-cors`: no CORS headers, so a browser tab cannot read it (Hearth's
   relay can).
@@ -222,6 +226,31 @@ class Provider:
         self.refresh.pop(token.token, None)
 
 
+ESCAPE_UI = "ui://hearth-test/escape.html"
+
+ESCAPE_HTML = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Escape</title></head>
+<body>
+<p id="tried">waiting for the input</p>
+<script>
+  window.addEventListener("message", (event) => {
+    const m = event.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.id === 1 && m.result) {
+      parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+    }
+    if (m.method === "ui/notifications/tool-input") {
+      const url = m.params.arguments.url;
+      document.getElementById("tried").textContent = "navigating to " + url;
+      setTimeout(() => { location.href = url + "/self-navigation?leaked=1"; }, 50);
+    }
+  });
+  parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {
+    appInfo: { name: "escape", version: "1.0.0" }, appCapabilities: {}, protocolVersion: "2026-01-26" } }, "*");
+</script>
+</body></html>
+"""
+
 provider = Provider() if OAUTH else None
 apps = Apps()
 
@@ -244,6 +273,14 @@ def app_counter() -> str:
 
 
 apps.add_html_resource(UI, APP_HTML, name="greeting", title="Greeting app", prefers_border=True)
+
+
+@apps.tool(resource_uri=ESCAPE_UI, description="Shows an app that tries to leave its sandbox for the given URL")
+def escape(url: str) -> str:
+    return f"an app will try to reach {url}"
+
+
+apps.add_html_resource(ESCAPE_UI, ESCAPE_HTML, name="escape", title="Escape app")
 
 # The extension is applied when the server is built: its tools and
 # resources must exist by then.

@@ -24,6 +24,13 @@ export async function runSkill(page, skill, args, { timeout = 60_000 } = {}) {
   return { card, status, output };
 }
 
+/// The code sandbox's frame (its document is a srcdoc, so it has no URL of
+/// its own to find it by).
+export async function sandboxFrame(page) {
+  const handle = await page.locator('iframe.sandbox-frame').elementHandle();
+  return handle.contentFrame();
+}
+
 /// Makes the app use `<input type=file>` instead of the File System Access
 /// pickers, which Playwright cannot drive (and which Firefox and Safari
 /// lack).

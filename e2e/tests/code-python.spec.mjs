@@ -139,3 +139,46 @@ test('input arrives on stdin, variables persist per conversation unless switched
   const after = await runSkill(page, 'run_python', { code: 'kept' });
   expect(after.output).toMatch(/^NameError: name 'kept' is not defined/);
 });
+
+test('each conversation has a Python of its own: variables, modules and files stay in it', async ({ page }) => {
+  test.setTimeout(300_000);
+  await openApp(page);
+  // Conversation A leaves a variable, a changed and a made-up module, a
+  // change to builtins and files where code may write.
+  const planted = await runSkill(page, 'run_python', {
+    code: [
+      'import builtins, json, sys, types',
+      'secret = "from A"',
+      'json.planted = "from A"',
+      'sys.modules["planted"] = types.ModuleType("planted")',
+      'builtins.planted = "from A"',
+      'open("/tmp/planted.txt", "w").write("from A")',
+      'open("/home/pyodide/planted.txt", "w").write("from A")',
+      'print("planted")',
+    ].join('\n'),
+  }, { timeout: 150_000 });
+  expect(planted.output).toBe('planted\n');
+  const a = await page.locator('li.conversation.selected').getAttribute('data-id');
+  expect(a).toBeTruthy();
+
+  // Conversation B sees none of it.
+  await page.getByRole('button', { name: 'New chat' }).click();
+  const seen = await runSkill(page, 'run_python', {
+    code: [
+      'import builtins, json, os, sys',
+      'print("secret" in globals(), hasattr(json, "planted"), "planted" in sys.modules,',
+      '      hasattr(builtins, "planted"), os.path.exists("/tmp/planted.txt"),',
+      '      os.path.exists("/home/pyodide/planted.txt"))',
+    ].join('\n'),
+  }, { timeout: 150_000 });
+  expect(seen.status, seen.output).toBe('completed');
+  expect(seen.output).toBe('False False False False False False\n');
+  expect(await page.locator('li.conversation.selected').getAttribute('data-id')).not.toBe(a);
+
+  // Back in A, all of it is still there.
+  await page.locator(`li.conversation[data-id="${a}"] .conversation-open`).click();
+  const back = await runSkill(page, 'run_python', {
+    code: 'print(secret, json.planted, "planted" in sys.modules, open("/tmp/planted.txt").read())',
+  });
+  expect(back.output).toBe('from A from A True from A\n');
+});

@@ -11,6 +11,7 @@
 // from the command bar.
 import { test, expect } from '@playwright/test';
 import { expectScreen, openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+import { startCanary } from '../support/sandbox.mjs';
 import {
   requirePeers, startAppsServer, startEverything, startHearth, startModern, stdioServerConfig,
 } from '../support/mcp.mjs';
@@ -170,8 +171,13 @@ test('an MCP App renders in its sandbox and calls only its app tools', async ({ 
     await page.getByRole('dialog', { name: 'greet' }).getByRole('button', { name: 'Allow once' }).click();
     await expect(page.locator('.result-card[data-skill="apps__greet"] .card-output')).toHaveText('Hello, Ada!');
 
+    // An opaque origin either way: sandboxed by its attribute, or, once the
+    // service worker controls the page, by the policy header it serves the
+    // frame with.
     const outer = page.locator('.mcp-app iframe.mcp-app-frame');
-    await expect(outer).toHaveAttribute('sandbox', 'allow-scripts');
+    expect(['allow-scripts', null]).toContain(await outer.getAttribute('sandbox'));
+    const outerFrame = await (await outer.elementHandle()).contentFrame();
+    await expect.poll(() => outerFrame.evaluate(() => self.origin)).toBe('null');
     const view = page.frameLocator('.mcp-app iframe.mcp-app-frame').frameLocator('iframe');
     await expect(view.locator('#title')).toHaveText(/Greeting app in Hearth/);
     await expect(view.locator('#input')).toHaveText('Input: Ada');
@@ -216,6 +222,33 @@ test('an MCP App renders in its sandbox and calls only its app tools', async ({ 
     expect(errors).toEqual([]);
   } finally {
     apps.stop();
+  }
+});
+
+test('an MCP App cannot navigate its own frame anywhere it did not declare', async ({ page }) => {
+  const apps = await startAppsServer();
+  const canary = await startCanary();
+  try {
+    const errors = await openApp(page, 'servers');
+    const card = await addServer(page, apps.url, 'apps');
+    await expect(card).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+    await switchOn(page, 'apps__escape');
+    await nav(page, 'Chat').click();
+    await runCommand(page, `/apps__escape {"url":"${canary.url}"}`);
+    await page.getByRole('dialog', { name: 'escape' }).getByRole('button', { name: 'Allow once' }).click();
+    // The app declared no frame domains, so its sandbox page's policy (the
+    // app's own) refuses the navigation: the view's frame ends on the
+    // browser's error page, and the request never leaves.
+    const outer = await (await page.locator('.mcp-app iframe.mcp-app-frame').elementHandle()).contentFrame();
+    const inner = () => outer.childFrames()[0]?.url() ?? '';
+    await expect.poll(inner, { timeout: 15_000 }).toMatch(/^(?!about:srcdoc$)./);
+    expect(inner()).toBe('chrome-error://chromewebdata/');
+    await page.waitForTimeout(500);
+    expect(canary.hits().filter((h) => !h.startsWith('TCP'))).toEqual([]);
+    expect(errors).toEqual([]);
+  } finally {
+    apps.stop();
+    await canary.close();
   }
 });
 

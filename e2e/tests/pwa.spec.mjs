@@ -6,9 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCommand, saveScreenshot } from '../support/app.mjs';
-import { chromiumLaunchOptions, hearthDist } from '../support/env.mjs';
+import { chromiumLaunchOptions, hearthDist, repoRoot } from '../support/env.mjs';
+import { requirePeers, startAppsServer } from '../support/mcp.mjs';
+import { grantFolder, runSkill, withoutPickers } from '../support/sandbox.mjs';
 import { buildIdOf, buildWithRuntime, nextBuild, startServe } from '../support/serve.mjs';
 import crypto from 'node:crypto';
+
+const project = path.join(repoRoot, 'e2e', 'fixtures', 'project');
 
 /// Opens the app at `url` and waits until the service worker controls it
 /// and has the whole shell cached.
@@ -220,34 +224,79 @@ test('the Python runtime is never fetched at install: it is cached on first use 
   }
 });
 
-test('Python runs offline too', async ({ page, context }) => {
-  // Known gap: a service worker never serves the navigation of a sandboxed
-  // (opaque-origin) iframe, so with Hearth's server stopped the code
-  // sandbox page cannot load and code runs fail with a clear message. The
-  // runtime itself is cached and served offline (the stand-in test above).
-  test.fixme(true, 'the code sandbox page is not served by the service worker when the server is stopped');
-  test.setTimeout(180_000);
+test('after one visit, code runs with the server stopped and the network cut: Python, files, interrupts, JavaScript and an MCP App', async ({ browser }) => {
+  test.setTimeout(300_000);
+  requirePeers();
+  const apps = await startAppsServer();
   const server = await startServe();
+  const context = await browser.newContext();
+  await withoutPickers(context);
+  const page = await context.newPage();
   let stopped = false;
   try {
-    await openControlled(page, server.url, 'settings');
-    // The worker never fetches the runtime at install; the person asks for it
-    // in Settings (or it is cached on first use) and sees the progress.
-    const python = page.getByTestId('python-cache');
-    await expect(python).toContainText('Not kept offline yet');
-    await python.getByRole('button', { name: 'Download now' }).click();
-    await expect(python).toContainText('Ready offline', { timeout: 120_000 });
+    const errors = await openControlled(page, server.url);
+    // The visit: Python loads once, and its runtime passes through the
+    // worker, which keeps a verified copy.
+    const first = await runSkill(page, 'run_python', { code: 'print(sum(range(10)))' }, { timeout: 150_000 });
+    expect(first.output).toBe('45\n');
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await expect(page.getByTestId('python-cache')).toContainText('Ready offline', { timeout: 60_000 });
+    // A folder granted to code (copied into the origin's private file system).
+    await grantFolder(page, project);
+    // An MCP server whose tool comes with an app.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Servers' }).click();
+    await page.getByLabel('Server URL').fill(apps.url);
+    await page.getByLabel('Server name').fill('apps');
+    await page.getByRole('button', { name: 'Add server' }).click();
+    await expect(page.locator('.server-card[data-server="apps"]')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Skills' }).click();
+    await page.locator('.skill[data-skill="apps__greet"]').getByRole('switch').check();
+
+    // Hearth's server goes away and the browser's network is cut. The MCP
+    // server stands for one on this machine: the test relays the page's
+    // requests for it to its fixture server, the only thing that answers.
+    await context.route(`${new URL(apps.url).origin}/**`, (route) => route.fetch().then((response) => route.fulfill({ response })));
     await context.setOffline(true);
     await server.stop();
     stopped = true;
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    await page.goto(`${server.url}/#/chat/new`);
     await page.reload();
     await page.waitForSelector('body[data-ready]');
-    await page.getByRole('link', { name: 'Chat' }).click();
-    await runCommand(page, '/run_python print(sum(range(10)))');
-    await expect(page.locator('.result-card').last()).toContainText('45', { timeout: 120_000 });
+    await expect(page.getByRole('status').filter({ hasText: 'Offline' })).toBeVisible();
+    expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(true);
+
+    const version = await runSkill(page, 'run_python', { code: 'import sys\nkept = 1\nsys.version_info[:2]' }, { timeout: 150_000 });
+    expect(version.status, version.output).toBe('completed');
+    expect(version.output).toContain('(3, 14)');
+    const read = await runSkill(page, 'run_python', {
+      code: "print(open('/mnt/data/project/data.csv').readline().strip())",
+      files: ['project/data.csv'],
+    });
+    expect(read.output).toBe('city,population\n');
+    const loop = await runSkill(page, 'run_python', { code: 'while True:\n    pass', timeout_ms: 1000 });
+    expect(loop.output).toBe('timed out after 1.0 s: Python was interrupted (KeyboardInterrupt); variables from earlier runs are kept');
+    expect((await runSkill(page, 'run_python', { code: 'kept + 41' })).output).toContain('42');
+    const js = await runSkill(page, 'run_javascript', { code: '6 * 7' });
+    expect(js.output).toContain('42');
+
+    await runCommand(page, '/apps__greet {"name":"Ada"}');
+    await page.getByRole('dialog', { name: 'greet' }).getByRole('button', { name: 'Allow once' }).click();
+    const view = page.frameLocator('.mcp-app iframe.mcp-app-frame').frameLocator('iframe');
+    await expect(view.locator('#result')).toHaveText('Result: Hello, Ada! (structured: Ada)');
+    await expect(view.locator('#network')).toHaveText('network: blocked');
+    await page.getByRole('dialog', { name: 'app_counter' }).getByRole('button', { name: 'Allow once' }).click();
+    await expect(view.locator('#counter')).toHaveText('Counter: count 1');
+    await page.locator('.mcp-app').scrollIntoViewIfNeeded();
+    await saveScreenshot(page, 'offline-code');
+    expect(errors).toEqual([]);
   } finally {
+    // The app's subscription stream to the MCP server is still open.
+    await context.unrouteAll({ behavior: 'ignoreErrors' });
     await context.setOffline(false);
     if (!stopped) await server.stop();
+    await context.close();
+    apps.stop();
   }
 });
 

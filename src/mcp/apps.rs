@@ -2,15 +2,28 @@
 //! view, the view's HTML runs under the policy core built for it
 //! (`hearth_core::mcp::apps`), two frames deep:
 //!
-//! - the outer frame is `/sandbox/mcp-app.html` with `sandbox="allow-scripts"`
-//!   and no `allow-same-origin`, so it has an opaque origin — it can reach
-//!   nothing of Hearth's (storage, the token, the DOM);
-//! - it loads the view into an inner frame (`srcdoc`, also sandboxed) with
-//!   the view's Content-Security-Policy first in its document, and relays
-//!   the JSON-RPC messages between the view and this component.
+//! - the outer frame is `/sandbox/mcp-app.html` in an opaque origin, so it
+//!   can reach nothing of Hearth's (storage, the token, the DOM). When
+//!   Hearth's service worker controls the page, the frame is made without a
+//!   sandbox attribute so that the worker serves it (offline too; a worker
+//!   never serves a frame that is sandboxed into an opaque origin), and the
+//!   worker puts `sandbox allow-scripts` in the page's policy header; else
+//!   the frame has `sandbox="allow-scripts"` and loads from the network.
+//!   The page does nothing unless its origin is opaque, and this component
+//!   listens only to an opaque origin.
+//! - The page adds the view's policy to its own before showing anything,
+//!   proves it is in force, and loads the view into an inner frame
+//!   (`srcdoc`, also sandboxed) with that policy first in its document; it
+//!   relays the JSON-RPC messages between the view and this component.
+//!   The view's policy applying to the outer page too is what keeps the
+//!   view from navigating its own frame anywhere it did not declare.
 //!
 //! Messages are accepted only from that frame's window; what they may do
 //! is [`AppHost`]'s decision.
+
+// Why not a srcdoc, as for the code sandbox: a srcdoc document inherits the
+// app page's own policy, whose script-src admits only Hearth's scripts by
+// hash, and a view's inline scripts would never run under it.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -128,6 +141,9 @@ pub fn McpAppFrame(
     }
     let frame = NodeRef::<html::Iframe>::new();
     let height = RwSignal::new(180.0_f64);
+    // Why the sandbox page would not show the app, when it would not.
+    let refused: RwSignal<Option<String>> = RwSignal::new(None);
+    let served_by_worker = crate::pwa::controls_this_page();
     let host: SendWrapper<Rc<RefCell<Option<AppHost>>>> =
         SendWrapper::new(Rc::new(RefCell::new(None)));
 
@@ -207,13 +223,22 @@ pub fn McpAppFrame(
             let from_frame = e
                 .source()
                 .is_some_and(|s| js_sys::Object::is(s.as_ref(), win));
-            if !from_frame {
+            // Only the sandbox page in an opaque origin speaks for the app.
+            if !from_frame || e.origin() != "null" {
                 return;
             }
             let Ok(message) = serde_wasm_bindgen::from_value::<Value>(e.data()) else {
                 return;
             };
             let method = message.get("method").and_then(Value::as_str);
+            if method == Some("ui/notifications/sandbox-refused") {
+                let why = message
+                    .pointer("/params/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the sandbox refused it");
+                refused.set(Some(why.chars().take(500).collect()));
+                return;
+            }
             if method == Some("ui/notifications/sandbox-proxy-ready") {
                 let Some(Ok(view)) = loaded.get_untracked() else {
                     return;
@@ -271,14 +296,17 @@ pub fn McpAppFrame(
                     <p class="inline-error" role="alert">{format!("The app could not be shown: {e}")}</p>
                 }.into_any(),
                 Some(Ok(v)) => {
-                    let refused = v.refused.clone();
+                    let left_out = v.refused.clone();
                     let border = v.prefers_border != Some(false);
                     view! {
-                        {(!refused.is_empty()).then(|| view! {
+                        {move || refused.get().map(|why| view! {
+                            <p class="inline-error" role="alert">{format!("The app could not be shown: {why}")}</p>
+                        })}
+                        {(!left_out.is_empty()).then(|| view! {
                             <p class="muted mcp-app-refused">
                                 {format!(
                                     "Left out of the app's permissions: {}",
-                                    refused.iter().map(|(d, why)| format!("{d} ({why})")).collect::<Vec<_>>().join("; ")
+                                    left_out.iter().map(|(d, why)| format!("{d} ({why})")).collect::<Vec<_>>().join("; ")
                                 )}
                             </p>
                         })}
@@ -286,7 +314,7 @@ pub fn McpAppFrame(
                             node_ref=frame
                             class="mcp-app-frame"
                             class:borderless=!border
-                            sandbox="allow-scripts"
+                            sandbox=(!served_by_worker).then_some("allow-scripts")
                             referrerpolicy="no-referrer"
                             src=SANDBOX_PAGE
                             title=title.clone()

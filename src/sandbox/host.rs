@@ -1,16 +1,22 @@
 //! The app's end of the sandbox: the hidden iframe, the handshake that
 //! hands it a `MessagePort`, and requests matched to their replies.
 //!
-//! The iframe is `sandbox="allow-scripts"` (never `allow-same-origin`), so
-//! its document has an opaque origin and cannot touch the app's storage,
-//! cookies or DOM; `allow="cross-origin-isolated"` gives it
-//! SharedArrayBuffer for Python interrupts. The handshake accepts only a
-//! hello whose source is this iframe's window and whose origin is `"null"`;
-//! after it, everything flows over a private `MessagePort`, and every
-//! message is checked by hearth-core's `parse_sandbox_message` before it is
-//! believed. A message that fails the check, or a request that outlives its
-//! deadline, ends the connection: the iframe is removed (which stops all its
-//! workers) and the next request starts a fresh one.
+//! The iframe's document is `public/sandbox/host.html`, compiled into the
+//! app and handed over as its `srcdoc`: nothing is fetched to start the
+//! sandbox, so it starts offline and from any static host alike. The page
+//! carries its own no-network policy (a `<meta>` Content-Security-Policy)
+//! and proves it is in force before it accepts a run. The iframe is
+//! `sandbox="allow-scripts"` (never `allow-same-origin`), so its document
+//! has an opaque origin and cannot touch the app's storage, cookies or
+//! DOM; `allow="cross-origin-isolated"` gives it SharedArrayBuffer for
+//! Python interrupts when the app itself is isolated. The handshake
+//! accepts only a hello whose source is this iframe's window and whose
+//! origin is `"null"`; after it, everything flows over a private
+//! `MessagePort`, and every message is checked by hearth-core's
+//! `parse_sandbox_message` before it is believed. A message that fails the
+//! check, or a request that outlives its deadline, ends the connection: the
+//! iframe is removed (which stops all its workers) and the next request
+//! starts a fresh one.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -29,8 +35,10 @@ use web_sys::{HtmlIFrameElement, MessageChannel, MessageEvent, MessagePort};
 
 use super::SandboxError;
 
-/// Where the sandbox page is served.
-pub const SANDBOX_URL: &str = "/sandbox/host.html";
+/// The sandbox page, handed to the iframe as its `srcdoc`. The same file is
+/// in the build as `/sandbox/host.html`, where `hearth serve` reads its
+/// script's hash for the app's own policy, which the frame inherits.
+pub const SANDBOX_PAGE: &str = include_str!("../../public/sandbox/host.html");
 /// How long the page gets to load and say hello.
 const START_DEADLINE_MS: u32 = 30_000;
 /// Where replies that answer no request id (only `ready`) are matched.
@@ -110,7 +118,9 @@ impl Connection {
         iframe
             .set_attribute("class", "sandbox-frame")
             .map_err(browser)?;
-        iframe.set_src(SANDBOX_URL);
+        iframe
+            .set_attribute("srcdoc", SANDBOX_PAGE)
+            .map_err(browser)?;
 
         // The hello: only from this iframe's window, only from an opaque
         // origin, only once.
@@ -157,7 +167,8 @@ impl Connection {
         if !said_hello {
             iframe.remove();
             return Err(SandboxError::Start(
-                "the sandbox page did not start; is this build served by `hearth serve`?".into(),
+                "the sandbox page did not start (its script may have been refused by the page's security policy)"
+                    .into(),
             ));
         }
 
@@ -225,6 +236,12 @@ impl Connection {
             ) => {
                 connection.cross_origin_isolated = cross_origin_isolated;
                 Ok(connection)
+            }
+            (SandboxMessage::Refused { message, .. }, _) => {
+                // The page would not take code, e.g. because its no-network
+                // policy is not in force: say why, and run nothing.
+                connection.close(&SandboxError::Start(message.clone()));
+                Err(SandboxError::Start(message))
             }
             (other, _) => {
                 connection.close(&SandboxError::Protocol(format!(

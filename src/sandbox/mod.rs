@@ -76,6 +76,11 @@ pub struct CodeRun {
     /// Python: runs with the same session share variables; `None` runs
     /// with fresh ones.
     pub session: Option<String>,
+    /// Python: the conversation the run belongs to. Each conversation has
+    /// an interpreter of its own, so its variables, modules and files are
+    /// never seen by another conversation's code; `None` is the command
+    /// bar's.
+    pub conversation: Option<String>,
     pub limits: Limits,
 }
 
@@ -89,6 +94,7 @@ impl CodeRun {
             files: Vec::new(),
             timeout_ms: language.default_timeout_ms(),
             session: None,
+            conversation: None,
             limits: Limits::default(),
         }
     }
@@ -112,6 +118,9 @@ pub struct Sandbox {
     loading: RefCell<Option<Loading>>,
     python: ArcRwSignal<PythonState>,
     persist_python: Cell<bool>,
+    /// Whether the live sandbox is cross-origin isolated (so Python can be
+    /// interrupted); `None` until it has started.
+    isolated: ArcRwSignal<Option<bool>>,
 }
 
 thread_local! {
@@ -121,6 +130,7 @@ thread_local! {
         loading: RefCell::new(None),
         python: ArcRwSignal::new(PythonState::NotLoaded),
         persist_python: Cell::new(true),
+        isolated: ArcRwSignal::new(None),
     });
 }
 
@@ -144,14 +154,10 @@ impl Sandbox {
         self.persist_python.set(on);
     }
 
-    /// Whether the live sandbox can interrupt Python (cross-origin
-    /// isolation); `None` before it has started.
-    pub fn can_interrupt(&self) -> Option<bool> {
-        self.connection
-            .borrow()
-            .as_ref()
-            .filter(|c| c.is_alive())
-            .map(|c| c.cross_origin_isolated)
+    /// Whether the sandbox can interrupt Python (it is cross-origin
+    /// isolated), for views to follow; `None` before it has started.
+    pub fn can_interrupt(&self) -> ArcRwSignal<Option<bool>> {
+        self.isolated.clone()
     }
 
     async fn connection(self: &Rc<Self>) -> Result<Rc<Connection>, SandboxError> {
@@ -178,6 +184,7 @@ impl Sandbox {
         };
         if replaced {
             *self.connection.borrow_mut() = Some(c.clone());
+            self.isolated.set(Some(c.cross_origin_isolated));
             // A new iframe has no Python yet.
             if matches!(self.python.get_untracked(), PythonState::Ready { .. }) {
                 self.python.set(PythonState::NotLoaded);
@@ -337,6 +344,7 @@ impl Sandbox {
             files,
             timeout_ms: run.timeout_ms,
             session: run.session,
+            conversation: run.conversation,
             limits: run.limits,
         });
         match connection.request(&id, &message, buffers, deadline).await? {
@@ -422,18 +430,21 @@ fn new_request_id() -> String {
 /// stdout, as Agent Skills tools do: the input is stdin in Python and
 /// `input` in JavaScript; nothing persists between calls. The answer is
 /// the script's JSON output when stdout parses as JSON, else the value of
-/// its last expression, else its stdout as a string.
+/// its last expression, else its stdout as a string. A Python script runs
+/// in the interpreter of `conversation`, with fresh variables.
 pub async fn run_script(
     language: Language,
     source: &str,
     input: Value,
     files: Vec<RunFile>,
     timeout_ms: u32,
+    conversation: Option<String>,
 ) -> Result<Value, String> {
     let mut run = CodeRun::new(language, source);
     run.input = Some(input);
     run.files = files;
     run.timeout_ms = timeout_ms;
+    run.conversation = conversation;
     let result = sandbox().run(run).await.map_err(|e| e.to_string())?;
     output::script_output(language, &result.outcome, timeout_ms)
 }

@@ -38,6 +38,7 @@ pub async fn run(skill: &SkillDefinition, call: &ToolCall) -> Result<SkillOutput
             files,
             timeout_ms,
             session,
+            conversation: call.conversation_id.clone(),
             limits: Limits::default(),
         })
         .await

@@ -1,6 +1,7 @@
 //! Code runs in the UI: the result card's output (stdout, stderr, the
 //! value, files to download), Python's loading progress, and the Code panel
-//! in Settings (keep variables, restart Python).
+//! in Settings (keep variables, restart Python, whether a runaway run can
+//! be interrupted and why not).
 //!
 //! Everything the sandbox returned is shown as text: output goes into
 //! `<pre>` as text nodes and files are offered as downloads, so nothing a
@@ -267,6 +268,87 @@ fn state_text(state: &PythonState) -> String {
     }
 }
 
+/// Whether a Python run past its limit can be interrupted (which keeps its
+/// variables) or must be stopped by restarting Python, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InterruptNote {
+    /// The sandbox has not started yet.
+    Unknown,
+    Available,
+    /// Unavailable; reloading the page would make it available.
+    AfterReload,
+    Unavailable(&'static str),
+}
+
+/// What the Code panel says about interrupts, from whether the sandbox
+/// and the page are cross-origin isolated and how the offline worker is.
+pub fn interrupt_note(
+    sandbox_isolated: Option<bool>,
+    page_isolated: bool,
+    worker_controls: bool,
+    worker_possible: bool,
+) -> InterruptNote {
+    match sandbox_isolated {
+        None => InterruptNote::Unknown,
+        Some(true) => InterruptNote::Available,
+        Some(false) if page_isolated => InterruptNote::Unavailable(
+            "the browser did not give the sandbox cross-origin isolation",
+        ),
+        Some(false) if worker_controls => InterruptNote::AfterReload,
+        Some(false) if worker_possible => InterruptNote::Unavailable(
+            "this host sends no cross-origin isolation headers (COOP and COEP), and Hearth's offline worker, which adds them, is not active yet; reload once Storage, below, says Offline: Ready",
+        ),
+        Some(false) => InterruptNote::Unavailable(
+            "this host sends no cross-origin isolation headers (COOP and COEP), and this browser cannot run Hearth's offline worker here, which would add them (it needs https or localhost)",
+        ),
+    }
+}
+
+fn page_isolated() -> bool {
+    web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &"crossOriginIsolated".into()).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}
+
+const STOPPED_BY_RESTART: &str =
+    "A Python run past its time limit is stopped by restarting Python, so its variables are lost.";
+
+/// The Code panel's line about interrupting runaway Python runs.
+#[component]
+fn InterruptRow() -> impl IntoView {
+    let isolated = sandbox().can_interrupt();
+    let pwa = crate::pwa::use_pwa();
+    let note = move || {
+        let possible = !matches!(pwa.offline.get(), crate::pwa::Offline::Unsupported);
+        interrupt_note(
+            isolated.get(),
+            page_isolated(),
+            crate::pwa::controls_this_page(),
+            possible,
+        )
+    };
+    view! {
+        <dt>"Interrupting Python"</dt>
+        <dd data-testid="python-interrupt">
+            {move || match note() {
+                InterruptNote::Unknown => "Known once the sandbox has started.".to_string().into_any(),
+                InterruptNote::Available => "Available: a Python run past its time limit is interrupted and keeps its variables.".to_string().into_any(),
+                InterruptNote::AfterReload => view! {
+                    "Unavailable until you reload: this host sends no cross-origin isolation headers (COOP and COEP), and Hearth's offline worker, which adds them, took over after this page had loaded. "
+                    {STOPPED_BY_RESTART}" "
+                    <button type="button" class="small" on:click=move |_| {
+                        if let Some(w) = web_sys::window() {
+                            let _ = w.location().reload();
+                        }
+                    }>"Reload now"</button>
+                }.into_any(),
+                InterruptNote::Unavailable(why) => format!("Unavailable: {why}. {STOPPED_BY_RESTART}").into_any(),
+            }}
+        </dd>
+    }
+}
+
 /// The Code panel in Settings.
 #[component]
 pub fn CodeSettings() -> impl IntoView {
@@ -307,6 +389,7 @@ pub fn CodeSettings() -> impl IntoView {
             <dl class="facts">
                 <dt>"Python"</dt>
                 <dd data-testid="python-state">{move || state_text(&state_for_text.get())}</dd>
+                <InterruptRow/>
             </dl>
             <label class="toggle-row">
                 <input type="checkbox" prop:checked=move || persist.get() on:change=toggle/>

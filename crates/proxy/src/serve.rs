@@ -3,7 +3,12 @@
 //! Every response carries COOP/COEP (so Pyodide can be interrupted through
 //! a SharedArrayBuffer), `nosniff`, and a strict Content-Security-Policy.
 //! The app shell's CSP allows its own inline bootstrap script by hash, which
-//! is computed from `index.html` when the server starts.
+//! is computed from `index.html` when the server starts. It also admits
+//! what the code sandbox runs: the sandbox frame is the shell's `srcdoc`,
+//! so it inherits the shell's policy on top of its own (both are enforced),
+//! and its script (by hash), its workers' blob: scripts and the snippets
+//! they evaluate must pass both. The sandbox's own policy is what keeps it
+//! off the network; everything here only adds to it.
 //!
 //! Pages under `/sandbox/` get a CSP of their own: `sandbox allow-scripts`
 //! (an opaque origin even when opened directly or framed without the
@@ -58,6 +63,8 @@ pub struct ServeConfig {
 
 struct AppState {
     index: PathBuf,
+    /// The code sandbox page, whose script the shell's policy admits.
+    sandbox_page: PathBuf,
     extra_connect_src: Vec<String>,
     /// The shell's CSP and the index.html modification time it was built
     /// from: a rebuild while serving changes the bootstrap script's hash.
@@ -67,8 +74,14 @@ struct AppState {
 }
 
 impl AppState {
-    fn csp_for(html: &str, extra: &[String]) -> HeaderValue {
-        HeaderValue::from_str(&app_csp(&inline_script_hashes(html), extra))
+    /// The shell's CSP for `html`, admitting the inline scripts of the
+    /// sandbox page at `sandbox_page` too (none when it is missing).
+    fn csp_for(html: &str, sandbox_page: &Path, extra: &[String]) -> HeaderValue {
+        let mut hashes = inline_script_hashes(html);
+        if let Ok(page) = std::fs::read_to_string(sandbox_page) {
+            hashes.extend(inline_script_hashes(&page));
+        }
+        HeaderValue::from_str(&app_csp(&hashes, extra))
             .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"))
     }
 
@@ -89,7 +102,7 @@ impl AppState {
                 .map(|c| c.1.clone())
                 .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
         };
-        let fresh = Self::csp_for(&html, &self.extra_connect_src);
+        let fresh = Self::csp_for(&html, &self.sandbox_page, &self.extra_connect_src);
         if let Ok(mut cached) = self.csp.write() {
             *cached = (modified, fresh.clone());
         }
@@ -141,9 +154,14 @@ pub fn router_with(config: &ServeConfig, api: Router) -> Result<Router, ServeErr
     let state = Arc::new(AppState {
         csp: std::sync::RwLock::new((
             modified,
-            AppState::csp_for(&html, &config.extra_connect_src),
+            AppState::csp_for(
+                &html,
+                &config.dist.join(SANDBOX_PAGE),
+                &config.extra_connect_src,
+            ),
         )),
         index,
+        sandbox_page: config.dist.join(SANDBOX_PAGE),
         extra_connect_src: config.extra_connect_src.clone(),
         sandbox_csp: HeaderValue::from_str(&sandbox_csp(&sandbox_hashes))
             .unwrap_or_else(|_| HeaderValue::from_static("sandbox; default-src 'none'")),
@@ -322,16 +340,22 @@ pub fn is_hashed_asset(path: &str) -> bool {
     }
 }
 
-/// The CSP of the app shell. `connect-src blob:` lets the model in this
-/// tab's workers load wllama's WebAssembly from bytes the app fetched
-/// itself (a blob: URL only this origin's code can make), so no worker
-/// needs the network once the runtime is cached.
+/// The CSP of the app shell. `script_hashes` are the shell's inline
+/// scripts and the code sandbox page's. `blob:` and `'unsafe-eval'` are
+/// there for the sandbox, which inherits this policy: its workers are blob:
+/// scripts that import blob: modules and evaluate snippets. The app itself
+/// evaluates no strings, and markup injected into it still runs nothing
+/// (no `'unsafe-inline'`, scripts only from the app or by hash).
+/// `connect-src blob:` lets the model in this tab's workers load wllama's
+/// WebAssembly from bytes the app fetched itself (a blob: URL only this
+/// origin's code can make), so no worker needs the network once the
+/// runtime is cached.
 pub fn app_csp(script_hashes: &[String], extra_connect: &[String]) -> String {
     let hashes: String = script_hashes.iter().map(|h| format!(" '{h}'")).collect();
     let extra: String = extra_connect.iter().map(|o| format!(" {o}")).collect();
     format!(
         "default-src 'self'; \
-         script-src 'self' 'wasm-unsafe-eval'{hashes}; \
+         script-src 'self' 'wasm-unsafe-eval'{hashes} blob: 'unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; \
          img-src 'self' data: blob:; \
          font-src 'self'; \
@@ -573,16 +597,25 @@ mod tests {
         }
         let res = get(&app, "/").await;
         let csp = header(&res, "content-security-policy");
-        let expected_hash = inline_script_hashes(INDEX).remove(0);
+        let shell_hash = inline_script_hashes(INDEX).remove(0);
+        let sandbox_hash = inline_script_hashes(SANDBOX_HTML).remove(0);
+        // The shell's bootstrap and the sandbox page's script by hash, and
+        // what the sandbox's workers need, which the sandbox inherits.
         assert!(
             csp.contains(&format!(
-                "script-src 'self' 'wasm-unsafe-eval' '{expected_hash}';"
+                "script-src 'self' 'wasm-unsafe-eval' '{shell_hash}' '{sandbox_hash}' blob: 'unsafe-eval';"
             )),
             "{csp}"
         );
+        // Injected markup still runs nothing: no inline script but by hash.
+        let script_src = csp
+            .split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with("script-src "))
+            .unwrap();
+        assert!(!script_src.contains("'unsafe-inline'") && !script_src.contains('*'));
         assert!(csp.contains("object-src 'none'"));
         assert!(csp.contains("frame-ancestors 'none'"));
-        assert!(!csp.contains("unsafe-eval'") || csp.contains("wasm-unsafe-eval"));
         assert_eq!(header(&res, "x-frame-options"), "DENY");
 
         let sandbox = get(&app, "/sandbox/runner.html").await;
@@ -701,6 +734,39 @@ mod tests {
     #[test]
     fn a_build_without_the_sandbox_page_allows_no_sandbox_script() {
         assert!(sandbox_csp(&[]).contains("script-src blob: 'unsafe-eval'"));
+    }
+
+    /// The sandbox page carries its policy in a meta tag that admits its one
+    /// inline script by hash: edit the script and this says what the tag
+    /// must now say. The policy is the header policy of sandbox pages,
+    /// less what a meta tag cannot carry (sandbox, frame-ancestors: the
+    /// frame's attribute and its being the app's srcdoc stand for those).
+    #[test]
+    fn the_sandbox_page_carries_the_sandbox_policy_for_its_own_script() {
+        let page = include_str!("../../../public/sandbox/host.html");
+        let hashes = inline_script_hashes(page);
+        assert_eq!(hashes.len(), 1, "one inline script");
+        let expected: Vec<String> = sandbox_csp(&hashes)
+            .split(';')
+            .map(str::trim)
+            .filter(|d| !d.starts_with("sandbox") && !d.starts_with("frame-ancestors"))
+            .map(str::to_string)
+            .collect();
+        let meta = format!(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+            expected.join("; ")
+        );
+        assert!(
+            page.contains(&meta),
+            "public/sandbox/host.html must carry\n{meta}\nbefore its script"
+        );
+        assert!(page.find(&meta) < page.find("<script>"));
+        // The script checks the policy it finds against this same text.
+        let template = expected.join("; ").replace(&hashes[0], "POLICY_HASH");
+        assert!(
+            page.contains(&format!("const POLICY_TEMPLATE = \"{template}\";")),
+            "the script's POLICY_TEMPLATE must be\n{template}"
+        );
     }
 
     #[tokio::test]

@@ -1,9 +1,13 @@
-// Hearth's Python runner: a classic Worker the sandbox host keeps warm.
-// Pyodide 314 ships as ES modules; an opaque-origin document cannot start
-// module workers from blob URLs, so this classic worker imports the
-// modules with import() from blob URLs instead. The sandbox has no network
-// at all: the runtime's files arrive as bytes from the app, and while
-// Pyodide starts, its own fetches of them are answered from those bytes.
+// Hearth's Python runner: a classic Worker the sandbox host keeps warm, one
+// per conversation. Pyodide 314 ships as ES modules; an opaque-origin
+// document cannot start module workers from blob URLs, so this classic
+// worker imports the modules with import() from blob URLs instead. (Pyodide
+// refuses classic workers it can run importScripts("data:…") in; the
+// sandbox's policy forbids that, which is also how it passes.) The sandbox
+// has no network at all: the runtime's files arrive as bytes from the app,
+// and while Pyodide starts, its own fetches of them are answered from
+// those bytes. The host proved this worker's no-network policy before it
+// sent the runtime.
 //
 // Files handed to a run appear read-only under /mnt/data; what the code
 // writes under /mnt/out comes back as artifacts. Input JSON is on stdin.

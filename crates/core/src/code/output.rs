@@ -238,6 +238,9 @@ pub fn failure_text(report: &CodeReport, timeout_ms: u32, stopped: Option<Stop>)
                 (Language::Python, Some(Stop::Terminate) | None) => format!(
                     "timed out after {limit}: Python did not stop when interrupted, so it was restarted and variables from earlier runs are gone"
                 ),
+                (Language::Python, Some(Stop::Uninterruptible)) => format!(
+                    "timed out after {limit}: Python was stopped by restarting it, as this page cannot interrupt it (see Settings → Code); variables from earlier runs are gone"
+                ),
                 (Language::Javascript, _) => {
                     format!("timed out after {limit}: the run's worker was stopped")
                 }
@@ -439,6 +442,8 @@ mod tests {
         interrupted.stdout = "tick\n".into();
         let mut terminated = outcome(RunStatus::Timeout);
         terminated.stopped = Some(Stop::Terminate);
+        let mut uninterruptible = outcome(RunStatus::Timeout);
+        uninterruptible.stopped = Some(Stop::Uninterruptible);
 
         let cases: Vec<(Language, RunOutcome, &str)> = vec![
             (
@@ -478,6 +483,11 @@ mod tests {
                 Language::Python,
                 terminated,
                 "err timed out after 1.5 s: Python did not stop when interrupted, so it was restarted and variables from earlier runs are gone",
+            ),
+            (
+                Language::Python,
+                uninterruptible,
+                "err timed out after 1.5 s: Python was stopped by restarting it, as this page cannot interrupt it (see Settings → Code); variables from earlier runs are gone",
             ),
             (
                 Language::Javascript,

@@ -98,6 +98,12 @@ pub struct RunRequest {
     /// `None` gives the run fresh variables.
     #[serde(default)]
     pub session: Option<String>,
+    /// Python only: the conversation the run belongs to. Each conversation
+    /// has an interpreter (a worker) of its own, so no run ever sees the
+    /// variables, modules or files of another conversation's runs. `None`
+    /// is the command bar outside any conversation.
+    #[serde(default)]
+    pub conversation: Option<String>,
     pub limits: Limits,
 }
 
@@ -157,8 +163,12 @@ pub enum RunStatus {
 pub enum Stop {
     /// Python's interrupt buffer raised KeyboardInterrupt; state is kept.
     Interrupt,
-    /// The worker was terminated; a Python session's state is gone.
+    /// The worker was terminated after the interrupt did not stop it; a
+    /// Python session's state is gone.
     Terminate,
+    /// Python could not be interrupted here (the page is not cross-origin
+    /// isolated), so its worker was terminated at once; its state is gone.
+    Uninterruptible,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -627,6 +637,7 @@ mod tests {
             }],
             timeout_ms: 10_000,
             session: Some("conv".into()),
+            conversation: Some("conv".into()),
             limits: Limits::default(),
         });
         let json = run.to_json();
