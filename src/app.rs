@@ -126,6 +126,7 @@ fn current_hash() -> String {
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
     provide_context(runtime.clone());
+    provide_context(crate::enhance::Enhancer::new());
     provide_online();
     // The assistant (issue 4) outlives the Chat view, so replies keep
     // streaming in other places.

@@ -6,6 +6,7 @@ pub mod app;
 pub mod assistant;
 pub mod backup;
 pub mod codec;
+pub mod enhance;
 pub mod files;
 pub mod icons;
 pub mod launch;

@@ -158,18 +158,23 @@ test('the domain lists: errors by line, saved, kept, and a denied host is refuse
   await expect(editor).toContainText('2 lines to fix before saving');
   await saveScreenshot(page, 'domain-editor-errors');
 
-  await deny.fill('# the test server\n127.0.0.1\n*.ads.example');
+  // International names are typed as they read and shown in the form
+  // they are compared in.
+  await deny.fill('# the test server\n127.0.0.1\n*.ads.example\nwerbung.bücher.example');
   await expect(editor.locator('.line-errors li')).toHaveCount(0);
+  await expect(editor.locator('.ascii-forms li')).toHaveText([
+    'werbung.bücher.example is compared as werbung.xn--bcher-kva.example',
+  ]);
   await editor.getByRole('button', { name: 'Save lists' }).click();
   await expect(editor.getByRole('status')).toHaveText('Saved. The next call uses these lists.');
-  await expect(editor.locator('summary .chip')).toHaveText('2 denied');
+  await expect(editor.locator('summary .chip')).toHaveText('3 denied');
   await saveScreenshot(page, 'domain-editor');
 
   // Kept across a reload, comments and all.
   await page.reload();
   await page.waitForSelector('body[data-ready]');
   await editor.locator('summary').click();
-  await expect(deny).toHaveValue('# the test server\n127.0.0.1\n*.ads.example');
+  await expect(deny).toHaveValue('# the test server\n127.0.0.1\n*.ads.example\nwerbung.bücher.example');
 
   const before = seen.pages.length;
   const dialog = await runAndApprove(page, `/web_fetch ${ARTICLE}`, 'Web fetch');

@@ -773,13 +773,22 @@ fn AssistantMessage(
         Some(MessageStatus::Cancelled) => "cancelled",
         None => "",
     };
-    let html = Memo::new(move |_| {
-        message.with(|m| {
-            m.as_ref()
-                .map(|m| hearth_core::markdown::to_chat_html(&m.content))
-                .unwrap_or_default()
+    // Highlighted code and math arrive after the first rendering; each
+    // arrival bumps the enhancer's version and the reply renders again.
+    let enhancer = crate::enhance::use_enhancer();
+    let rendered = {
+        let enhancer = enhancer.clone();
+        Memo::new(move |_| {
+            enhancer.version.track();
+            message.with(|m| {
+                m.as_ref()
+                    .map(|m| hearth_core::markdown::to_chat_html_with(&m.content, &enhancer))
+                    .unwrap_or_default()
+            })
         })
-    });
+    };
+    Effect::new(move |_| rendered.with(|r| enhancer.request(&r.pending)));
+    let html = move || rendered.with(|r| r.html.clone());
     let reasoning = move || {
         message.with(|m| {
             m.as_ref()
@@ -831,7 +840,7 @@ fn AssistantMessage(
             {move || context_note().map(|n| view! {
                 <p class="context-note muted" data-testid="context-note">{n.describe()}</p>
             })}
-            <div class="markdown message-text" inner_html=move || html.get()></div>
+            <div class="markdown message-text" inner_html=html></div>
             <Show when=move || status() == Some(MessageStatus::Streaming) && calls().is_empty()>
                 <span class="typing" aria-label="Writing"><span></span><span></span><span></span></span>
             </Show>

@@ -266,6 +266,16 @@ pub fn DomainListsEditor(skill: SkillDefinition) -> impl IntoView {
                         status.set(None);
                     }
                 ></textarea>
+                {move || {
+                    let forms = hearth_core::web::ascii_forms(&value.get());
+                    (!forms.is_empty()).then(|| view! {
+                        <ul class="ascii-forms muted" role="list" aria-label="Compared as">
+                            {forms.into_iter().map(|(typed, ascii)| view! {
+                                <li>{typed}" is compared as "<code>{ascii}</code></li>
+                            }).collect_view()}
+                        </ul>
+                    })
+                }}
                 <ul class="line-errors" id=errors_id role="list">
                     {move || these().into_iter().map(|(line, message)| view! {
                         <li class="error"><span class="line-no">{format!("Line {line}")}</span>" "{message}</li>
@@ -284,7 +294,7 @@ pub fn DomainListsEditor(skill: SkillDefinition) -> impl IntoView {
             <p class="muted domain-help">
                 "One per line. "<code>"example.com"</code>" covers its subdomains, "
                 <code>"*.example.com"</code>" only the subdomains, "<code>"=example.com"</code>
-                " only that host. Lines starting with "<code>"#"</code>" are comments. The denylist wins; with an allowlist, nothing else is reached."
+                " only that host. International names may be typed as they read. Lines starting with "<code>"#"</code>" are comments. The denylist wins; with an allowlist, nothing else is reached."
             </p>
             <div class="domain-grid">
                 {list("allow", "Allowlist", "Only these (empty: any domain)", allow)}

@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: figures, never assertions. It builds what the
 //! steps use (the release app, the native `hearth`, the bare Leptos anchor,
-//! the MCP peers, the Agent Skills collections, the test model and native
-//! llama.cpp for the model in the tab), runs each step, collects the figures the steps print,
+//! the MCP peers, the Agent Skills collections, the reader's comparison
+//! corpus, the test model and native llama.cpp for the model in the tab), runs each step, collects the figures the steps print,
 //! writes `target/bench/results.json`, prints a table, and after a full run
 //! keeps that table in `docs/benchmarks.md` with the date and the machine.
 //!
@@ -175,6 +175,8 @@ enum Need {
     /// The test model and native llama.cpp (llama-cpp-python), the in-tab
     /// model's anchor.
     TabModel,
+    /// The pages the reader is compared on against Mozilla Readability.
+    ReaderCorpus,
 }
 
 enum Kind {
@@ -273,7 +275,7 @@ fn steps() -> Vec<Step> {
                 let mut cmd = Command::new("sh");
                 cmd.arg("-c")
                     .arg(
-                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry; do \
+                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry markdown; do \
                          cargo bench -p hearth-core --bench $b; done",
                     )
                     .current_dir(root);
@@ -305,6 +307,24 @@ fn steps() -> Vec<Step> {
                 .current_dir(root);
                 cmd
             }),
+        },
+        Step {
+            id: "reader",
+            title: "web_fetch's reader against Mozilla Readability (word-level F1 on real pages)",
+            needs: &[Need::NativeHearth, Need::ReaderCorpus],
+            kind: Kind::Command(|r| {
+                let mut cmd = node("e2e/bench/reader-quality.mjs")(r);
+                cmd.arg("--json")
+                    .arg(r.join("target/reader-quality.json"))
+                    .env("READER_CORPUS", r.join(setup::READER_CORPUS_DIR));
+                cmd
+            }),
+        },
+        Step {
+            id: "highlight",
+            title: "highlighted code and math: cost and size (headless Chromium)",
+            needs: &[Need::App, Need::Browser],
+            kind: Kind::Command(|r| node("e2e/bench/highlight.mjs")(r)),
         },
         Step {
             id: "mcp",
@@ -677,6 +697,12 @@ fn build_needs(root: &Path, needs: &[Need], no_build: bool) -> Result<(), Failur
         step(
             "llama-cpp-python (the in-tab model's anchor)",
             setup::llama_cpp_python,
+        )?;
+    }
+    if has(Need::ReaderCorpus) {
+        step(
+            "the reader's comparison corpus (Debian docs, saved pages)",
+            || setup::reader_corpus().map(|_| ()),
         )?;
     }
     if has(Need::Collections) {

@@ -48,6 +48,10 @@ pub fn build_release() -> Result<(), Failure> {
         setup::pyodide_runtime,
     )?;
     step(
+        "highlighter and math converter into public/vendor/",
+        setup::vendor_files,
+    )?;
+    step(
         "the in-tab model runtime (wllama) into public/wllama/",
         setup::wllama_runtime,
     )?;

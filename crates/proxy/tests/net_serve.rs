@@ -212,7 +212,8 @@ async fn the_binary_serves_the_guarded_api() {
     assert_eq!(page["title"], "Loopback page");
     assert_eq!(
         page["content"],
-        format!("# Hi\n\nFrom a [test](http://{up}/x) server.")
+        // Readability makes the page's headings one level lower.
+        format!("## Hi\n\nFrom a [test](http://{up}/x) server.")
     );
 
     // The proxy itself, or any other loopback port, is refused.

@@ -7,7 +7,7 @@ use hearth_core::web::{DocumentKind, Link};
 use url::Url;
 
 use super::client::FetchError;
-use super::html;
+use super::reader;
 
 /// A body read as text.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,7 +168,7 @@ pub fn read_document(
     let (text, used, lossy) = decode_text(body, charset.as_deref(), kind);
     let (title, content, links) = match kind {
         DocumentKind::Html => {
-            let c = html::to_markdown(&text, url);
+            let c = reader::to_markdown(&text, url);
             (c.title, c.markdown, c.links)
         }
         DocumentKind::Json => {
@@ -314,7 +314,7 @@ mod tests {
                 charset: "UTF-8".into(),
                 lossy: false,
                 title: Some("Hi".into()),
-                content: "# Head\n\n[A](https://example.com/a)".into(),
+                content: "## Head\n\n[A](https://example.com/a)".into(),
                 links: vec![Link {
                     text: "A".into(),
                     url: "https://example.com/a".into()

@@ -211,7 +211,8 @@ async fn follow(
         }
         let raw = read_limited(res.into_body(), max_bytes, &host).await?;
         let body = decode_content_encoding(encoding.as_deref(), raw, max_bytes)?;
-        let doc = content::read_document(&url, content_type.as_deref(), &body)?;
+        let bytes = body.len() as u64;
+        let doc = read_blocking(&url, content_type.as_deref(), body).await?;
         return Ok(FetchResponse {
             url: url.to_string(),
             requested_url: requested.to_string(),
@@ -224,9 +225,46 @@ async fn follow(
             title: doc.title,
             content: doc.content,
             links: doc.links,
-            bytes: body.len() as u64,
+            bytes,
             redirects,
         });
+    }
+}
+
+/// Reads `body` as a document on a blocking thread, so a large page never
+/// stalls the async workers and a time limit around this can answer while
+/// the reading still runs.
+async fn read_blocking(
+    url: &Url,
+    content_type: Option<&str>,
+    body: impl AsRef<[u8]> + Send + 'static,
+) -> Result<content::Document, FetchError> {
+    let (task_url, content_type) = (url.clone(), content_type.map(str::to_string));
+    tokio::task::spawn_blocking(move || {
+        content::read_document(&task_url, content_type.as_deref(), body.as_ref())
+    })
+    .await
+    .map_err(|e| FetchError::UpstreamFailed {
+        host: "the proxy".into(),
+        detail: format!("reading the page failed: {e}"),
+    })?
+}
+
+/// Reads a body that is already here (a saved page) as a document, within
+/// the fetch time limit.
+pub async fn read_within(
+    url: &Url,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+    limits: &FetchLimits,
+) -> Result<content::Document, FetchError> {
+    match tokio::time::timeout(limits.total_timeout, read_blocking(url, content_type, body)).await {
+        Ok(result) => result,
+        Err(_) => Err(FetchError::Timeout {
+            host: url.host_str().unwrap_or("the page").to_string(),
+            stage: "be read",
+            limit: limits.total_timeout,
+        }),
     }
 }
 

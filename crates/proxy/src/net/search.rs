@@ -15,7 +15,7 @@ use url::Url;
 
 use super::client::{FetchError, GuardedClient, parse_url, redact};
 use super::fetch::{decode_content_encoding, read_limited};
-use super::html::text_from_fragment;
+use super::reader::text_from_fragment;
 
 /// Brave's web search endpoint.
 pub const BRAVE_ENDPOINT: &str = "https://api.search.brave.com/res/v1/web/search";

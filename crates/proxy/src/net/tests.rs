@@ -1019,7 +1019,7 @@ async fn allowlisted_loopback_pages_are_fetched_and_read() {
             lossy: false,
             title: Some("Test & Page".into()),
             content: format!(
-                "# Welcome\n\nHello **world**. Read [the intro]({base}/docs/intro).\n\n- one\n- two\n\n```sh\necho hi\n```\n\n[Elsewhere](https://example.org/x)"
+                "## Welcome\n\nHello **world**. Read [the intro]({base}/docs/intro).\n\n- one\n- two\n\n```sh\necho hi\n```\n\n[Elsewhere](https://example.org/x)"
             ),
             links: vec![
                 Link {

@@ -1,0 +1,724 @@
+//! HTML to readable Markdown, for `web_fetch`: the page's title, its article
+//! as Markdown (headings, paragraphs, lists, links, code, quotes, tables)
+//! and the article's links.
+//!
+//! Three maintained libraries do the work: html5ever (through `dom_query`)
+//! parses the page exactly as the HTML5 standard says (every named entity,
+//! implied end tags, misnested markup); `dom_smoothie`, a port of Mozilla's
+//! Readability, picks the article out of the navigation, sidebars and
+//! footers; `htmd` writes the article as Markdown. Around them this module
+//! does what a reader for a model needs and they leave open: it bounds the
+//! tree's depth (both libraries recurse), drops what a person would not see
+//! (hidden elements, form controls), keeps only links a person could follow
+//! (http, https, mailto; never `javascript:`), shows images as their
+//! description, and lists the article's links.
+
+use std::collections::HashSet;
+
+use dom_query::{Document, NodeRef};
+use dom_smoothie::{CandidateSelectMode, Config, Readability};
+use hearth_core::web::Link;
+use htmd::element_handler::{HandlerResult, Handlers};
+use htmd::options::{BrStyle, BulletListMarker, HrStyle, Options};
+use htmd::{Element, HtmlToMarkdown};
+use markup5ever_rcdom::{Handle, NodeData};
+use url::Url;
+
+/// What a page converts to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Converted {
+    pub title: Option<String>,
+    pub markdown: String,
+    pub links: Vec<Link>,
+}
+
+/// The most links listed beside the Markdown.
+pub const MAX_LINKS: usize = 300;
+/// Elements nested deeper than this are replaced by their text, so no page
+/// can exhaust the stack of the libraries' recursive walks.
+const MAX_DEPTH: usize = 200;
+
+/// Elements never read: they hold no text a person sees on the page.
+const INVISIBLE: &str = "script, style, noscript, template, svg, math, canvas, iframe, object, \
+    embed, audio, video, map, input, select, button, textarea, option, datalist, meter, \
+    progress, dialog:not([open]), [hidden], [aria-hidden=true]";
+
+/// Navigation, dropped before Readability looks for the article: Readability
+/// drops `role=navigation` itself, and `<nav>` says the same.
+const NAVIGATION: &str = "nav, [role=navigation]";
+
+/// Page chrome, dropped when no article could be picked out.
+const CHROME: &str = "nav, header, footer, aside, form, [role=navigation], [role=banner], \
+    [role=contentinfo], [role=search]";
+
+/// Converts `html`, fetched from `url`, to Markdown.
+///
+/// The page is parsed once for Readability; the article it picks is parsed
+/// once more, by htmd, and its links are made safe in htmd's tree, so the
+/// article is never serialized and reparsed a third time.
+pub fn to_markdown(html: &str, url: &Url) -> Converted {
+    let doc = Document::from(html);
+    bound_depth(&doc);
+    drop_invisible(&doc);
+    doc.select(NAVIGATION).remove();
+    let base = base_of(&doc, url);
+    let page_title = head_title(&doc);
+    let readability = Readability::with_document(
+        doc,
+        Some(base.as_str()),
+        Some(Config {
+            // The `language-…` classes of code blocks name their language.
+            keep_classes: true,
+            // Only the article's title is used, never the page's metadata.
+            disable_json_ld: true,
+            // Where an article is split into sibling sections (DocBook
+            // chapters), Readability.js's own choice keeps one of them;
+            // dom_smoothie's keeps their common parent, and scores the same
+            // elsewhere on the comparison corpus.
+            candidate_select_mode: CandidateSelectMode::DomSmoothie,
+            ..Config::default()
+        }),
+    );
+    let article = readability.ok().and_then(|mut r| r.parse().ok());
+    let (title, body) = match article {
+        Some(article) if has_words(&article.text_content) => {
+            // The page's own title, as the browser's tab shows it;
+            // Readability's guess (which may cut a "Site: Headline" title
+            // at the colon) only when the page has none.
+            let title = page_title
+                .or_else(|| Some(article.title.trim().to_string()).filter(|t| !t.is_empty()));
+            (title, article.content.to_string())
+        }
+        Some(_) | None => (page_title, whole_page(html)),
+    };
+    let converter = converter();
+    let tree = match converter.html_to_tree(&body) {
+        Ok(tree) => tree,
+        // html5ever reads any string; htmd's signature only allows failing.
+        Err(_) => {
+            return Converted {
+                title,
+                markdown: String::new(),
+                links: Vec::new(),
+            };
+        }
+    };
+    let links = tidy_links(&tree, &base);
+    let markdown = tidy(&converter.tree_to_markdown(&tree));
+    Converted {
+        title,
+        markdown,
+        links,
+    }
+}
+
+/// The text of an HTML fragment (a search snippet with `<strong>` in it):
+/// tags dropped, entities decoded, whitespace collapsed.
+pub fn text_from_fragment(html: &str) -> String {
+    let doc = Document::fragment(html);
+    doc.select(INVISIBLE).remove();
+    let mut out = String::new();
+    let mut stack = vec![doc.root()];
+    while let Some(node) = stack.pop() {
+        if node.is_text() {
+            out.push_str(&node.text());
+            continue;
+        }
+        if node.is_element() && !is_inline(&node) {
+            out.push(' ');
+        }
+        stack.extend(node.children_it(true));
+    }
+    collapse_whitespace(&out)
+}
+
+fn converter() -> HtmlToMarkdown {
+    HtmlToMarkdown::builder()
+        .options(Options {
+            bullet_list_marker: BulletListMarker::Dash,
+            ul_bullet_spacing: 1,
+            ol_number_spacing: 1,
+            hr_style: HrStyle::Dashes,
+            br_style: BrStyle::Backslash,
+            ..Options::default()
+        })
+        .skip_tags(vec!["head", "script", "style", "noscript", "template"])
+        .add_handler(vec!["img"], describe_image)
+        .build()
+}
+
+/// An image becomes `[image: its description]`; one without a description
+/// is dropped, since the model cannot see it.
+fn describe_image(_: &dyn Handlers, img: Element) -> Option<HandlerResult> {
+    let alt = img
+        .attrs
+        .iter()
+        .find(|a| &*a.name.local == "alt")
+        .map(|a| collapse_whitespace(&a.value))
+        .filter(|a| !a.is_empty())?;
+    Some(format!("[image: {alt}]").into())
+}
+
+/// The page without its invisible parts and chrome, for pages where
+/// Readability found no article (a short page, a list of links).
+fn whole_page(html: &str) -> String {
+    let doc = Document::from(html);
+    bound_depth(&doc);
+    drop_invisible(&doc);
+    doc.select(CHROME).remove();
+    doc.body()
+        .map(|b| b.inner_html())
+        .unwrap_or_else(|| doc.html())
+        .to_string()
+}
+
+fn has_words(text: &str) -> bool {
+    text.chars().any(char::is_alphanumeric)
+}
+
+/// Removes what a person would not see or could not read as text.
+fn drop_invisible(doc: &Document) {
+    doc.select(INVISIBLE).remove();
+    for node in doc.select("[style]").nodes() {
+        let style: String = node
+            .attr("style")
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if style.contains("display:none") || style.contains("visibility:hidden") {
+            node.remove_from_parent();
+        }
+    }
+}
+
+/// Replaces each element at `MAX_DEPTH` by its text, so the tree below is
+/// at most that deep. An explicit stack: no recursion here either.
+fn bound_depth(doc: &Document) {
+    let mut too_deep = Vec::new();
+    let mut stack = vec![(doc.root(), 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth >= MAX_DEPTH && node.is_element() {
+            too_deep.push(node);
+            continue;
+        }
+        for child in node.children_it(false) {
+            if child.is_element() {
+                stack.push((child, depth + 1));
+            }
+        }
+    }
+    for node in too_deep {
+        let text = node.text();
+        node.set_text(text);
+    }
+}
+
+/// The URL relative links resolve against: `<base href>` when the page
+/// sets one, else the page's own.
+fn base_of(doc: &Document, url: &Url) -> Url {
+    doc.select_single("base[href]")
+        .attr("href")
+        .and_then(|href| url.join(href.trim()).ok())
+        .filter(|b| matches!(b.scheme(), "http" | "https" | "file"))
+        .unwrap_or_else(|| url.clone())
+}
+
+/// `<title>`, else `og:title`.
+fn head_title(doc: &Document) -> Option<String> {
+    let title = collapse_whitespace(&doc.select_single("title").text());
+    if !title.is_empty() {
+        return Some(title);
+    }
+    doc.select_single("meta[property='og:title']")
+        .attr("content")
+        .map(|t| collapse_whitespace(&t))
+        .filter(|t| !t.is_empty())
+}
+
+/// Makes every link in htmd's tree absolute or plain text: only http(s)
+/// and mailto links keep their `href` (and nothing else, so htmd writes
+/// them as Markdown links), and a link to a place on the same page keeps
+/// only its text. Returns the http(s) links in page order, each URL once,
+/// at most [`MAX_LINKS`].
+fn tidy_links(tree: &Handle, base: &Url) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack = vec![tree.clone()];
+    while let Some(node) = stack.pop() {
+        stack.extend(node.children.borrow().iter().rev().cloned());
+        let NodeData::Element { name, attrs, .. } = &node.data else {
+            continue;
+        };
+        if &*name.local != "a" {
+            continue;
+        }
+        let mut attrs = attrs.borrow_mut();
+        let target = attrs
+            .iter()
+            .find(|a| &*a.name.local == "href")
+            .and_then(|href| base.join(href.value.trim()).ok())
+            .filter(|t| matches!(t.scheme(), "http" | "https" | "mailto"))
+            .filter(|t| !same_page(t, base));
+        attrs.retain(|a| &*a.name.local == "href");
+        let Some(target) = target else {
+            // Without an href htmd writes only the link's text.
+            attrs.clear();
+            continue;
+        };
+        if let Some(href) = attrs.first_mut() {
+            href.value = target.as_str().into();
+        }
+        if target.scheme() == "mailto" || links.len() >= MAX_LINKS {
+            continue;
+        }
+        if seen.insert(target.to_string()) {
+            let text = collapse_whitespace(&text_of(&node));
+            links.push(Link {
+                text: if text.is_empty() {
+                    target.to_string()
+                } else {
+                    text
+                },
+                url: target.to_string(),
+            });
+        }
+    }
+    links
+}
+
+/// The text under `node` in htmd's tree, in order.
+fn text_of(node: &Handle) -> String {
+    let mut out = String::new();
+    let mut stack = vec![node.clone()];
+    while let Some(node) = stack.pop() {
+        if let NodeData::Text { contents } = &node.data {
+            out.push_str(&contents.borrow());
+        }
+        stack.extend(node.children.borrow().iter().rev().cloned());
+    }
+    out
+}
+
+/// `url` points into the page at `base` (`#top`, or the page itself).
+fn same_page(url: &Url, base: &Url) -> bool {
+    url.fragment().is_some() && {
+        let (mut a, mut b) = (url.clone(), base.clone());
+        a.set_fragment(None);
+        b.set_fragment(None);
+        a == b
+    }
+}
+
+/// Elements that do not break a line of text.
+fn is_inline(node: &NodeRef<'_>) -> bool {
+    matches!(
+        node.node_name().as_deref(),
+        Some(
+            "a" | "abbr"
+                | "b"
+                | "bdi"
+                | "bdo"
+                | "cite"
+                | "code"
+                | "data"
+                | "dfn"
+                | "em"
+                | "i"
+                | "kbd"
+                | "mark"
+                | "q"
+                | "s"
+                | "samp"
+                | "small"
+                | "span"
+                | "strong"
+                | "sub"
+                | "sup"
+                | "time"
+                | "u"
+                | "var"
+        )
+    )
+}
+
+fn collapse_whitespace(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Trailing spaces go, no more than one blank line in a row, no blank
+/// lines at either end.
+fn tidy(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut blank = 0;
+    for line in markdown.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url() -> Url {
+        Url::parse("https://example.com/dir/page.html").unwrap()
+    }
+
+    fn md(html: &str) -> String {
+        to_markdown(html, &url()).markdown
+    }
+
+    /// An article long enough for Readability to pick it, around `inner`.
+    fn article(inner: &str) -> String {
+        let para = "The hearth was the centre of the household for most of history, \
+                    where food was cooked, water heated and stories told in the evening. ";
+        format!(
+            "<!doctype html><html><head><title>Hearths</title></head><body>\
+             <nav><ul><li><a href='/'>Home</a></li><li><a href='/shop'>Shop</a></li></ul></nav>\
+             <div class='sidebar'><h3>Popular</h3><ul><li><a href='/p/1'>Ten stoves</a></li></ul></div>\
+             <article><h1>The hearth</h1><p>{}</p>{inner}<p>{}</p></article>\
+             <footer><p>© 2026 Hearth Magazine. <a href='/privacy'>Privacy</a></p></footer>\
+             </body></html>",
+            para.repeat(3),
+            para.repeat(2)
+        )
+    }
+
+    #[test]
+    fn blocks_and_inline_markup() {
+        let cases: Vec<(&str, &str)> = vec![
+            ("<p>Hello   <b>world</b>!</p>", "Hello **world**!"),
+            // Readability makes the page's headings one level lower: the
+            // title is the page's only first-level heading.
+            (
+                "<h1>Title</h1><p>One</p><p>Two</p>",
+                "## Title\n\nOne\n\nTwo",
+            ),
+            ("<ul><li>a<li>b</ul>", "- a\n- b"),
+            ("<ol start=3><li>x</li><li>y</li></ol>", "3. x\n4. y"),
+            (
+                "<blockquote><p>q1</p><p>q2</p></blockquote><p>after</p>",
+                "> q1\n>\n> q2\n\nafter",
+            ),
+            (
+                "<pre><code class=\"language-rust\">fn main() {\n    1 &lt; 2\n}</code></pre>",
+                "```rust\nfn main() {\n    1 < 2\n}\n```",
+            ),
+            (
+                "<p><a href=\"/x?q=1\">Go <b>there</b></a></p>",
+                "[Go **there**](https://example.com/x?q=1)",
+            ),
+            (
+                "<table><tr><th>h1</th><th>h2</th></tr><tr><td>a</td><td>c</td></tr></table>",
+                "| h1 | h2 |\n| -- | -- |\n| a  | c  |",
+            ),
+            ("<p><img alt=\"A cat\" src=x.png></p>", "[image: A cat]"),
+            ("<p><img src=x.png>no alt</p>", "no alt"),
+        ];
+        for (html, expected) in cases {
+            assert_eq!(md(html), expected, "{html}");
+        }
+    }
+
+    #[test]
+    fn every_html5_entity_is_decoded() {
+        let cases: Vec<(&str, &str)> = vec![
+            (
+                "<p>x &amp; y &lt;z&gt; &eacute; &#233; &#xE9; &bogus; &amp</p>",
+                "x & y \\<z> é é é &bogus; &",
+            ),
+            ("<p>a&nbsp;b &hellip; &mdash; &rarr;</p>", "a\u{a0}b … — →"),
+            (
+                "<p>&CounterClockwiseContourIntegral; &NotNestedGreaterGreater; &Aopf; &fjlig;</p>",
+                "∳ ⪢̸ 𝔸 fj",
+            ),
+            // Legacy entities without the semicolon, as browsers read them.
+            ("<p>&copy 2026 &AElig</p>", "© 2026 Æ"),
+            (
+                "<p>&#128512; &#0; &#x110000; &#150;</p>",
+                "😀 \u{fffd} \u{fffd} –",
+            ),
+        ];
+        for (html, expected) in cases {
+            assert_eq!(md(html), expected, "{html}");
+        }
+    }
+
+    #[test]
+    fn a_paragraph_ends_where_html5_says_it_does() {
+        let cases: Vec<(&str, &str)> = vec![
+            ("<!doctype html><p>one<div>two</div>", "one\n\ntwo"),
+            ("<!doctype html><p>one<ul><li>two</ul>", "one\n\n- two"),
+            (
+                "<!doctype html><p>one<h1>Two</h1>three",
+                "one\n\n## Two\n\nthree",
+            ),
+            (
+                "<!doctype html><p>one<table><tr><th>h</th><th>i</th></tr><tr><td>a</td><td>b</td></tr></table>",
+                "one\n\n| h | i |\n| - | - |\n| a | b |",
+            ),
+            ("<!doctype html><p>one<p>two", "one\n\ntwo"),
+            ("<!doctype html><ul><li>a<li>b<p>c</ul>", "- a\n- b\n\n  c"),
+        ];
+        for (html, expected) in cases {
+            assert_eq!(md(html), expected, "{html}");
+        }
+    }
+
+    #[test]
+    fn the_title_is_the_pages_own() {
+        let page = article("").replace(
+            "<title>Hearths</title>",
+            "<title>The hearth: a history</title>",
+        );
+        assert_eq!(
+            to_markdown(&page, &url()).title.as_deref(),
+            Some("The hearth: a history")
+        );
+    }
+
+    #[test]
+    fn the_article_is_read_and_the_chrome_left_out() {
+        let page = to_markdown(
+            &article("<h2>Fire</h2><p>Kept burning all night.</p>"),
+            &url(),
+        );
+        assert_eq!(page.title.as_deref(), Some("Hearths"));
+        assert!(
+            page.markdown.contains("## Fire\n\nKept burning all night."),
+            "{}",
+            page.markdown
+        );
+        assert!(
+            page.markdown.contains("The hearth was the centre"),
+            "{}",
+            page.markdown
+        );
+        for chrome in ["Shop", "Ten stoves", "Popular", "Privacy", "©"] {
+            assert!(
+                !page.markdown.contains(chrome),
+                "{chrome} in {}",
+                page.markdown
+            );
+        }
+    }
+
+    #[test]
+    fn scripts_styles_hidden_parts_and_controls_are_dropped() {
+        let html = r#"<!doctype html><html><head><title>T</title>
+            <style>p { color: red }</style><script>var x = "<p>not text</p>";</script></head>
+            <body><p>Visible</p><div hidden>secret</div><span aria-hidden="true">icon</span>
+            <p style="display: none">ghost</p><p style="visibility:hidden">ghost2</p>
+            <script>document.write("</scr" + "ipt>")</script>
+            <noscript>enable js</noscript><svg><text>chart</text></svg>
+            <form><label>Name</label><input name=q><button>Go</button><textarea>typed</textarea></form>
+            <template><p>later</p></template><!-- a comment <p>no</p> --></body></html>"#;
+        let out = md(html);
+        assert!(out.starts_with("Visible"), "{out}");
+        for gone in [
+            "secret",
+            "icon",
+            "ghost",
+            "not text",
+            "scr",
+            "enable js",
+            "chart",
+            "Go",
+            "typed",
+            "later",
+            "comment",
+            "color",
+        ] {
+            assert!(!out.contains(gone), "{gone} in {out:?}");
+        }
+    }
+
+    #[test]
+    fn links_are_absolute_and_only_followable_ones_stay() {
+        let html = r##"<html><head><title> My &amp; Page </title><base href="https://cdn.example.org/docs/"></head>
+            <body><p><a href="a.html">A</a> <a href="a.html">A again</a> <a href="mailto:x@y.z">mail</a>
+            <a href="https://other.example/"><img alt=""></a> <a href="javascript:alert(1)">js</a>
+            <a href="JaVaScRiPt:alert(1)">js2</a> <a href="data:text/html,x">data</a> <a href="#top">Top</a></p></body></html>"##;
+        let c = to_markdown(html, &Url::parse("https://example.com/").unwrap());
+        assert_eq!(c.title.as_deref(), Some("My & Page"));
+        assert_eq!(
+            c.links,
+            vec![
+                Link {
+                    text: "A".into(),
+                    url: "https://cdn.example.org/docs/a.html".into()
+                },
+                Link {
+                    text: "https://other.example/".into(),
+                    url: "https://other.example/".into()
+                },
+            ]
+        );
+        for word in ["js", "js2", "data", "Top", "mail"] {
+            assert!(c.markdown.contains(word), "{word} in {}", c.markdown);
+        }
+        for gone in ["javascript", "JaVaScRiPt", "data:", "#top"] {
+            assert!(!c.markdown.contains(gone), "{gone} in {}", c.markdown);
+        }
+        assert!(
+            c.markdown
+                .contains("[A](https://cdn.example.org/docs/a.html)")
+        );
+        assert!(c.markdown.contains("[mail](mailto:x@y.z)"));
+        let og = to_markdown(
+            r#"<meta property="og:title" content="From OG"><p>x</p>"#,
+            &Url::parse("https://e.com/").unwrap(),
+        );
+        assert_eq!(og.title.as_deref(), Some("From OG"));
+    }
+
+    #[test]
+    fn links_are_listed_at_most_max_links_times() {
+        let html: String = (0..MAX_LINKS + 50)
+            .map(|i| format!("<p><a href='/l/{i}'>link {i}</a></p>"))
+            .collect();
+        let c = to_markdown(&html, &url());
+        assert_eq!(c.links.len(), MAX_LINKS);
+        assert_eq!(c.links[0].url, "https://example.com/l/0");
+    }
+
+    #[test]
+    fn fragments_become_plain_text() {
+        assert_eq!(
+            text_from_fragment("The <strong>hearth</strong> is&nbsp;warm &amp; <em>old</em>"),
+            "The hearth is warm & old"
+        );
+        assert_eq!(text_from_fragment("a<script>x</script>b"), "ab");
+        assert_eq!(
+            text_from_fragment("one<br>two<p>three</p>"),
+            "one two three"
+        );
+    }
+
+    /// A deterministic generator, so the fuzz test below is reproducible.
+    struct XorShift(u64);
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    #[test]
+    fn arbitrary_input_never_panics() {
+        let pieces = [
+            "<",
+            ">",
+            "</",
+            "<!--",
+            "-->",
+            "<!",
+            "<p",
+            "<a href=",
+            "\"",
+            "'",
+            "=",
+            "&",
+            "&#",
+            "&#x",
+            ";",
+            "amp",
+            "é",
+            "😀",
+            "<script>",
+            "</script",
+            "<pre>",
+            "</pre>",
+            "<li>",
+            "<ul>",
+            "</ul>",
+            "<table>",
+            "<td>",
+            "<tr>",
+            "</td>",
+            "<code>",
+            "`",
+            "<blockquote>",
+            "\n",
+            " ",
+            "x",
+            "/",
+            "<main>",
+            "</main>",
+            "<h2>",
+            "<b>",
+            "</b>",
+            "<title>",
+            "<nav>",
+            "</nav>",
+            "<br/>",
+            "<svg/>",
+            "<textarea>",
+            "</a>",
+            "<a href=/x>",
+            "\u{a0}",
+            "|",
+            "[",
+            "]",
+            "<plaintext>",
+            "<base href=",
+            "<img alt=",
+            "<math>",
+            "<select>",
+            "<frameset>",
+        ];
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..1500 {
+            let n = (rng.next() % 60) as usize;
+            let mut s = String::new();
+            for _ in 0..n {
+                s.push_str(pieces[(rng.next() % pieces.len() as u64) as usize]);
+            }
+            let c = to_markdown(&s, &url());
+            assert!(!c.markdown.contains("\n\n\n"), "{s:?} -> {:?}", c.markdown);
+            assert!(c.links.len() <= MAX_LINKS);
+            let _ = text_from_fragment(&s);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        // Deeper than any recursion in the libraries could take, in a
+        // thread with the stack tokio gives its blocking threads.
+        let run = |html: String| {
+            std::thread::Builder::new()
+                .stack_size(2 * 1024 * 1024)
+                .spawn(move || md(&html))
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        let out = run("<div><blockquote><ul><li>".repeat(5000) + "deep");
+        assert!(
+            out.ends_with("deep"),
+            "{}",
+            &out[out.len().saturating_sub(80)..]
+        );
+        assert!(out.len() < 100_000);
+        let out = run("<span><b><i>".repeat(20_000) + "inline");
+        assert!(out.contains("inline"));
+        let many_scripts = "<script>a</script>".repeat(20_000) + "<p>end</p>";
+        assert_eq!(run(many_scripts), "end");
+    }
+}
