@@ -767,6 +767,7 @@ fn every_bundled_script_loads() {
             "errors.json",
             "mcp-echo.json",
             "percent.json",
+            "rich.json",
             "self-approve.json",
             "skill-discovery.json",
             "slow.json"
