@@ -128,12 +128,12 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     provide_context(runtime.clone());
     provide_context(crate::enhance::Enhancer::new());
     provide_online();
-    // The assistant (issue 4) outlives the Chat view, so replies keep
+    // The assistant outlives the Chat view, so replies keep
     // streaming in other places.
     let assistant = crate::assistant::Assistant::new(runtime.clone());
-    // MCP servers connect in the background from the start (issue 8).
+    // MCP servers connect in the background from the start.
     let mcp = crate::mcp::Mcp::start(runtime);
-    // What Agent Skills (issue 5) and MCP servers add to the model's turn.
+    // What Agent Skills and MCP servers add to the model's turn.
     crate::agent_skills::offer_to_assistant(&assistant);
     {
         let mcp = mcp.clone();

@@ -70,7 +70,7 @@ fn paths(name: &str) -> &'static str {
             r#"<path d="M3 3l18 18"/><path d="M8.5 8.6A5.5 5.5 0 0 0 7 8.5 4.5 4.5 0 0 0 7 17.5h9.5M13.2 6.2A6 6 0 0 1 18 11.5a3.5 3.5 0 0 1 2.6 4.5"/>"#
         }
         "shield" => r#"<path d="M12 3l7 3v6c0 4.5-3 7.5-7 9-4-1.5-7-4.5-7-9V6z"/>"#,
-        // --- assistant (issue 4) ---
+        // --- assistant ---
         "plus" => r#"<path d="M12 5v14M5 12h14"/>"#,
         "pencil" => r#"<path d="M4 20l4.5-1L19 8.5 15.5 5 5 15.5z"/><path d="M13.5 7l3.5 3.5"/>"#,
         "trash" => r#"<path d="M4 7h16M9 7V4h6v3M6.5 7l1 13h9l1-13"/><path d="M10 11v6M14 11v6"/>"#,

@@ -136,7 +136,7 @@ pub struct BrowserExecutor {
     data: Rc<Data>,
     index: Rc<RefCell<SkillIndex>>,
     web: Rc<WebSkills>,
-    // MCP (issue 8): the connected servers' tools run in `crate::mcp`.
+    // MCP: the connected servers' tools run in `crate::mcp`.
     mcp: Rc<crate::mcp::skills::McpSkills>,
     agent_skills: Rc<AgentSkills>,
     registry: Rc<RefCell<Registry>>,
@@ -297,7 +297,7 @@ impl BrowserApprover {
         self.deny_where(|_| true);
     }
 
-    // --- assistant (issue 4): approvals scoped to one conversation ---
+    // --- assistant: approvals scoped to one conversation ---
 
     /// Denies what one conversation is still waiting on (its Stop button);
     /// other conversations' and the command bar's approvals stay open.
@@ -386,7 +386,7 @@ pub struct Services {
     pub db: Rc<Db>,
     /// Skills the call path knows besides the registry's.
     unlisted: Unlisted,
-    /// MCP servers' clients and their tools' runs (issue 8).
+    /// MCP servers' clients and their tools' runs.
     pub mcp: Rc<crate::mcp::skills::McpSkills>,
     pub registry: Rc<RefCell<Registry>>,
     /// The discovery index, kept in step with the registry.

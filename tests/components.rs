@@ -84,7 +84,7 @@ fn a_failed_card_shows_the_message() {
     assert_eq!(status.text_content().unwrap(), "Failed");
 }
 
-// --- assistant (issue 4): a model's tool calls inline in a reply ---
+// --- assistant: a model's tool calls inline in a reply ---
 
 fn model_call(state: hearth_core::agent::CallState) -> hearth_core::agent::ToolCallRecord {
     let r = record(ToolStatus::Completed);

@@ -1,4 +1,4 @@
-// The enhanced tier under the one permission layer (issue 6, point 6): the
+// The enhanced tier under the one permission layer: the
 // code and file skills are listed under Enhanced with their own switches,
 // on by default without approval; switching one off makes a call answer
 // "disabled" instead of running; "ask" brings the approval dialog with the

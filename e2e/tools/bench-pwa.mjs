@@ -1,4 +1,4 @@
-// Prints the PWA figures of issue 9 (no assertions; figures only):
+// Prints the PWA figures (no assertions; figures only):
 // - the precache size (from the build's own list in dist/sw.js);
 // - cold start over the network from `hearth serve` against warm start
 //   from the service worker, with the server stopped (median of 5, time

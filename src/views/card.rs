@@ -158,7 +158,7 @@ pub fn ResultCard(
     }
 }
 
-// --- assistant (issue 4): tool calls inside a conversation ---
+// --- assistant: tool calls inside a conversation ---
 
 /// A model's tool call as it stands, for the card's badge.
 fn call_status(call: &ToolCallRecord, asking: bool) -> (&'static str, String) {

@@ -17,7 +17,7 @@ use wasm_bindgen::JsCast;
 
 use crate::assistant::{Assistant, use_assistant};
 use crate::icons::Icon;
-// MCP (issue 8): apps under results, prompts as commands, attachments.
+// MCP: apps under results, prompts as commands, attachments.
 use crate::mcp::apps::McpAppSlot;
 use crate::mcp::composer::{AttachmentChips, ResourcePicker};
 use crate::mcp::use_mcp;
@@ -82,7 +82,7 @@ fn skill_face(rt: &Runtime, id: &str) -> Option<(String, String)> {
 pub fn ChatView() -> impl IntoView {
     let rt = use_runtime();
     let a = use_assistant();
-    // Files attached or dropped here go to the next code run (issue 6).
+    // Files attached or dropped here go to the next code run.
     let files = Attachments::default();
     provide_context(files);
     // The commands the person ran in conversations, from the activity log.

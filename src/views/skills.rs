@@ -219,7 +219,7 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
                         move || always().then(|| view! { <span class="grant">"Always allowed"</span> })
                     }
                 </div>
-                // MCP (issue 8): say which server a tool comes from.
+                // MCP: say which server a tool comes from.
                 {match &skill.kind {
                     hearth_core::SkillKind::Mcp { server, tool } => Some(view! {
                         <p class="skill-source muted">

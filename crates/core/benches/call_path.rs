@@ -1,4 +1,4 @@
-//! Benchmarks for issue 3, printed as figures:
+//! Benchmarks of the call path, printed as figures:
 //! - the call path's own overhead per call (validate + decide + hooks +
 //!   log write to an in-memory store), with a skill that does nothing;
 //! - notes search over 10,000 notes.
