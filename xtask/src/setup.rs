@@ -119,42 +119,11 @@ pub const PYODIDE_FILES: [&str; 5] = [
 /// Copies the Python runtime from node_modules into public/pyodide/,
 /// skipping files that are already there with the same size.
 pub fn pyodide_runtime() -> Result<(), Failure> {
-    let root = repo_root();
-    let from = root.join("node_modules/pyodide");
-    let to = root.join("public/pyodide");
-    if !from.join("pyodide.mjs").exists() {
-        npm_packages()?;
-    }
-    std::fs::create_dir_all(&to)
-        .map_err(|e| Failure::new(format!("cannot create {}: {e}", to.display())))?;
-    let mut copied = 0;
-    for name in PYODIDE_FILES {
-        let src = from.join(name);
-        let dst = to.join(name);
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
-        let want = size(&src).ok_or_else(|| {
-            Failure::new(format!(
-                "{} is missing; is pyodide in package.json's devDependencies?",
-                src.display()
-            ))
-        })?;
-        if size(&dst) == Some(want) {
-            continue;
-        }
-        std::fs::copy(&src, &dst).map_err(|e| {
-            Failure::new(format!(
-                "cannot copy {} to {}: {e}",
-                src.display(),
-                dst.display()
-            ))
-        })?;
-        copied += 1;
-    }
-    println!(
-        "  {copied} of {} Pyodide files copied into public/pyodide/",
-        PYODIDE_FILES.len()
-    );
-    Ok(())
+    copy_from_npm(
+        "Pyodide",
+        PYODIDE_FILES.map(|name| (format!("pyodide/{name}"), name)),
+        "public/pyodide",
+    )
 }
 
 /// The parts chat replies load on demand, from npm into `public/vendor/`
@@ -172,44 +141,11 @@ pub const VENDOR_FILES: [(&str, &str); 2] = [
 /// Copies [`VENDOR_FILES`] into public/vendor/, skipping files already
 /// there with the same size.
 pub fn vendor_files() -> Result<(), Failure> {
-    let root = repo_root();
-    let to = root.join("public/vendor");
-    if VENDOR_FILES
-        .iter()
-        .any(|(from, _)| !root.join("node_modules").join(from).exists())
-    {
-        npm_packages()?;
-    }
-    std::fs::create_dir_all(&to)
-        .map_err(|e| Failure::new(format!("cannot create {}: {e}", to.display())))?;
-    let mut copied = 0;
-    for (from, name) in VENDOR_FILES {
-        let src = root.join("node_modules").join(from);
-        let dst = to.join(name);
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
-        let want = size(&src).ok_or_else(|| {
-            Failure::new(format!(
-                "{} is missing; is its package in package.json's devDependencies?",
-                src.display()
-            ))
-        })?;
-        if size(&dst) == Some(want) {
-            continue;
-        }
-        std::fs::copy(&src, &dst).map_err(|e| {
-            Failure::new(format!(
-                "cannot copy {} to {}: {e}",
-                src.display(),
-                dst.display()
-            ))
-        })?;
-        copied += 1;
-    }
-    println!(
-        "  {copied} of {} files copied into public/vendor/",
-        VENDOR_FILES.len()
-    );
-    Ok(())
+    copy_from_npm(
+        "highlighter and math",
+        VENDOR_FILES.map(|(from, name)| (from.to_string(), name)),
+        "public/vendor",
+    )
 }
 
 /// The Debian packages whose HTML documentation the reader is compared on.
@@ -322,22 +258,38 @@ pub const WLLAMA_FILES: [(&str, &str); 2] = [
 /// Copies wllama from node_modules into public/wllama/, skipping files
 /// already there with the same size.
 pub fn wllama_runtime() -> Result<(), Failure> {
+    copy_from_npm(
+        "wllama",
+        WLLAMA_FILES.map(|(from, name)| (format!("@wllama/wllama/{from}"), name)),
+        "public/wllama",
+    )
+}
+
+/// Copies `files` (a path under node_modules, the name to give it) into the
+/// folder `to` of the repository, installing the npm packages first when a
+/// source is missing, and skipping files already there with the same size.
+fn copy_from_npm(
+    what: &str,
+    files: impl IntoIterator<Item = (String, &'static str)>,
+    to: &str,
+) -> Result<(), Failure> {
     let root = repo_root();
-    let from = root.join("node_modules/@wllama/wllama");
-    let to = root.join("public/wllama");
-    if !from.join("esm/index.js").exists() {
+    let modules = root.join("node_modules");
+    let files: Vec<_> = files.into_iter().collect();
+    if files.iter().any(|(from, _)| !modules.join(from).exists()) {
         npm_packages()?;
     }
-    std::fs::create_dir_all(&to)
-        .map_err(|e| Failure::new(format!("cannot create {}: {e}", to.display())))?;
+    let dir = root.join(to);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", dir.display())))?;
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
     let mut copied = 0;
-    for (src, name) in WLLAMA_FILES {
-        let src = from.join(src);
-        let dst = to.join(name);
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    for (from, name) in &files {
+        let src = modules.join(from);
+        let dst = dir.join(name);
         let want = size(&src).ok_or_else(|| {
             Failure::new(format!(
-                "{} is missing; is @wllama/wllama in package.json's devDependencies?",
+                "{} is missing; is its package in package.json's devDependencies?",
                 src.display()
             ))
         })?;
@@ -354,8 +306,8 @@ pub fn wllama_runtime() -> Result<(), Failure> {
         copied += 1;
     }
     println!(
-        "  {copied} of {} wllama files copied into public/wllama/",
-        WLLAMA_FILES.len()
+        "  {copied} of {} {what} files copied into {to}/",
+        files.len()
     );
     Ok(())
 }
