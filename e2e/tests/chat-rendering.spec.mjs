@@ -74,3 +74,38 @@ test('code is highlighted and math typeset in a streamed reply, in light and dar
     await model.stop();
   }
 });
+
+test('a selection in a streaming reply survives the text that follows it', async ({ page }) => {
+  const model = await startFakeModel('stream.json');
+  try {
+    const errors = await openApp(page);
+    await useProvider(page, model.base);
+    await say(page, 'Tell me something long');
+    const reply = page.locator('.message.assistant').last();
+    const first = reply.locator('.message-text p').first();
+    // The first paragraph is settled once the second one begins.
+    await expect(reply.locator('.message-text p', { hasText: 'A second paragraph' })).toBeVisible();
+    await expect(reply).toHaveAttribute('data-status', 'streaming');
+    const selected = await first.evaluate((p) => {
+      p.__marked = true;
+      getSelection().selectAllChildren(p);
+      return getSelection().toString();
+    });
+    expect(selected).toContain('The first paragraph settles');
+    // More text arrives while the selection stands.
+    await expect(reply.locator('.message-text p', { hasText: 'A fifth paragraph' })).toBeVisible();
+    const during = await first.evaluate((p) => ({ same: p.__marked === true && p.isConnected, text: getSelection().toString() }));
+    expect(during).toEqual({ same: true, text: selected });
+    // And when the reply ends.
+    await expect(reply).toHaveAttribute('data-status', 'complete');
+    const after = await first.evaluate((p) => ({ same: p.__marked === true && p.isConnected, text: getSelection().toString() }));
+    expect(after).toEqual({ same: true, text: selected });
+    // The reply reads as a whole rendering does: blocks in order, code closed.
+    await expect(reply.locator('.message-text li')).toHaveCount(3);
+    await expect(reply.locator('.message-text code.language-python')).toContainText('print(i)');
+    await expect(reply.locator('.message-text p').last()).toHaveText('The eighth and last paragraph ends the reply.');
+    expect(errors).toEqual([]);
+  } finally {
+    await model.stop();
+  }
+});

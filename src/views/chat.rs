@@ -26,6 +26,7 @@ use crate::storage::ACTIVITY;
 use crate::views::approval::InlineApprovals;
 use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
 use crate::views::card::{ResultCard, ToolCallCard};
+use crate::views::reply::ReplyText;
 use crate::views::conversations::ConversationList;
 use crate::views::skill_form::SkillFormDialog;
 
@@ -773,22 +774,6 @@ fn AssistantMessage(
         Some(MessageStatus::Cancelled) => "cancelled",
         None => "",
     };
-    // Highlighted code and math arrive after the first rendering; each
-    // arrival bumps the enhancer's version and the reply renders again.
-    let enhancer = crate::enhance::use_enhancer();
-    let rendered = {
-        let enhancer = enhancer.clone();
-        Memo::new(move |_| {
-            enhancer.version.track();
-            message.with(|m| {
-                m.as_ref()
-                    .map(|m| hearth_core::markdown::to_chat_html_with(&m.content, &enhancer))
-                    .unwrap_or_default()
-            })
-        })
-    };
-    Effect::new(move |_| rendered.with(|r| enhancer.request(&r.pending)));
-    let html = move || rendered.with(|r| r.html.clone());
     let reasoning = move || {
         message.with(|m| {
             m.as_ref()
@@ -840,7 +825,7 @@ fn AssistantMessage(
             {move || context_note().map(|n| view! {
                 <p class="context-note muted" data-testid="context-note">{n.describe()}</p>
             })}
-            <div class="markdown message-text" inner_html=html></div>
+            <ReplyText message=message/>
             <Show when=move || status() == Some(MessageStatus::Streaming) && calls().is_empty()>
                 <span class="typing" aria-label="Writing"><span></span><span></span><span></span></span>
             </Show>

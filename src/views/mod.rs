@@ -16,6 +16,7 @@ pub mod modal;
 pub mod notes;
 pub mod offline;
 pub mod providers;
+pub mod reply;
 pub mod servers;
 pub mod settings;
 pub mod skill_form;

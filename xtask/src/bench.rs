@@ -275,7 +275,7 @@ fn steps() -> Vec<Step> {
                 let mut cmd = Command::new("sh");
                 cmd.arg("-c")
                     .arg(
-                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry markdown; do \
+                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry markdown streaming; do \
                          cargo bench -p hearth-core --bench $b; done",
                     )
                     .current_dir(root);

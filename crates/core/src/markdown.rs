@@ -12,10 +12,12 @@
 //! [`safe`]'s checks before it is ever markup.
 
 pub mod safe;
+mod stream;
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html};
 
 pub use safe::SafeHtml;
+pub use stream::{StreamRender, StreamUpdate};
 
 fn safe_url(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
@@ -150,14 +152,20 @@ struct OpenBlock {
     code: String,
 }
 
-fn render(source: &str, chat: Option<&dyn Enhance>) -> Rendered {
+/// The Markdown extensions rendering reads; chat replies add math.
+fn options(chat: bool) -> Options {
     let mut options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_FOOTNOTES;
-    if chat.is_some() {
+    if chat {
         options |= Options::ENABLE_MATH;
     }
+    options
+}
+
+fn render(source: &str, chat: Option<&dyn Enhance>) -> Rendered {
+    let options = options(chat.is_some());
     let mut pending = Vec::new();
     let mut open: Option<OpenBlock> = None;
     let mut events: Vec<Event<'_>> = Vec::new();
@@ -264,7 +272,7 @@ fn code_block(block: OpenBlock, enhance: &dyn Enhance, pending: &mut Vec<Pending
     let body = match wants_highlight.then(|| enhance.code(&block.language, &block.code)) {
         Some(Some(highlighted)) => {
             return format!(
-                "<pre><code{class} data-highlighted=\"yes\">{}</code></pre>\n</div>",
+                "<pre><code{class} data-highlighted=\"yes\">{}</code></pre>\n</div>\n",
                 highlighted.as_str()
             );
         }
@@ -277,7 +285,7 @@ fn code_block(block: OpenBlock, enhance: &dyn Enhance, pending: &mut Vec<Pending
         }
         None => escape_text(&block.code),
     };
-    format!("<pre><code{class}>{body}</code></pre>\n</div>")
+    format!("<pre><code{class}>{body}</code></pre>\n</div>\n")
 }
 
 /// A formula as MathML when ready, else its source (`$…$` / `$$…$$`).

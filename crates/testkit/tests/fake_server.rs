@@ -770,7 +770,8 @@ fn every_bundled_script_loads() {
             "rich.json",
             "self-approve.json",
             "skill-discovery.json",
-            "slow.json"
+            "slow.json",
+            "stream.json"
         ]
     );
 }
