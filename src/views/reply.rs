@@ -93,6 +93,15 @@ fn paint(
         let Some(m) = m else {
             return;
         };
+        // No text (a reply that only calls tools): nothing on the page, so
+        // the empty text takes no room.
+        if m.content.is_empty() {
+            if !matches!(painter.shown, Shown::Nothing) {
+                root.set_inner_html("");
+                painter.shown = Shown::Nothing;
+            }
+            return;
+        }
         let streaming = m.status == MessageStatus::Streaming;
         // A reply that is already written shows whole, unless it streamed
         // here and its blocks already read as the whole does.
