@@ -215,7 +215,7 @@ async fn the_discovery_index_follows_every_import_switch_and_removal() {
     .await
     .unwrap();
     assert_eq!(enabled(&skills), ["pdf-tools", "release-notes"]);
-    assert_eq!(discovered(&index, "fill a pdf form"), ["pdf-tools"]);
+    assert_eq!(discovered(&index, "fill in forms"), ["pdf-tools"]);
     assert_eq!(discovered(&index, "release notes"), ["release-notes"]);
 
     // Re-importing replaces the words the package is found by.
@@ -228,7 +228,7 @@ async fn the_discovery_index_follows_every_import_switch_and_removal() {
     )
     .await
     .unwrap();
-    assert!(discovered(&index, "fill a pdf form").is_empty());
+    assert!(discovered(&index, "fill in forms").is_empty());
     assert_eq!(discovered(&index, "merge invoices"), ["pdf-tools"]);
 
     // Switched off: neither the model's library nor discovery has it.
@@ -255,7 +255,7 @@ async fn the_discovery_index_follows_every_import_switch_and_removal() {
     let fresh_index = Rc::new(RefCell::new(SkillIndex::new()));
     again.attach_index(fresh_index.clone());
     assert_eq!(enabled(&again), enabled(&skills));
-    for q in ["merge invoices", "release notes", "fill a pdf form"] {
+    for q in ["merge invoices", "release notes", "fill in forms"] {
         assert_eq!(discovered(&index, q), discovered(&fresh_index, q), "{q}");
     }
     db.close();
