@@ -360,7 +360,10 @@ impl Assistant {
             .into_iter()
             .flatten()
             .collect();
-        let probe = store::LocalProbe { at_ms: now(), found };
+        let probe = store::LocalProbe {
+            at_ms: now(),
+            found,
+        };
         // Not remembering only means asking again on the next load.
         let _ = store::save_local_probe(&self.rt.db(), &probe).await;
         if self.provider.get_untracked().is_none() {

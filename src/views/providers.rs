@@ -156,7 +156,11 @@ pub fn ProviderPanel() -> impl IntoView {
     // A preset brings its own URL; a custom provider starts with none, not
     // the URL of the preset picked before.
     let on_preset = move |id: String| {
-        base_url.set(preset(&id).map(|p| p.base_url.to_string()).unwrap_or_default());
+        base_url.set(
+            preset(&id)
+                .map(|p| p.base_url.to_string())
+                .unwrap_or_default(),
+        );
         choice.set(id);
         models.set(Vec::new());
         check.set(None);
@@ -436,7 +440,9 @@ fn LocalServers() -> impl IntoView {
             return "Looking for model servers on this machine…".to_string();
         }
         match probe.get() {
-            None => format!("Hearth has not looked for model servers on this machine ({names}) yet."),
+            None => {
+                format!("Hearth has not looked for model servers on this machine ({names}) yet.")
+            }
             Some(p) if p.found.is_empty() => format!(
                 "No model server on this machine ({names}) answered when Hearth last looked, {}.",
                 when(p.at_ms)
@@ -451,7 +457,11 @@ fn LocalServers() -> impl IntoView {
                         format!("{label} ({n} model{})", if n == 1 { "" } else { "s" })
                     })
                     .collect();
-                format!("Found on this machine when Hearth last looked, {}: {}.", when(p.at_ms), found.join(", "))
+                format!(
+                    "Found on this machine when Hearth last looked, {}: {}.",
+                    when(p.at_ms),
+                    found.join(", ")
+                )
             }
         }
     };

@@ -163,10 +163,7 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
         let def = skill.clone();
         move || tier_allowed() && settings().is_enabled(&def)
     };
-    let tier_off_hint = format!(
-        "{} skills are switched off above",
-        skill.tier.label()
-    );
+    let tier_off_hint = format!("{} skills are switched off above", skill.tier.label());
     let approval = {
         let settings = settings.clone();
         move || {
