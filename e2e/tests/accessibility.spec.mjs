@@ -1,7 +1,7 @@
 // An accessibility audit with axe-core of every panel and dialog, in the
 // light and the dark theme: no serious or critical violations.
 import { test, expect } from '@playwright/test';
-import { openApp, runCommand } from '../support/app.mjs';
+import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 import { seriousViolations } from '../support/a11y.mjs';
 import { requirePeers, startEverything } from '../support/mcp.mjs';
 import { say, startFakeModel, useProvider } from '../support/model.mjs';
@@ -18,6 +18,8 @@ async function audit(page, where, found) {
     await page.waitForTimeout(120);
     const v = await seriousViolations(page);
     if (v.length) found[`${where} (${theme})`] = v;
+    // Kept with the other screenshots, to look at both themes.
+    await saveScreenshot(page, `a11y-${where.replace(/[^a-z0-9]+/gi, '-')}-${theme}`);
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }

@@ -467,7 +467,7 @@ fn LocalServers() -> impl IntoView {
     };
     view! {
         <div class="local-servers">
-            <p class="muted" role="status" data-testid="local-servers">{said}</p>
+            <p class="muted" aria-live="polite" data-testid="local-servers">{said}</p>
             <button type="button" class="small" disabled=move || probing.get() on:click=move |_| {
                 let a = a.clone();
                 spawn_local(async move { a.probe_local().await });
