@@ -610,7 +610,7 @@ mod tests {
             ),
             (
                 "/task Renew passport tomorrow !high",
-                r#"tasks {"action":"create","due":"tomorrow","priority":"high","title":"Renew passport"}"#,
+                r#"tasks {"action":"create","title":"Renew passport","due":"tomorrow","priority":"high"}"#,
             ),
             ("/tasks", r#"tasks {"action":"list"}"#),
             ("/tasks done", r#"tasks {"action":"list","status":"done"}"#),
