@@ -160,8 +160,7 @@ test('focus returns to where it was after every dialog', async ({ page }) => {
   await expect(page.locator('.result-card')).toHaveCount(1);
   await page.getByRole('link', { name: 'Activity' }).click();
   const row = page.locator('tr.log-row');
-  await row.focus();
-  await page.keyboard.press('Enter');
+  await row.click();
   const detail = page.getByRole('dialog', { name: 'Calculator' });
   await expect(detail).toBeVisible();
   await page.keyboard.press('Escape');
@@ -220,6 +219,7 @@ test('the skill form reads like a form: required first, then the schema order, c
   await form.getByLabel('Action').selectOption('');
   await expect(form.locator('.form-field[data-field="action"] .field-error')).toHaveText('Action is required');
   await form.getByLabel('Action').selectOption('create');
+  await limit.fill('');
   await form.getByLabel('Title').fill('Plant garlic');
   await form.getByRole('button', { name: 'Run' }).click();
   await expect(page.locator('.result-card').last().locator('.card-output')).toHaveText('Created note "Plant garlic".');
