@@ -23,7 +23,7 @@ use hearth_core::agent_skills::{
     LoadOutcome, Problem, ScriptRequest, Severity, SkillPackage, ValidationMode, paths,
 };
 use hearth_core::discovery::SkillIndex;
-use hearth_core::discovery::packages::{index_library, index_package};
+use hearth_core::discovery::packages::{index_library, sync_package};
 use hearth_core::{SkillDefinition, SkillError, SkillKind, SkillOutput, ToolCall};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
@@ -157,7 +157,8 @@ fn rebuild(record: &StoredPackage, files: Vec<PackageFile>) -> Option<SkillPacka
 /// command bar. Views re-read when `version` changes.
 pub struct AgentSkills {
     installed: RefCell<Vec<Installed>>,
-    /// The enabled packages, rebuilt on every change.
+    /// The enabled packages; each change adds, replaces or drops only the
+    /// package it touched.
     library: RefCell<SkillLibrary>,
     /// The discovery index the enabled packages are entries of, once the
     /// runtime built it; each change updates only the packages it touched.
@@ -213,6 +214,8 @@ impl AgentSkills {
         }
     }
 
+    /// Builds the library of enabled packages from scratch: at load, and
+    /// when every package may have changed at once (a restore).
     fn rebuild_library(&self) {
         let enabled: Vec<SkillPackage> = self
             .installed
@@ -221,11 +224,38 @@ impl AgentSkills {
             .filter(|i| i.record.enabled)
             .map(|i| i.package.clone())
             .collect();
-        let library = SkillLibrary::from_packages(enabled);
-        for state in self.states.borrow_mut().values_mut() {
-            state.retain_installed(&library);
+        *self.library.borrow_mut() = SkillLibrary::from_packages(enabled);
+        self.changed();
+    }
+
+    /// Puts the one package `name` in step in the library and the index
+    /// after it was imported, switched or removed; the other packages are
+    /// neither copied nor re-indexed.
+    fn sync(&self, name: &str) {
+        let installed = self.installed.borrow();
+        let state = installed
+            .iter()
+            .find(|i| i.record.name == name)
+            .map(|i| (&i.package, i.record.enabled));
+        let index = self.index.borrow();
+        let mut index = index.as_ref().map(|i| i.borrow_mut());
+        sync_package(
+            &mut self.library.borrow_mut(),
+            index.as_deref_mut(),
+            name,
+            state,
+        );
+    }
+
+    /// After the library changed: conversations forget active skills that
+    /// are gone, and views re-read.
+    fn changed(&self) {
+        {
+            let library = self.library.borrow();
+            for state in self.states.borrow_mut().values_mut() {
+                state.retain_installed(&library);
+            }
         }
-        *self.library.borrow_mut() = library;
         self.version.update(|n| *n += 1);
     }
 
@@ -275,11 +305,7 @@ impl AgentSkills {
             puts.push((SKILL_PACKAGES, Db::value(&item.record)?));
         }
         db.apply_raw(&puts, &deletes).await?;
-        self.with_index(|index| {
-            for item in &new {
-                index_package(index, &item.package, item.record.enabled);
-            }
-        });
+        let names: Vec<String> = new.iter().map(|i| i.record.name.clone()).collect();
         {
             let mut installed = self.installed.borrow_mut();
             for item in new {
@@ -292,7 +318,10 @@ impl AgentSkills {
                 }
             }
         }
-        self.rebuild_library();
+        for name in &names {
+            self.sync(name);
+        }
+        self.changed();
         Ok(())
     }
 
@@ -309,13 +338,11 @@ impl AgentSkills {
             .collect();
         deletes.push((SKILL_PACKAGES, name.to_string()));
         db.apply_raw(&[], &deletes).await?;
-        self.with_index(|index| {
-            index.remove_package(name);
-        });
         self.installed
             .borrow_mut()
             .retain(|i| i.record.name != name);
-        self.rebuild_library();
+        self.sync(name);
+        self.changed();
         Ok(Some(old))
     }
 
@@ -330,7 +357,6 @@ impl AgentSkills {
         };
         item.record.enabled = enabled;
         db.put(SKILL_PACKAGES, &item.record).await?;
-        self.with_index(|index| index_package(index, &item.package, enabled));
         if let Some(i) = self
             .installed
             .borrow_mut()
@@ -339,7 +365,8 @@ impl AgentSkills {
         {
             i.record.enabled = enabled;
         }
-        self.rebuild_library();
+        self.sync(name);
+        self.changed();
         Ok(())
     }
 

@@ -190,9 +190,10 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                                         class:active=move || place.get() == p
                                         aria-current=move || (place.get() == p).then_some("page")
                                         data-place=p.slug()
+                                        title=p.label()
                                     >
                                         <span class="nav-icon"><Icon name=p.icon()/></span>
-                                        <span>{p.label()}</span>
+                                        <span class="nav-label">{p.label()}</span>
                                     </a>
                                 </li>
                             }

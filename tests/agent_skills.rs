@@ -12,8 +12,11 @@ use hearth::storage::{ACTIVITY, Db, SKILL_FILES, SKILL_PACKAGES, current_schema}
 use hearth_core::agent_skills::archive::write_package_zip;
 use hearth_core::agent_skills::package::FileKind;
 use hearth_core::agent_skills::scan::SourceFile;
+use hearth_core::discovery::SkillIndex;
 use hearth_core::{CallOrigin, SkillId, SkillKind, Tier, ToolStatus};
 use serde_json::{Value, json};
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -169,6 +172,92 @@ async fn reimport_replaces_in_place_and_remove_takes_every_file() {
     // Undo puts it back, files and all.
     skills.save(&db, vec![removed]).await.unwrap();
     assert_eq!(db.count(SKILL_FILES).await.unwrap(), 5);
+    db.close();
+}
+
+/// The packages `discover_skills` finds for `query` in `index`.
+fn discovered(index: &RefCell<SkillIndex>, query: &str) -> Vec<String> {
+    index
+        .borrow()
+        .search(query, None, 5, &|_| true)
+        .iter()
+        .filter_map(|h| h.package().map(|p| p.name.clone()))
+        .collect()
+}
+
+/// The names in the library of enabled packages the model sees.
+fn enabled(skills: &AgentSkills) -> Vec<String> {
+    let mut names: Vec<String> = skills
+        .library()
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[wasm_bindgen_test]
+async fn the_discovery_index_follows_every_import_switch_and_removal() {
+    let db = fresh("test-agent-skills-index").await;
+    let (skills, _) = AgentSkills::load(&db).await.unwrap();
+    let index = Rc::new(RefCell::new(SkillIndex::new()));
+    skills.attach_index(index.clone());
+    let origin = |_: &_| PackageOrigin::Folder {
+        name: "team".into(),
+    };
+    store_outcome(
+        &skills,
+        &db,
+        scan_folder(team_folder("Fill in PDF forms."), None),
+        origin,
+        1.0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(enabled(&skills), ["pdf-tools", "release-notes"]);
+    assert_eq!(discovered(&index, "fill in forms"), ["pdf-tools"]);
+    assert_eq!(discovered(&index, "release notes"), ["release-notes"]);
+
+    // Re-importing replaces the words the package is found by.
+    store_outcome(
+        &skills,
+        &db,
+        scan_folder(team_folder("Merge scanned invoices."), None),
+        origin,
+        2.0,
+    )
+    .await
+    .unwrap();
+    assert!(discovered(&index, "fill in forms").is_empty());
+    assert_eq!(discovered(&index, "merge invoices"), ["pdf-tools"]);
+
+    // Switched off: neither the model's library nor discovery has it.
+    skills.set_enabled(&db, "pdf-tools", false).await.unwrap();
+    assert_eq!(enabled(&skills), ["release-notes"]);
+    assert!(discovered(&index, "merge invoices").is_empty());
+    skills.set_enabled(&db, "pdf-tools", true).await.unwrap();
+    assert_eq!(enabled(&skills), ["pdf-tools", "release-notes"]);
+    assert_eq!(discovered(&index, "merge invoices"), ["pdf-tools"]);
+
+    // Removed, then put back by undo.
+    let removed = skills.remove(&db, "release-notes").await.unwrap().unwrap();
+    assert_eq!(enabled(&skills), ["pdf-tools"]);
+    assert!(!index.borrow().contains_package("release-notes"));
+    skills.save(&db, vec![removed]).await.unwrap();
+    assert_eq!(discovered(&index, "release notes"), ["release-notes"]);
+
+    // A restart indexes what was stored, the same way.
+    db.close();
+    let db = Db::open_with("test-agent-skills-index", current_schema())
+        .await
+        .unwrap();
+    let (again, _) = AgentSkills::load(&db).await.unwrap();
+    let fresh_index = Rc::new(RefCell::new(SkillIndex::new()));
+    again.attach_index(fresh_index.clone());
+    assert_eq!(enabled(&again), enabled(&skills));
+    for q in ["merge invoices", "release notes", "fill in forms"] {
+        assert_eq!(discovered(&index, q), discovered(&fresh_index, q), "{q}");
+    }
     db.close();
 }
 

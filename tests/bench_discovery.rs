@@ -5,7 +5,9 @@
 //! the real collections and their variants). Prints figures and asserts
 //! nothing about time.
 //!
-//! `cargo xtask bench` runs it as
+//! `cargo xtask bench --only discovery-browser` runs it (after `cargo
+//! bench -p hearth-core --bench discovery -- write-packages`, which writes
+//! the package texts) as
 //! `cargo test -p hearth --release --features bench --target wasm32-unknown-unknown --test bench_discovery -- --nocapture`.
 #![cfg(all(target_arch = "wasm32", feature = "bench"))]
 
@@ -22,8 +24,8 @@ const QUERIES: &str = include_str!("../crates/core/tests/fixtures/discovery/quer
 const HOLDOUT: &str = include_str!("../crates/core/tests/fixtures/discovery/queries_holdout.json");
 const PACKAGE_QUERIES: &str =
     include_str!("../crates/core/tests/fixtures/discovery/packages/queries.json");
-/// Written by `cargo bench -p hearth-core --bench discovery`, which
-/// `cargo xtask bench` runs first.
+/// Written by `cargo bench -p hearth-core --bench discovery --
+/// write-packages`, which the `discovery-browser` bench step runs first.
 const PACKAGES: &str = include_str!("../target/skill-collections/bench-packages.json");
 
 #[derive(Deserialize)]

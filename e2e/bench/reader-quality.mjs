@@ -5,8 +5,8 @@
 // --json` gives is compared with the text Readability (in jsdom) extracts,
 // by word-level F1. Prints one row per page, the median and the worst five,
 // and each page's F1 beside the reader this one replaced (its figures were
-// measured once, before it was deleted, and are kept in
-// reader-baseline.json).
+// measured with this script's word count on that reader's output, before
+// it was deleted, and are kept in reader-baseline.json).
 //
 // Env: HEARTH_BIN (the hearth binary), READER_CORPUS (the folder xtask put
 // trafilatura's pages in). `--write-baseline FILE` writes this run's F1 per
@@ -48,10 +48,13 @@ const corpus = [
     'webpage'].map((p) => [`trafilatura/${p}`, join(saved, `${p}.html`)]),
 ];
 
-/// Lower-case words (letters and digits), Markdown's link targets left out.
+/// Lower-case words (letters and digits). Markdown's own syntax is left
+/// out: link targets, and the language name after a code fence (it comes
+/// from a class attribute, not from the page's text).
 function words(text) {
   const noTargets = text.replace(/\]\((?:[^()\s]|\([^)]*\))*\)/g, ']');
-  return noTargets.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const noFenceInfo = noTargets.replace(/^([ \t]*(?:`{3,}|~{3,}))[^`\n]*$/gm, '$1');
+  return noFenceInfo.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
 function f1(ours, reference) {

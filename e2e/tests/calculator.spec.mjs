@@ -61,8 +61,11 @@ test('skills are grouped by tier and settings shows version and storage', { tag:
   await page.getByRole('link', { name: 'Settings' }).click();
   await expect(page.getByTestId('version')).toHaveText(/^\d+\.\d+\.\d+$/);
   await expect(page.getByTestId('storage-usage')).toContainText('available');
-  // The build id and the storage figures differ from build to build.
-  await expectScreen(page, 'settings', { hide: ['[data-testid=build]', '[data-testid=storage-usage]'] });
+  // The build id and the storage figures differ from build to build; the
+  // look for local model servers says when it was made and what answered
+  // on this machine.
+  await expect(page.getByTestId('local-servers')).toContainText('when Hearth last looked');
+  await expectScreen(page, 'settings', { hide: ['[data-testid=build]', '[data-testid=storage-usage]', '[data-testid=local-servers]'] });
 });
 
 test('clear all data asks first, and Cancel keeps everything', async ({ page }) => {

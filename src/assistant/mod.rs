@@ -46,6 +46,22 @@ pub struct Offer {
     pub models: Vec<ModelInfo>,
 }
 
+/// The offers a remembered probe makes: the local presets that answered.
+fn offers_of(probe: &store::LocalProbe) -> Vec<Offer> {
+    probe
+        .found
+        .iter()
+        .filter_map(|f| {
+            local_presets()
+                .find(|p| p.id == f.preset)
+                .map(|preset| Offer {
+                    preset,
+                    models: f.models.clone(),
+                })
+        })
+        .collect()
+}
+
 /// A request waiting to be retried, for the countdown in the chat.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetryNotice {
@@ -184,6 +200,10 @@ pub struct Inner {
     pub paused: RwSignal<Vec<String>>,
     pub retrying: RwSignal<HashMap<String, RetryNotice>>,
     pub offers: RwSignal<Vec<Offer>>,
+    /// The remembered answer of the look for local model servers (`None`
+    /// until one was made), and whether one is under way.
+    pub local_probe: RwSignal<Option<store::LocalProbe>>,
+    pub probing: RwSignal<bool>,
     pub deleted: RwSignal<Option<Deleted>>,
     /// A storage failure to show; the data in memory is intact.
     pub save_error: RwSignal<Option<String>>,
@@ -236,6 +256,8 @@ impl Assistant {
             paused: RwSignal::new(Vec::new()),
             retrying: RwSignal::new(HashMap::new()),
             offers: RwSignal::new(Vec::new()),
+            local_probe: RwSignal::new(None),
+            probing: RwSignal::new(false),
             deleted: RwSignal::new(None),
             save_error: RwSignal::new(None),
             undecodable: RwSignal::new(0),
@@ -294,6 +316,8 @@ impl Assistant {
                 None => self.new_conversation(),
             }
         }
+        let remembered = store::local_probe(&db).await.ok().flatten();
+        self.local_probe.set(remembered.clone());
         self.loaded.set(true);
         if provider.is_none() {
             let dismissed = db
@@ -303,28 +327,50 @@ impl Assistant {
                 .flatten()
                 .unwrap_or(false);
             if !dismissed {
-                self.probe_local().await;
+                match remembered {
+                    // Asked before: offer what answered then, without
+                    // asking again.
+                    Some(probe) => self.offers.set(offers_of(&probe)),
+                    None => self.probe_local().await,
+                }
             }
         }
     }
 
-    /// Asks each local preset for its models; those that answer are offered.
-    async fn probe_local(&self) {
+    /// Asks each local preset for its models, remembers which answered,
+    /// and offers those while no provider is set. Settings' "Look again"
+    /// calls this; loading the app only does when nothing is remembered.
+    pub async fn probe_local(&self) {
+        if self.probing.get_untracked() {
+            return;
+        }
+        self.probing.set(true);
         let probes = local_presets().map(|preset| async move {
             let config = ProviderConfig::from_preset(preset, "", "");
             fetch_models(&config, 1_500)
                 .await
                 .ok()
-                .map(|models| Offer { preset, models })
+                .map(|models| store::FoundServer {
+                    preset: preset.id.to_string(),
+                    models,
+                })
         });
-        let found: Vec<Offer> = futures::future::join_all(probes)
+        let found: Vec<store::FoundServer> = futures::future::join_all(probes)
             .await
             .into_iter()
             .flatten()
             .collect();
+        let probe = store::LocalProbe {
+            at_ms: now(),
+            found,
+        };
+        // Not remembering only means asking again on the next load.
+        let _ = store::save_local_probe(&self.rt.db(), &probe).await;
         if self.provider.get_untracked().is_none() {
-            self.offers.set(found);
+            self.offers.set(offers_of(&probe));
         }
+        self.local_probe.set(Some(probe));
+        self.probing.set(false);
     }
 
     /// Hides the first-start offer for good.
@@ -671,6 +717,7 @@ impl Assistant {
         self.deleted.set(None);
         self.save_error.set(None);
         self.offers.set(Vec::new());
+        self.local_probe.set(None);
         self.new_conversation();
     }
 

@@ -14,6 +14,28 @@ pub const PROVIDER_KEY: &str = "provider";
 pub const ASSISTANT_KEY: &str = "assistant";
 /// Set once the person dismissed the first-start offer of a local model.
 pub const OFFER_DISMISSED_KEY: &str = "provider_offer_dismissed";
+/// The settings record holding the last [`LocalProbe`].
+pub const LOCAL_PROBE_KEY: &str = "local_server_probe";
+
+/// What the last look for model servers on this machine found: asked once
+/// and remembered, so loading the app does not knock on local ports (and
+/// fill the console with refused connections) every time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocalProbe {
+    /// When the servers were asked.
+    pub at_ms: f64,
+    /// The local presets that answered, with the models they listed.
+    #[serde(default)]
+    pub found: Vec<FoundServer>,
+}
+
+/// A local preset that answered the probe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FoundServer {
+    pub preset: String,
+    #[serde(default)]
+    pub models: Vec<hearth_core::providers::ModelInfo>,
+}
 
 /// How the assistant behaves, whatever the provider.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,4 +110,12 @@ pub async fn settings(db: &Db) -> Result<AssistantSettings, StorageError> {
 
 pub async fn save_settings(db: &Db, settings: &AssistantSettings) -> Result<(), StorageError> {
     db.set_setting(ASSISTANT_KEY, settings).await
+}
+
+pub async fn local_probe(db: &Db) -> Result<Option<LocalProbe>, StorageError> {
+    db.setting(LOCAL_PROBE_KEY).await
+}
+
+pub async fn save_local_probe(db: &Db, probe: &LocalProbe) -> Result<(), StorageError> {
+    db.set_setting(LOCAL_PROBE_KEY, probe).await
 }

@@ -88,7 +88,7 @@ pub fn ResourcePicker(on_pick: Callback<Attachment>, on_close: Callback<()>) -> 
                     return view! { <p class="empty muted">"Nothing matches."</p> }.into_any();
                 }
                 view! {
-                    <ul class="picker-list" role="listbox" aria-label="Resources">
+                    <ul class="picker-list" aria-label="Resources">
                         {list.into_iter().map(|(server, r)| {
                             let label = r.title.clone().unwrap_or_else(|| r.name.clone());
                             let uri = r.uri.clone();
@@ -97,7 +97,7 @@ pub fn ResourcePicker(on_pick: Callback<Attachment>, on_close: Callback<()>) -> 
                             let pick = pick.clone();
                             let (s2, r2) = (server.clone(), r.clone());
                             view! {
-                                <li role="option" aria-selected="false">
+                                <li>
                                     <button class="picker-item" on:click=move |_| pick(s2.clone(), r2.clone())>
                                         <Icon name="file"/>
                                         <span class="picker-name">{label}</span>

@@ -11,7 +11,7 @@ use crate::icons::Icon;
 use crate::platform::{download_text, format_time};
 use crate::runtime::use_runtime;
 use crate::storage::ACTIVITY;
-use crate::views::card::Output;
+use crate::views::card::{record_input, record_output};
 use crate::views::confirm::ConfirmDialog;
 use crate::views::modal::Modal;
 
@@ -204,7 +204,10 @@ pub fn ActivityView() -> impl IntoView {
                                         <td>{r.skill_name.clone()}{(r.origin == hearth_core::CallOrigin::App).then(|| view! { <span class="origin-tag">" from an app"</span> })}</td>
                                         <td><span class=format!("status status-{}", r.result.status.as_str())>{r.result.status.as_str()}</span></td>
                                         <td class="muted">{decision_text(&r)}</td>
-                                        <td class="muted">{hearth_core::display::duration(r.result.duration_ms)}</td>
+                                        <td class="muted">
+                                            {hearth_core::display::duration(r.result.duration_ms)}
+                                            {hearth_core::display::approval_wait(r.result.wait_ms).map(|w| view! { <span class="log-wait">{w}</span> })}
+                                        </td>
                                         <td><code class="truncate">{preview}</code></td>
                                     </tr>
                                 }
@@ -235,25 +238,39 @@ fn ActivityDetail(
     record: ActivityRecord,
     on_close: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
-    let args = serde_json::to_string_pretty(&record.arguments).unwrap_or_default();
-    let result = serde_json::to_string_pretty(&record.result).unwrap_or_default();
+    // What came out, in words, comes first; the stored record (ids and
+    // all) only when asked for.
+    let raw = serde_json::to_string_pretty(&record).unwrap_or_default();
+    let completed = record.result.status == ToolStatus::Completed;
+    let started = js_sys::Date::new(&record.result.started_at_ms.into())
+        .to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED)
+        .as_string()
+        .unwrap_or_default();
+    let wait = hearth_core::display::approval_wait(record.result.wait_ms);
     view! {
-        <Modal labelledby="detail-title" class="wide" on_escape=Callback::new(move |_| on_close())>
+        <Modal labelledby="detail-title" class="wide activity-detail" on_escape=Callback::new(move |_| on_close())>
                 <header class="approval-head">
                     <h2 id="detail-title">{record.skill_name.clone()}</h2>
                     <span class=format!("status status-{}", record.result.status.as_str())>{record.result.status.as_str()}</span>
                     <button class="icon-button" aria-label="Close" data-autofocus on:click=move |_| on_close()><Icon name="x"/></button>
                 </header>
+                <section class="detail-output" aria-labelledby="detail-output-title">
+                    <h3 id="detail-output-title">{if completed { "Output" } else { "Message" }}</h3>
+                    {record_output(&record)}
+                </section>
                 <dl class="facts">
-                    <dt>"Started"</dt><dd>{js_sys::Date::new(&record.result.started_at_ms.into()).to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED).as_string().unwrap_or_default()}</dd>
-                    <dt>"Duration"</dt><dd>{hearth_core::display::duration(record.result.duration_ms)}</dd>
+                    <dt>"Started"</dt><dd>{started}</dd>
+                    <dt>"Ran for"</dt><dd data-testid="activity-duration">{hearth_core::display::duration(record.result.duration_ms)}</dd>
+                    {wait.map(|w| view! { <dt>"Approval"</dt><dd data-testid="activity-wait">{w}</dd> })}
                     <dt>"Decision"</dt><dd>{decision_text(&record)}{record.result.decision.as_ref().and_then(|d| d.reason.clone()).map(|r| format!(" — {r}"))}</dd>
                     <dt>"From"</dt><dd data-testid="activity-origin">{origin_words(&record)}</dd>
                 </dl>
-                <h3>"Arguments"</h3>
-                <pre class="approval-args">{args}</pre>
-                <h3>"Result"</h3>
-                <Output text=result/>
+                <h3>"Input"</h3>
+                {record_input(&record)}
+                <details class="raw-record">
+                    <summary>"Show the log record"</summary>
+                    <pre class="approval-args" aria-label="The log record as stored">{raw}</pre>
+                </details>
         </Modal>
     }
 }

@@ -1,8 +1,11 @@
 //! The approval dialog: who asks (the person, the assistant or an MCP
 //! App), the skill, its tier, why it asks, and the full arguments — never
-//! truncated or blurred. Allow once, always allow this skill, or deny; Esc
-//! denies. Its buttons are the only source of answers, and the allowing
-//! ones wake up only a moment after the question appears.
+//! truncated or blurred. Allow once, always allow this skill, or deny.
+//! Esc at the question denies this one call, as Deny does, and the
+//! question says so; a reply under way goes on without it (Stop, or Esc
+//! in the composer, ends the reply). Its buttons are the only source of
+//! answers, and the allowing ones wake up only a moment after the
+//! question appears. Focus goes back where it was once it is answered.
 //!
 //! A call made in the conversation the Chat view shows is answered inline,
 //! in that conversation; every other call (the command bar outside a
@@ -93,6 +96,7 @@ fn InlineApproval(pending: Pending) -> impl IntoView {
     let title_id = format!("approval-title-{id}");
     let body_title = title_id.clone();
     let card = NodeRef::<html::Div>::new();
+    crate::views::focus::return_on_close();
     // Like the modal, focus goes to Deny so Enter never allows by accident.
     Effect::new(move |_| {
         if let Some(el) = card.get()
@@ -144,6 +148,14 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
         (hearth_core::CallOrigin::App, _) => "An MCP App, not you, wants to run".to_string(),
     };
     let from_app = req.call.origin == hearth_core::CallOrigin::App;
+    // What Esc does here, in the words of what follows it.
+    let esc_hint = match req.call.origin {
+        hearth_core::CallOrigin::Model => {
+            " denies this call, like Deny; the assistant is told and its reply goes on. Stop ends the reply."
+        }
+        hearth_core::CallOrigin::App => " denies this call, like Deny; the app is told.",
+        hearth_core::CallOrigin::User => " denies this call, like Deny; nothing runs.",
+    };
     let tier = req.skill.tier;
     // The buttons that allow stay inactive for a moment after the question
     // appears, so a click meant for what was under the pointer (or one a
@@ -170,8 +182,11 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
         <h3 class="approval-args-title">"Arguments"</h3>
         <pre class="approval-args" tabindex="0" aria-label="Full arguments">{args}</pre>
         {(waiting > 0).then(|| view! { <p class="muted">{format!("{waiting} more waiting")}</p> })}
+        <p class="hint approval-hint" data-testid="approval-hint">
+            <kbd>"Esc"</kbd>{esc_hint}
+        </p>
         <div class="modal-actions">
-            <button data-autofocus class="deny" on:click=move |_| a1(ApprovalAnswer::Deny)>"Deny"</button>
+            <button data-autofocus class="deny" title="Deny (Esc)" on:click=move |_| a1(ApprovalAnswer::Deny)>"Deny"</button>
             {req.always_offered.then(|| {
                 let a = a2.clone();
                 view! {

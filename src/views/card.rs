@@ -40,6 +40,28 @@ fn output_text(record: &ActivityRecord) -> String {
     result_text(&record.result)
 }
 
+/// What a logged call gave back, as people read it: code runs show their
+/// output (views/code.rs), web skills read as pages and result lists
+/// (views/web.rs), everything else as its text, or its message when it
+/// did not complete.
+pub fn record_output(record: &ActivityRecord) -> AnyView {
+    let output = output_text(record);
+    crate::views::code::code_output(record)
+        .or_else(|| crate::views::web::web_result(record, &output))
+        .unwrap_or_else(|| view! { <Output text=output/> }.into_any())
+}
+
+/// The input of a logged call as people read it: a code run's source, a
+/// lone string bare, anything else as formatted JSON.
+pub fn record_input(record: &ActivityRecord) -> AnyView {
+    match crate::views::code::code_input(record) {
+        Some(view) => view,
+        None => {
+            view! { <Output text=input_text(&record.arguments) class="card-input"/> }.into_any()
+        }
+    }
+}
+
 /// What a result says, as people read it.
 pub fn result_text(r: &hearth_core::ToolResult) -> String {
     match r.status {
@@ -106,15 +128,10 @@ pub fn ResultCard(
     let undone = RwSignal::new(false);
     let status = record.result.status;
     let status_class = format!("status status-{}", status.as_str());
-    let input = input_text(&record.arguments);
-    let output = output_text(&record);
-    // Code runs show their source and output (views/code.rs); web skills
-    // read as pages and result lists (views/web.rs).
-    let code_input = crate::views::code::code_input(&record);
-    let body = crate::views::code::code_output(&record)
-        .or_else(|| crate::views::web::web_result(&record, &output))
-        .unwrap_or_else(|| view! { <Output text=output/> }.into_any());
+    let input = record_input(&record);
+    let body = record_output(&record);
     let duration = hearth_core::display::duration(record.result.duration_ms);
+    let wait = hearth_core::display::approval_wait(record.result.wait_ms);
     let time = format_time(record.result.started_at_ms);
     view! {
         <article class="card result-card" data-status=status.as_str() data-skill=record.skill_id.to_string()>
@@ -123,17 +140,15 @@ pub fn ResultCard(
                 <span class="card-skill">{record.skill_name.clone()}</span>
                 <span class=status_class>{status_label(status)}</span>
                 <span class="card-meta">
-                    <span class="card-duration" title="Duration">{duration}</span>
+                    <span class="card-duration" title="How long the skill ran">{duration}</span>
+                    {wait.map(|w| view! { " · "<span class="card-wait" title="Time the call waited for your answer, not counted in its run">{w}</span> })}
                     " · "
                     <time>{time}</time>
                 </span>
             </header>
             <dl class="card-body">
                 <dt>"Input"</dt>
-                <dd>{match code_input {
-                    Some(view) => view,
-                    None => view! { <Output text=input class="card-input"/> }.into_any(),
-                }}</dd>
+                <dd>{input}</dd>
                 <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
                 <dd>{body}</dd>
             </dl>
@@ -225,6 +240,10 @@ pub fn ToolCallCard(
         .result
         .as_ref()
         .map(|r| hearth_core::display::duration(r.duration_ms));
+    let wait = call
+        .result
+        .as_ref()
+        .and_then(|r| hearth_core::display::approval_wait(r.wait_ms));
     let finished = matches!(call.state, CallState::Finished);
     view! {
         <article class="card tool-card" data-state=state data-skill=call.name.clone()>
@@ -232,7 +251,12 @@ pub fn ToolCallCard(
                 <span class="card-icon"><Icon name=icon/></span>
                 <span class="card-skill">{name}</span>
                 <span class=format!("status status-{state}")>{label}</span>
-                {duration.map(|d| view! { <span class="card-meta"><span class="card-duration" title="Duration">{d}</span></span> })}
+                {duration.map(|d| view! {
+                    <span class="card-meta">
+                        <span class="card-duration" title="How long the skill ran">{d}</span>
+                        {wait.map(|w| view! { " · "<span class="card-wait" title="Time the call waited for your answer, not counted in its run">{w}</span> })}
+                    </span>
+                })}
             </header>
             <dl class="card-body">
                 <dt>"Input"</dt>

@@ -1333,11 +1333,24 @@ fn Composer(
                 }
             })}
             {move || help.get().map(|h| view! {
-                <section class="command-help" aria-label=h.title.clone()>
+                // Closing the help (its button, or Esc inside it) hands
+                // focus back to the composer rather than to the page.
+                <section class="command-help" aria-label=h.title.clone()
+                    on:keydown=move |ev: KeyboardEvent| {
+                        if ev.key() == "Escape" {
+                            ev.prevent_default();
+                            state.update(|c| c.help = None);
+                            focus_composer();
+                        }
+                    }
+                >
                     <header class="command-help-head">
                         <h2>{h.title.clone()}</h2>
                         <button type="button" class="icon-button" aria-label="Close help"
-                            on:click=move |_| state.update(|c| c.help = None)
+                            on:click=move |_| {
+                                state.update(|c| c.help = None);
+                                focus_composer();
+                            }
                         ><Icon name="x"/></button>
                     </header>
                     <dl>

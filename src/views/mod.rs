@@ -11,6 +11,7 @@ pub mod code;
 pub mod confirm;
 pub mod conversations;
 pub mod files;
+pub mod focus;
 pub mod memory;
 pub mod modal;
 pub mod notes;

@@ -1,6 +1,7 @@
 //! A modal dialog: a backdrop, focus moved inside on open (to the element
-//! marked `data-autofocus`, else the dialog), Esc to close, and clicks on
-//! the backdrop closing it when allowed.
+//! marked `data-autofocus`, else the dialog) and given back to where it
+//! was on close, Esc to close, and clicks on the backdrop closing it when
+//! allowed.
 
 use leptos::ev::KeyboardEvent;
 use leptos::html;
@@ -22,6 +23,7 @@ pub fn Modal(
     children: Children,
 ) -> impl IntoView {
     let dialog = NodeRef::<html::Div>::new();
+    crate::views::focus::return_on_close();
     Effect::new(move |_| {
         if let Some(el) = dialog.get() {
             let target = el

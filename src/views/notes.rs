@@ -75,7 +75,7 @@ pub fn NotesView() -> impl IntoView {
     };
 
     view! {
-        <section class="page wide notes" aria-labelledby="notes-title">
+        <section class="page notes" aria-labelledby="notes-title">
             <header class="page-head row">
                 <div>
                     <h1 id="notes-title">"Notes"</h1>

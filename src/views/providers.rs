@@ -153,10 +153,14 @@ pub fn ProviderPanel() -> impl IntoView {
         preset(&id).is_none_or(|p| p.needs_key)
     };
 
+    // A preset brings its own URL; a custom provider starts with none, not
+    // the URL of the preset picked before.
     let on_preset = move |id: String| {
-        if let Some(p) = preset(&id) {
-            base_url.set(p.base_url.to_string());
-        }
+        base_url.set(
+            preset(&id)
+                .map(|p| p.base_url.to_string())
+                .unwrap_or_default(),
+        );
         choice.set(id);
         models.set(Vec::new());
         check.set(None);
@@ -315,7 +319,7 @@ pub fn ProviderPanel() -> impl IntoView {
                 <Show when=move || !in_tab()>
                 <label class="field">
                     <span>"Base URL"</span>
-                    <input type="url" spellcheck="false" prop:value=move || base_url.get()
+                    <input type="url" spellcheck="false" placeholder="e.g. http://localhost:8000/v1" prop:value=move || base_url.get()
                         on:input=move |ev| { base_url.set(event_target_value(&ev)); models.set(Vec::new()); }/>
                 </label>
                 <Show when=needs_key>
@@ -401,7 +405,74 @@ pub fn ProviderPanel() -> impl IntoView {
                     <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
                 </Show>
             </form>
+            <LocalServers/>
         </section>
+    }
+}
+
+/// When, in words: "24 Nov, 14:05".
+fn when(unix_ms: f64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_ms));
+    format!(
+        "{} {}, {}",
+        d.get_date(),
+        MONTHS[(d.get_month() as usize).min(11)],
+        crate::platform::format_time(unix_ms)
+    )
+}
+
+/// What the look for model servers on this machine found, remembered
+/// from the last time it was made, and a button to look again.
+#[component]
+fn LocalServers() -> impl IntoView {
+    let a = use_assistant();
+    let probe = a.local_probe;
+    let probing = a.probing;
+    let names = hearth_core::providers::local_presets()
+        .map(|p| p.label)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let said = move || {
+        if probing.get() {
+            return "Looking for model servers on this machine…".to_string();
+        }
+        match probe.get() {
+            None => {
+                format!("Hearth has not looked for model servers on this machine ({names}) yet.")
+            }
+            Some(p) if p.found.is_empty() => format!(
+                "No model server on this machine ({names}) answered when Hearth last looked, {}.",
+                when(p.at_ms)
+            ),
+            Some(p) => {
+                let found: Vec<String> = p
+                    .found
+                    .iter()
+                    .map(|f| {
+                        let label = preset(&f.preset).map_or(f.preset.as_str(), |p| p.label);
+                        let n = f.models.len();
+                        format!("{label} ({n} model{})", if n == 1 { "" } else { "s" })
+                    })
+                    .collect();
+                format!(
+                    "Found on this machine when Hearth last looked, {}: {}.",
+                    when(p.at_ms),
+                    found.join(", ")
+                )
+            }
+        }
+    };
+    view! {
+        <div class="local-servers">
+            <p class="muted" aria-live="polite" data-testid="local-servers">{said}</p>
+            <button type="button" class="small" disabled=move || probing.get() on:click=move |_| {
+                let a = a.clone();
+                spawn_local(async move { a.probe_local().await });
+            }>{move || if probe.with(Option::is_some) { "Look again" } else { "Look now" }}</button>
+        </div>
     }
 }
 

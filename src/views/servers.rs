@@ -441,7 +441,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                             <a href="#/skills">"Skills"</a>
                             ", where each also gets its approval setting."
                         </p>
-                        <ul class="server-items">
+                        <ul class="server-items" tabindex="0" aria-label="Tools">
                             {
                                 let id = id_tools.clone();
                                 let skill_state = skill_state.clone();
@@ -467,7 +467,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                     <details class="server-resources">
                         <summary>{move || resources.with(|(r, t)| format!("Resources ({})", r.len() + t.len()))}</summary>
                         <p class="muted">"Attach them to a message with the paperclip in the composer."</p>
-                        <ul class="server-items">
+                        <ul class="server-items" tabindex="0" aria-label="Resources">
                             {move || {
                                 let (list, templates) = resources.get();
                                 let shown = list.len().min(50);
@@ -495,7 +495,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                     <details class="server-prompts">
                         <summary>{move || format!("Prompts ({})", prompts.with(Vec::len))}</summary>
                         <p class="muted">"Type their command in the composer to put the prompt's text there."</p>
-                        <ul class="server-items">
+                        <ul class="server-items" tabindex="0" aria-label="Prompts">
                             {
                                 let id = id_prompts.clone();
                                 move || prompts.get().into_iter().map(|p| {

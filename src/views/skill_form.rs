@@ -1,7 +1,9 @@
 //! The form for running a skill without a model: one control per field
-//! of core's `form::Form` (generated from the skill's input schema), with
-//! errors next to the fields. Running it goes through the call path like
-//! any other call, permission layer included.
+//! of core's `form::Form` (generated from the skill's input schema:
+//! required fields first, then the schema's order), opened on what was
+//! typed, with each field checked as it is typed and every field again on
+//! Run. Running it goes through the call path like any other call,
+//! permission layer included.
 
 use hearth_core::SkillDefinition;
 use hearth_core::form::{Field, FieldKind, Form, Input, Values};
@@ -67,7 +69,7 @@ pub fn SkillFormDialog(
                 {fields
                     .into_iter()
                     .enumerate()
-                    .map(|(i, field)| view! { <FieldControl field=field values=values errors=errors first=i == 0/> })
+                    .map(|(i, field)| view! { <FieldControl field=field form=form values=values errors=errors first=i == 0/> })
                     .collect_view()}
                 <div class="modal-actions">
                     <button type="button" on:click=move |_| on_close.run(())>"Cancel"</button>
@@ -81,6 +83,7 @@ pub fn SkillFormDialog(
 #[component]
 fn FieldControl(
     field: Field,
+    form: StoredValue<Form>,
     values: RwSignal<Values>,
     errors: RwSignal<Vec<hearth_core::form::FieldError>>,
     first: bool,
@@ -98,21 +101,48 @@ fn FieldControl(
             })
         })
     };
+    // What was typed is checked at once: the field's own problem shows
+    // (or goes) as the person types, not only on Run.
+    let recheck = {
+        let name = name.clone();
+        move || {
+            let problem = form.with_value(|f| values.with_untracked(|v| f.check(&name, v)));
+            errors.update(|e| {
+                e.retain(|x| x.field != name);
+                e.extend(problem);
+            });
+        }
+    };
     let set_text = {
         let name = name.clone();
+        let recheck = recheck.clone();
         move |v: String| {
             values.update(|m| {
                 m.insert(name.clone(), Input::Text(v));
             });
-            let name = name.clone();
-            errors.update(|e| e.retain(|x| x.field != name));
+            recheck();
         }
     };
     let current = {
         let name = name.clone();
         move || values.with(|v| text_of(v, &name))
     };
-    let described = field.description.is_some().then(|| hint_id.clone());
+    let error_id = format!("error-{name}");
+    let has_hint = field.description.is_some();
+    let described = {
+        let (hint_id, error_id) = (hint_id.clone(), error_id.clone());
+        Signal::derive(move || {
+            let mut ids = Vec::new();
+            if has_hint {
+                ids.push(hint_id.clone());
+            }
+            if error.with(Option::is_some) {
+                ids.push(error_id.clone());
+            }
+            (!ids.is_empty()).then(|| ids.join(" "))
+        })
+    };
+    let invalid = move || error.with(Option::is_some).then_some("true");
     let required = field.required;
     let control = match field.kind.clone() {
         FieldKind::Text {
@@ -121,7 +151,7 @@ fn FieldControl(
             ..
         } => view! {
             <textarea id=input_id.clone() rows="5" required=required data-autofocus=first.then_some("")
-                aria-describedby=described.clone()
+                aria-describedby=described aria-invalid=invalid
                 maxlength=max_length.map(|m| m.to_string())
                 prop:value=current
                 on:input=move |ev| set_text(event_target_value(&ev))></textarea>
@@ -138,7 +168,7 @@ fn FieldControl(
             };
             view! {
                 <input id=input_id.clone() type=kind required=required data-autofocus=first.then_some("")
-                    aria-describedby=described.clone()
+                    aria-describedby=described aria-invalid=invalid
                     maxlength=max_length.map(|m| m.to_string())
                     prop:value=current
                     on:input=move |ev| set_text(event_target_value(&ev))/>
@@ -151,7 +181,7 @@ fn FieldControl(
             maximum,
         } => view! {
             <input id=input_id.clone() type="number" required=required data-autofocus=first.then_some("")
-                aria-describedby=described.clone()
+                aria-describedby=described aria-invalid=invalid
                 step=if integer { "1" } else { "any" }
                 min=minimum.map(|m| m.to_string())
                 max=maximum.map(|m| m.to_string())
@@ -167,7 +197,7 @@ fn FieldControl(
             };
             view! {
                 <input id=input_id.clone() type="checkbox" data-autofocus=first.then_some("")
-                    aria-describedby=described.clone()
+                    aria-describedby=described aria-invalid=invalid
                     prop:checked=checked
                     on:change=move |ev| {
                         let on = event_target_checked(&ev);
@@ -180,7 +210,7 @@ fn FieldControl(
         }
         FieldKind::Choice { options } => view! {
             <select id=input_id.clone() required=required data-autofocus=first.then_some("")
-                aria-describedby=described.clone()
+                aria-describedby=described aria-invalid=invalid
                 prop:value=current
                 on:change=move |ev| set_text(event_target_value(&ev))>
                 <option value="">{if required { "Choose…" } else { "—" }}</option>
@@ -194,7 +224,7 @@ fn FieldControl(
         .into_any(),
         FieldKind::List { .. } => view! {
             <textarea id=input_id.clone() rows="3" required=required data-autofocus=first.then_some("")
-                aria-describedby=described.clone()
+                aria-describedby=described aria-invalid=invalid
                 placeholder="One per line"
                 prop:value=current
                 on:input=move |ev| set_text(event_target_value(&ev))></textarea>
@@ -202,7 +232,7 @@ fn FieldControl(
         .into_any(),
         FieldKind::Json => view! {
             <textarea id=input_id.clone() rows="4" class="mono" required=required data-autofocus=first.then_some("")
-                aria-describedby=described.clone()
+                aria-describedby=described aria-invalid=invalid
                 placeholder="JSON"
                 prop:value=current
                 on:input=move |ev| set_text(event_target_value(&ev))></textarea>
@@ -219,7 +249,7 @@ fn FieldControl(
             {control}
             {field.description.clone().map(|d| view! { <p class="field-hint muted" id=hint_id>{d}</p> })}
             <Show when=move || error.get().is_some()>
-                <p class="field-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+                <p class="field-error" id=error_id.clone() aria-live="polite">{move || error.get().unwrap_or_default()}</p>
             </Show>
         </div>
     }

@@ -78,24 +78,22 @@ fn TierGroup(
     let rt = use_runtime();
     let empty = skills.is_empty();
     let version = rt.versions().permissions;
+    // The switch is on only while one of the tier's skills can run.
     let tier_on = {
         let rt = rt.clone();
+        let skills = skills.clone();
         move || {
             version.track();
-            rt.data().permissions.borrow().tier_enabled(tier)
+            rt.data().permissions.borrow().tier_in_use(tier, &skills)
         }
     };
     let has_switch = matches!(tier, Tier::Network | Tier::Integration);
     let toggle_tier = {
         let rt = rt.clone();
+        let skills = skills.clone();
         move |on: bool| {
-            change(&rt, error, move |p| {
-                if on {
-                    p.tiers.remove(&tier);
-                } else {
-                    p.tiers.insert(tier, false);
-                }
-            })
+            let skills = skills.clone();
+            change(&rt, error, move |p| p.allow_tier(tier, on, &skills))
         }
     };
     view! {
@@ -150,11 +148,22 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
             rt.data().permissions.borrow().skill(&id)
         }
     };
+    // Whether the skill can run: its own switch and its tier's.
+    let tier_allowed = {
+        let rt = rt.clone();
+        let tier = skill.tier;
+        move || {
+            v.permissions.track();
+            rt.data().permissions.borrow().tier_enabled(tier)
+        }
+    };
     let enabled = {
         let settings = settings.clone();
+        let tier_allowed = tier_allowed.clone();
         let def = skill.clone();
-        move || settings().is_enabled(&def)
+        move || tier_allowed() && settings().is_enabled(&def)
     };
+    let tier_off_hint = format!("{} skills are switched off above", skill.tier.label());
     let approval = {
         let settings = settings.clone();
         move || {
@@ -258,6 +267,11 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
                         role="switch"
                         aria-label=format!("Enable {}", skill.name)
                         prop:checked=enabled
+                        disabled={
+                            let tier_allowed = tier_allowed.clone();
+                            move || !tier_allowed()
+                        }
+                        title=move || (!tier_allowed()).then(|| tier_off_hint.clone())
                         on:change=move |ev| set_enabled(event_target_checked(&ev))
                     />
                     <span>"Enabled"</span>

@@ -19,7 +19,8 @@
 //! ratio against an anchor measured in the same run: print both figures,
 //! then the ratio with `"unit": "×"` and `"anchor": "<the anchor's figure>"`.
 //! `cargo xtask bench --only <step>[,<step>]` runs some steps alone
-//! (results.json only; docs/benchmarks.md is written by full runs).
+//! (in results.json its steps replace those of the earlier run and the
+//! other steps stay; docs/benchmarks.md is written by full runs).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -285,9 +286,23 @@ fn steps() -> Vec<Step> {
         Step {
             id: "discovery-browser",
             title: "discover_skills at 10,000 skills, then with 1,000 packages added, in the browser (wasm)",
-            // The core step's discovery bench writes the package texts it reads.
             needs: &[Need::Browser, Need::Collections],
-            kind: Kind::Command(|r| wasm_bench("bench_discovery")(r)),
+            kind: Kind::Command(|root| {
+                // The wasm bench compiles in the 1,000 package texts, which
+                // the native discovery bench writes from the installed
+                // collections (the same build the core step uses), so the
+                // step also runs alone (`--only discovery-browser`).
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c")
+                    .arg(
+                        "set -e; cargo bench -p hearth-core --bench discovery -- write-packages; \
+                         exec cargo test -p hearth --target wasm32-unknown-unknown --release \
+                         --features bench --test bench_discovery -- --nocapture",
+                    )
+                    .current_dir(root);
+                crate::test::wasm_test_env(&mut cmd);
+                cmd
+            }),
         },
         Step {
             id: "net",
@@ -771,6 +786,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         "partial": partial,
         "steps": runs.iter().map(|r| json!({
             "step": r.id,
+            "date": started,
             "ok": r.ok,
             "seconds": (r.seconds * 10.0).round() / 10.0,
             "load_start": r.load_start,
@@ -783,9 +799,18 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     if let Some(dir) = results.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
+    // A partial run replaces its own steps' figures and keeps the others'.
+    let saved = if partial {
+        let earlier = std::fs::read_to_string(&results)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        merge_partial(earlier, &doc, &all)
+    } else {
+        doc.clone()
+    };
     std::fs::write(
         &results,
-        serde_json::to_string_pretty(&doc).unwrap_or_default(),
+        serde_json::to_string_pretty(&saved).unwrap_or_default(),
     )
     .map_err(|e| Failure::new(format!("cannot write {}: {e}", results.display())))?;
 
@@ -814,6 +839,47 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             failed.join("; ")
         )))
     }
+}
+
+/// `partial` (a run of some steps) laid over `earlier` results: the steps
+/// `partial` ran, and their figures, replace the earlier ones; the other
+/// steps and figures stay, each step with the date it ran. Steps keep the
+/// order of a full run.
+fn merge_partial(
+    earlier: Option<serde_json::Value>,
+    partial: &serde_json::Value,
+    all: &[Step],
+) -> serde_json::Value {
+    let Some(earlier) = earlier else {
+        return partial.clone();
+    };
+    let list = |v: &serde_json::Value, key: &str| v[key].as_array().cloned().unwrap_or_default();
+    let ran: Vec<serde_json::Value> = list(partial, "steps")
+        .iter()
+        .map(|s| s["step"].clone())
+        .collect();
+    let kept = |items: Vec<serde_json::Value>| -> Vec<serde_json::Value> {
+        items
+            .into_iter()
+            .filter(|i| !ran.contains(&i["step"]))
+            .collect()
+    };
+    let mut steps = kept(list(&earlier, "steps"));
+    for s in &mut steps {
+        if s.get("date").is_none() {
+            s["date"] = earlier["date"].clone();
+        }
+    }
+    steps.extend(list(partial, "steps"));
+    let order = |s: &serde_json::Value| all.iter().position(|a| s["step"] == a.id);
+    steps.sort_by_key(order);
+    let mut figures = kept(list(&earlier, "figures"));
+    figures.extend(list(partial, "figures"));
+    figures.sort_by_key(order);
+    let mut merged = partial.clone();
+    merged["steps"] = steps.into();
+    merged["figures"] = figures.into();
+    merged
 }
 
 const DOC_START: &str = "<!-- cargo xtask bench: start -->";
@@ -934,6 +1000,44 @@ fn markdown(doc: &serde_json::Value, runs: &[StepRun], figures: &[Figure]) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_run_replaces_its_steps_and_keeps_the_others() {
+        let earlier = json!({
+            "date": "monday",
+            "steps": [{"step": "core", "ok": true}, {"step": "reader", "ok": false}],
+            "figures": [
+                {"figure": "a", "step": "core", "value": 1},
+                {"figure": "old F1", "step": "reader", "value": 0.5},
+            ],
+        });
+        let partial = json!({
+            "date": "tuesday",
+            "partial": true,
+            "steps": [{"step": "reader", "date": "tuesday", "ok": true},
+                      {"step": "bundle", "date": "tuesday", "ok": true}],
+            "figures": [{"figure": "F1", "step": "reader", "value": 0.9},
+                        {"figure": "size", "step": "bundle", "value": 3}],
+        });
+        let merged = merge_partial(Some(earlier), &partial, &steps());
+        let ids: Vec<&str> = merged["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["step"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["bundle", "core", "reader"]);
+        assert_eq!(merged["steps"][1]["date"], "monday");
+        assert_eq!(merged["steps"][2]["date"], "tuesday");
+        let figures: Vec<&str> = merged["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["figure"].as_str().unwrap())
+            .collect();
+        assert_eq!(figures, ["size", "a", "F1"]);
+        assert_eq!(merge_partial(None, &partial, &steps()), partial);
+    }
 
     #[test]
     fn figures_are_read_from_bench_lines_wherever_they_sit() {

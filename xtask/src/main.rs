@@ -83,6 +83,10 @@ pub fn build_release_if_stale() -> Result<(), Failure> {
         setup::pyodide_runtime,
     )?;
     step(
+        "highlighter and math converter into public/vendor/",
+        setup::vendor_files,
+    )?;
+    step(
         "the in-tab model runtime (wllama) into public/wllama/",
         setup::wllama_runtime,
     )?;

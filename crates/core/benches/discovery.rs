@@ -219,13 +219,8 @@ fn latency() {
 /// import, switch or removal costs. The package texts are written to
 /// target/skill-collections/bench-packages.json for the browser bench.
 fn latency_with_packages(index: &mut SkillIndex, queries: &[String]) {
-    let installed = collections::installed();
-    let real = collections::packages(&installed);
-    let packages = collections::scaled_packages(&real, 1_000);
-    let texts: Vec<PackageText> = packages.iter().map(package_text).collect();
-    let out = collections::root().join("bench-packages.json");
-    std::fs::write(&out, serde_json::to_string(&texts).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    let texts = write_packages();
+    let real = collections::packages(&collections::installed()).len();
     let t = Instant::now();
     for p in &texts {
         index.upsert_package(p);
@@ -256,7 +251,7 @@ fn latency_with_packages(index: &mut SkillIndex, queries: &[String]) {
         "\nLatency at {} entries ({} packages, {} real; {} queries x 10):",
         index.len(),
         texts.len(),
-        real.len(),
+        real,
         all.len()
     );
     println!("  add 1,000 packages     {build_ms:.1} ms");
@@ -361,35 +356,8 @@ fn package_quality() {
             queries.len()
         );
     }
-    println!("  weight variants (development set | set aside):");
-    let base = Weights::default();
-    let mut variants: Vec<(String, Weights)> = Vec::new();
-    for h in [0.0f32, 0.2, 0.6] {
-        let mut w = base;
-        w.field[6] = h;
-        variants.push((format!("headings weight {h}"), w));
-    }
-    for b in [0.5f32, 0.9] {
-        let mut w = base;
-        w.b[3] = b;
-        variants.push((format!("description b {b}"), w));
-    }
-    for k1 in [0.9f32, 1.6] {
-        variants.push((format!("k1 {k1}"), Weights { k1, ..base }));
-    }
-    for (label, w) in variants {
-        let mut index =
-            hearth_core::discovery::SkillIndex::build(&hearth_core::builtin::definitions())
-                .with_weights(w);
-        for p in &packages {
-            hearth_core::discovery::packages::index_package(&mut index, p, true);
-        }
-        let (d1, _) = collections::recall_at(&index, &dev, 1);
-        let (d3, _) = collections::recall_at(&index, &dev, 3);
-        let (h1, _) = collections::recall_at(&index, &held, 1);
-        let (h3, _) = collections::recall_at(&index, &held, 3);
-        println!("    {label:<22} r@1 {d1:.3}  r@3 {d3:.3}  |  r@1 {h1:.3}  r@3 {h3:.3}");
-    }
+    // Ranking variants are compared on the development queries only
+    // (`-- tune`): printing them on the set aside would invite tuning on it.
     let (_, misses) = collections::recall_at(&index, &dev, 3);
     println!("  development misses at 3:");
     for (q, got) in misses {
@@ -397,10 +365,161 @@ fn package_quality() {
     }
 }
 
+/// Mean reciprocal rank of the first expected package in the top 10: a
+/// finer signal than recall when comparing ranking variants.
+fn mrr(index: &SkillIndex, queries: &[collections::LabelledQuery]) -> f64 {
+    let total: f64 = queries
+        .iter()
+        .map(|q| {
+            collections::ranked(index, &q.query, 10)
+                .iter()
+                .position(|g| q.expected.contains(g))
+                .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+        })
+        .sum();
+    total / queries.len().max(1) as f64
+}
+
+/// Ranking variants on the development queries only (the packages' and
+/// the tool catalog's): what tuning may look at. The set-aside queries
+/// are not read here.
+fn tune() {
+    let installed = collections::installed();
+    let packages = collections::packages(&installed);
+    let dev = collections::answerable(collections::development(), &installed);
+    let catalog = eval::catalog();
+    let tools_dev = eval::queries();
+    let base = Weights::default();
+    let mut variants: Vec<(String, Weights)> = vec![("default".into(), base)];
+    let mut add = |label: String, f: &dyn Fn(&mut Weights)| {
+        let mut w = base;
+        f(&mut w);
+        variants.push((label, w));
+    };
+    for v in [0.6f32, 0.8, 1.0, 1.2, 1.6] {
+        add(format!("k1 {v}"), &|w| w.k1 = v);
+    }
+    for v in [0.5f32, 0.6, 0.9, 1.0] {
+        add(format!("description b {v}"), &|w| w.b[3] = v);
+    }
+    for v in [0.8f32, 1.2, 1.5, 2.0] {
+        add(format!("description weight {v}"), &|w| w.field[3] = v);
+    }
+    for v in [1.0f32, 2.0, 4.0] {
+        add(format!("name weight {v}"), &|w| w.field[1] = v);
+    }
+    for v in [1.0f32, 3.0] {
+        add(format!("id weight {v}"), &|w| w.field[0] = v);
+    }
+    for v in [0.1f32, 0.3, 0.4] {
+        add(format!("headings weight {v}"), &|w| w.field[6] = v);
+    }
+    for v in [0.03f32, 0.05, 0.1, 0.2] {
+        add(format!("body weight {v}"), &|w| w.field[7] = v);
+    }
+    for v in [0.5f32, 0.9] {
+        add(format!("body b {v}"), &|w| w.b[7] = v);
+    }
+    for v in [0.5f32, 0.75, 0.9] {
+        add(format!("headings b {v}"), &|w| w.b[6] = v);
+    }
+    for v in [0.5f32, 1.0, 1.25] {
+        add(format!("coordination {v}"), &|w| w.coordination = v);
+    }
+    for v in [0.5f32, 0.6, 0.8, 0.9] {
+        add(format!("synonym {v}"), &|w| w.synonym = v);
+    }
+    for v in [1.0f32, 3.0] {
+        add(format!("tags weight {v}"), &|w| w.field[2] = v);
+    }
+    for v in [0.0f32, 0.5] {
+        add(format!("name b {v}"), &|w| {
+            w.b[0] = v;
+            w.b[1] = v;
+        });
+    }
+    let extra: Vec<(String, Weights)> = std::env::var("TUNE_ONLY")
+        .ok()
+        .map(|only| {
+            variants
+                .iter()
+                .filter(|(l, _)| l == "default" || l.contains(&only))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let variants = if extra.is_empty() { variants } else { extra };
+    println!(
+        "Development queries only: {} on packages ({} packages), {} on the tool catalog",
+        dev.len(),
+        packages.len(),
+        tools_dev.len()
+    );
+    for (label, w) in variants {
+        let mut index = SkillIndex::build(&hearth_core::builtin::definitions()).with_weights(w);
+        for p in &packages {
+            hearth_core::discovery::packages::index_package(&mut index, p, true);
+        }
+        let (p1, _) = collections::recall_at(&index, &dev, 1);
+        let (p3, _) = collections::recall_at(&index, &dev, 3);
+        let pm = mrr(&index, &dev);
+        let tools = SkillIndex::build(&catalog).with_weights(w);
+        let (t1, _) = eval::recall_at(&tools, &tools_dev, 1);
+        let (t3, _) = eval::recall_at(&tools, &tools_dev, 3);
+        println!(
+            "  {label:<24} packages r@1 {p1:.3} r@3 {p3:.3} mrr {pm:.3} | tools r@1 {t1:.3} r@3 {t3:.3}"
+        );
+    }
+    if std::env::var("TUNE_MISSES").is_ok() {
+        let index = collections::index(&packages);
+        let (_, misses) = collections::recall_at(&index, &dev, 3);
+        println!("  development misses at 3:");
+        for (q, got) in misses {
+            println!("    {q:?} -> {got:?}");
+        }
+        let (_, misses) = collections::recall_at(&index, &dev, 1);
+        println!("  development misses at 1:");
+        for (q, got) in misses {
+            println!("    {q:?} -> {got:?}");
+        }
+    }
+}
+
+/// Writes the package texts the browser bench reads
+/// (target/skill-collections/bench-packages.json): the real collections
+/// installed, then variants of them up to 1,000.
+fn write_packages() -> Vec<PackageText> {
+    let installed = collections::installed();
+    let real = collections::packages(&installed);
+    let packages = collections::scaled_packages(&real, 1_000);
+    let texts: Vec<PackageText> = packages.iter().map(package_text).collect();
+    let out = collections::root().join("bench-packages.json");
+    std::fs::write(&out, serde_json::to_string(&texts).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    println!(
+        "{} package texts ({} real) written to {}",
+        texts.len(),
+        real.len(),
+        out.display()
+    );
+    texts
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` does not run us.
+    // A word after `--` picks one part: `packages` (quality on the real
+    // collections), `tune` (ranking variants, development queries only),
+    // `write-packages` (the browser bench's input, nothing measured).
     if std::env::args().any(|a| a == "packages") {
         package_quality();
+        return;
+    }
+    if std::env::args().any(|a| a == "tune") {
+        tune();
+        return;
+    }
+    if std::env::args().any(|a| a == "write-packages") {
+        write_packages();
         return;
     }
     quality();

@@ -247,6 +247,96 @@ mod tests {
         }
     }
 
+    /// A clock that only moves when the person or the skill spends time.
+    #[derive(Default)]
+    struct Ticking(Cell<f64>);
+    impl TimeSource for Ticking {
+        fn now_unix_ms(&self) -> f64 {
+            0.0
+        }
+        fn monotonic_ms(&self) -> f64 {
+            self.0.get()
+        }
+    }
+    /// Takes 1.9 s to answer.
+    struct Slow(Rc<Ticking>, ApprovalAnswer);
+    impl Approver for Slow {
+        fn ask<'a>(&'a self, _: ApprovalRequest) -> LocalBoxFuture<'a, ApprovalAnswer> {
+            self.0.0.set(self.0.0.get() + 1_900.0);
+            let answer = self.1;
+            async move { answer }.boxed_local()
+        }
+    }
+    /// Runs for 0.2 ms.
+    struct Quick(Rc<Ticking>);
+    impl Executor for Quick {
+        fn execute<'a>(
+            &'a self,
+            _: &'a SkillDefinition,
+            _: &'a ToolCall,
+        ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+            self.0.0.set(self.0.0.get() + 0.2);
+            async { Ok(SkillOutput::text("ran")) }.boxed_local()
+        }
+    }
+
+    #[test]
+    fn the_approval_wait_is_kept_apart_from_the_run() {
+        let timed = |answer: ApprovalAnswer, approval: Option<ApprovalSetting>| {
+            let clock = Rc::new(Ticking::default());
+            let settings = Rc::new(Settings::default());
+            *settings.approval.borrow_mut() = approval;
+            let invoker = Invoker::new(
+                |_| Some(web_skill()),
+                Rc::new(Quick(clock.clone())),
+                clock.clone(),
+            )
+            .with_hook(Rc::new(PermissionHook::new(
+                settings,
+                Rc::new(Slow(clock.clone(), answer)),
+            )));
+            let r = block_on(invoker.invoke(call(
+                json!({"url": "https://example.com"}),
+                CallOrigin::User,
+            )));
+            (
+                r.status,
+                (r.duration_ms * 1000.0).round() / 1000.0,
+                r.wait_ms,
+            )
+        };
+        assert_eq!(
+            timed(ApprovalAnswer::AllowOnce, None),
+            (ToolStatus::Completed, 0.2, Some(1_900.0)),
+            "the run is 0.2 ms; the 1.9 s before it was the person deciding"
+        );
+        assert_eq!(
+            timed(ApprovalAnswer::Deny, None),
+            (ToolStatus::Denied, 0.0, Some(1_900.0)),
+            "a denied call never ran"
+        );
+        assert_eq!(
+            timed(ApprovalAnswer::Deny, Some(ApprovalSetting::AlwaysAllow)),
+            (ToolStatus::Completed, 0.2, None),
+            "nobody was asked, so there was no wait"
+        );
+    }
+
+    #[test]
+    fn a_record_from_before_the_wait_was_kept_apart_still_reads() {
+        let old = json!({
+            "id": "c", "skill_id": "calculator", "status": "completed",
+            "content": [{"type": "text", "text": "4"}],
+            "started_at_ms": 5.0, "duration_ms": 1_900.2
+        });
+        let r: ToolResult = serde_json::from_value(old).unwrap();
+        assert_eq!((r.duration_ms, r.wait_ms), (1_900.2, None));
+        let mut new = r.clone();
+        new.wait_ms = Some(1_900.0);
+        let back: ToolResult = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(back.wait_ms, Some(1_900.0));
+    }
+
     #[test]
     fn deny_is_respected_and_recorded() {
         let r = rig(vec![ApprovalAnswer::Deny]);

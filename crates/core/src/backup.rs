@@ -932,6 +932,7 @@ pub fn setting_label(key: &str) -> String {
         crate::permission::SETTINGS_KEY => "Permissions".into(),
         "assistant" => "Assistant settings".into(),
         "provider_offer_dismissed" => "Local model offer".into(),
+        "local_server_probe" => "Local model servers found".into(),
         "command_skills" => "Active skills of the command bar".into(),
         "sandbox.python" => "Python settings".into(),
         other => format!("Setting {other}"),

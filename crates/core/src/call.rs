@@ -145,7 +145,13 @@ pub struct ToolResult {
     pub error: Option<String>,
     /// Unix milliseconds.
     pub started_at_ms: f64,
+    /// How long the skill itself ran. Records written before `wait_ms`
+    /// existed counted the approval wait in here too.
     pub duration_ms: f64,
+    /// How long the call waited for the person to answer its approval;
+    /// `None` when nobody was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<DecisionRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,6 +170,7 @@ impl ToolResult {
             error: None,
             started_at_ms: 0.0,
             duration_ms: 0.0,
+            wait_ms: None,
             decision: None,
             undo: None,
         }

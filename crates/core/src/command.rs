@@ -48,13 +48,15 @@ pub enum CommandError {
     /// The skill has no way to read plain text; its form asks instead.
     #[error("/{id} does not read plain text; fill in its form, or type /help {id}")]
     NoTextParameter { id: String },
-    /// The command needs text; `prefill` holds what its form starts with.
+    /// The command needs text; `prefill` holds what its form starts with
+    /// (boxed: an object keeping its key order is large to carry in every
+    /// `Result`).
     #[error("/{word} needs more, e.g. {example}")]
     NeedsInput {
         id: SkillId,
         word: String,
         example: String,
-        prefill: Value,
+        prefill: Box<Value>,
     },
     #[error("/{word} takes no text here; try {}", .usages.join(" or "))]
     TakesNoText { word: String, usages: Vec<String> },
@@ -305,7 +307,7 @@ fn needs_input(skill: &SkillDefinition, form: &CommandForm) -> CommandError {
             .first()
             .cloned()
             .unwrap_or_else(|| form.usage()),
-        prefill: Value::Object(form.fixed.clone()),
+        prefill: Box::new(Value::Object(form.fixed.clone())),
     }
 }
 
@@ -340,7 +342,7 @@ pub fn arguments(skill: &SkillDefinition, input: &CommandInput) -> Result<Value,
                     id: skill.id.clone(),
                     word: skill.id.to_string(),
                     example,
-                    prefill: Value::Object(Map::new()),
+                    prefill: Box::new(Value::Object(Map::new())),
                 })
             } else {
                 Ok(Value::Object(Map::new()))
@@ -610,7 +612,7 @@ mod tests {
             ),
             (
                 "/task Renew passport tomorrow !high",
-                r#"tasks {"action":"create","due":"tomorrow","priority":"high","title":"Renew passport"}"#,
+                r#"tasks {"action":"create","title":"Renew passport","due":"tomorrow","priority":"high"}"#,
             ),
             ("/tasks", r#"tasks {"action":"list"}"#),
             ("/tasks done", r#"tasks {"action":"list","status":"done"}"#),
@@ -682,7 +684,7 @@ mod tests {
                 id: SkillId::new("notes").unwrap(),
                 word: "note".into(),
                 example: "/note Buy milk and eggs".into(),
-                prefill: json!({"action": "create"}),
+                prefill: Box::new(json!({"action": "create"})),
             })
         );
         let calc = r.get_str("calculator").unwrap();

@@ -344,7 +344,10 @@ impl Composer {
             }) => {
                 self.form_line = Some(line);
                 self.notice = Some(format!("/{word} needs more: fill in the form."));
-                vec![Effect::OpenForm { skill: id, prefill }]
+                vec![Effect::OpenForm {
+                    skill: id,
+                    prefill: *prefill,
+                }]
             }
             Err(CommandError::NoTextParameter { id }) => {
                 let Some(skill) = cx.registry.get_str(&id) else {

@@ -11,6 +11,12 @@ pub fn duration(ms: f64) -> String {
     }
 }
 
+/// The time a call waited for its approval, shown apart from its run:
+/// "waited 1.9 s for approval". `None` when nobody was asked.
+pub fn approval_wait(wait_ms: Option<f64>) -> Option<String> {
+    wait_ms.map(|ms| format!("waited {} for approval", duration(ms)))
+}
+
 /// A byte count in SI units: "1.2 MB".
 pub fn bytes(bytes: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
@@ -43,6 +49,15 @@ mod tests {
                 "0.00 ms", "0.42 ms", "1 ms", "12 ms", "999 ms", "1.0 s", "3.1 s"
             ]
         );
+    }
+
+    #[test]
+    fn an_approval_wait_reads_apart() {
+        assert_eq!(
+            approval_wait(Some(1_900.0)).as_deref(),
+            Some("waited 1.9 s for approval")
+        );
+        assert_eq!(approval_wait(None), None);
     }
 
     #[test]

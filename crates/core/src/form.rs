@@ -74,8 +74,9 @@ pub struct Field {
 /// The form for a skill.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Form {
-    /// Required fields first, then the rest, each group by name (or, for a
-    /// form opened on typed arguments, those fields before the rest).
+    /// Required fields first, then the rest, each group in the schema's
+    /// own order (for a form opened on typed arguments, the fields they
+    /// fill come right after the required ones).
     pub fields: Vec<Field>,
 }
 
@@ -233,7 +234,9 @@ impl Form {
                 default: prop.get("default").cloned(),
             })
             .collect();
-        fields.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
+        // A stable sort keeps the schema's order inside each group (the
+        // workspace's serde_json keeps object keys in written order).
+        fields.sort_by_key(|f| !f.required);
         Form { fields }
     }
 
@@ -255,7 +258,7 @@ impl Form {
     /// after every optional field in name order.
     pub fn typed_first(mut self, arguments: &Value) -> Form {
         let given = |f: &Field| arguments.get(&f.name).is_some_and(|v| !v.is_null());
-        // A stable sort keeps the name order inside each group.
+        // A stable sort keeps the schema's order inside each group.
         self.fields.sort_by_key(|f| (!f.required, !given(f)));
         self
     }
@@ -274,6 +277,26 @@ impl Form {
                 (f.name.clone(), input)
             })
             .collect()
+    }
+
+    /// The problem with one field's input, if it has one: what the form
+    /// shows next to that field as the person types.
+    pub fn check(&self, name: &str, values: &Values) -> Option<FieldError> {
+        let field = self.field(name)?;
+        let input = values
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| initial_input(field));
+        let message = match convert(field, &input) {
+            Ok(Some(_)) => return None,
+            Ok(None) if field.required => format!("{} is required", field.label),
+            Ok(None) => return None,
+            Err(message) => message,
+        };
+        Some(FieldError {
+            field: name.to_string(),
+            message,
+        })
     }
 
     /// Turns the inputs into arguments: empty optional fields are left
@@ -629,10 +652,6 @@ mod tests {
                         maximum: Some(10.0)
                     }
                 ),
-                ("done", false, FieldKind::Boolean),
-                ("filter", false, FieldKind::Json),
-                ("mode", false, choice(&["fast"])),
-                ("notes", false, FieldKind::Json),
                 (
                     "ratio",
                     false,
@@ -642,8 +661,12 @@ mod tests {
                         maximum: None
                     }
                 ),
-                ("scores", false, FieldKind::List { numbers: true }),
+                ("done", false, FieldKind::Boolean),
                 ("tags", false, FieldKind::List { numbers: false }),
+                ("scores", false, FieldKind::List { numbers: true }),
+                ("notes", false, FieldKind::Json),
+                ("filter", false, FieldKind::Json),
+                ("mode", false, choice(&["fast"])),
             ]
         );
         assert_eq!(
@@ -759,9 +782,29 @@ mod tests {
                 .filter(|f| f.required)
                 .map(|f| f.name.as_str())
                 .collect();
-            let mut want = required.clone();
-            want.sort();
+            // The required ones come first, in the schema's own order.
+            let order: Vec<&str> = skill
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let want: Vec<&str> = order
+                .iter()
+                .copied()
+                .filter(|n| required.contains(n))
+                .collect();
             assert_eq!(shown, want, "{}", skill.id);
+            assert_eq!(
+                form.fields
+                    .iter()
+                    .take(shown.len())
+                    .filter(|f| f.required)
+                    .count(),
+                shown.len(),
+                "{}",
+                skill.id
+            );
         }
     }
 
@@ -783,7 +826,74 @@ mod tests {
             .map(|f| f.name)
             .take(3)
             .collect();
-        assert_eq!(names, ["action", "tags", "title"]);
+        assert_eq!(names, ["action", "title", "tags"]);
+    }
+
+    #[test]
+    fn required_fields_come_first_then_the_schemas_own_order() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "body": {"type": "string"},
+                "due": {"type": "string"},
+                "action": {"enum": ["create"]},
+                "priority": {"enum": ["low", "high"]},
+                "id": {"type": "string"}
+            },
+            "required": ["id", "action"]
+        });
+        let names: Vec<String> = Form::from_schema(&schema)
+            .fields
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(names, ["action", "id", "title", "body", "due", "priority"]);
+        // The Notes form reads title, body, tags — not body, id, ids, ….
+        let notes: Vec<String> = Form::from_schema(&crate::notes::definition().input_schema)
+            .fields
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "action", "id", "ids", "title", "body", "tags", "tag", "query", "limit", "notes"
+            ]
+        );
+    }
+
+    #[test]
+    fn one_field_is_checked_as_it_is_typed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "maximum": 100},
+                "kind": {"enum": ["a", "b"]},
+                "note": {"type": "string"}
+            },
+            "required": ["kind"]
+        });
+        let form = Form::from_schema(&schema);
+        let with = |field: &str, input: &str| {
+            let mut v = form.initial();
+            v.insert(field.into(), text(input));
+            form.check(field, &v).map(|e| e.message)
+        };
+        assert_eq!(with("n", "500").as_deref(), Some("N must be at most 100"));
+        assert_eq!(
+            with("n", "2.5").as_deref(),
+            Some("'2.5' is not a whole number")
+        );
+        assert_eq!(with("n", "50"), None);
+        assert_eq!(with("n", ""), None, "an optional field may stay empty");
+        assert_eq!(with("kind", "").as_deref(), Some("Kind is required"));
+        assert_eq!(with("kind", "1"), None);
+        // Another field's problem is not this field's.
+        let mut v = form.initial();
+        v.insert("n".into(), text("0"));
+        assert_eq!(form.check("note", &v), None);
+        assert_eq!(form.check("nothing-like-this", &v), None);
     }
 
     #[test]

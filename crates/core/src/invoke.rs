@@ -17,7 +17,7 @@ use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 
 use crate::call::{SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
-use crate::permission::{CallFacts, DecisionRecord};
+use crate::permission::{CallFacts, DecidedBy, DecisionRecord};
 use crate::schema::{ValidationError, validate};
 use crate::skill::{SkillDefinition, SkillId};
 
@@ -164,12 +164,33 @@ impl Invoker {
                 break;
             }
         }
+        // The before-hooks are where a call waits for its approval; that
+        // wait is kept apart so a duration is the skill's own time (the
+        // hooks' own checks take microseconds and count as neither).
+        let t1 = self.time.monotonic_ms();
+        let asked = cx
+            .decision
+            .as_ref()
+            .is_some_and(|d| d.by == DecidedBy::User);
+        let mut waited = if asked {
+            Some((t1 - t0).max(0.0))
+        } else {
+            None
+        };
         let mut result = match result {
             Some(r) => r,
             None => self.run(&cx, may_redirect).await,
         };
+        let mut ran = (self.time.monotonic_ms() - t1).max(0.0);
+        // A call handed on waited for the approval of the call it became;
+        // that wait is not run time either.
+        if let Some(inner) = result.wait_ms.take() {
+            ran = (ran - inner).max(0.0);
+            waited = Some(waited.unwrap_or(0.0) + inner);
+        }
         result.started_at_ms = started_at_ms;
-        result.duration_ms = (self.time.monotonic_ms() - t0).max(0.0);
+        result.duration_ms = ran;
+        result.wait_ms = waited;
         if result.decision.is_none() {
             result.decision = cx.decision.clone();
         }
@@ -205,6 +226,7 @@ impl Invoker {
                 r.content = done.content;
                 r.error = done.error;
                 r.undo = done.undo;
+                r.wait_ms = done.wait_ms;
                 return r;
             }
         }

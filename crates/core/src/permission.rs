@@ -172,6 +172,35 @@ impl PermissionSettings {
         }
     }
 
+    /// Whether a tier's switch reads as on: the tier is allowed and at
+    /// least one of `skills` (the tier's skills) is enabled. A tier with
+    /// no skills reads as its own switch.
+    pub fn tier_in_use(&self, tier: Tier, skills: &[SkillDefinition]) -> bool {
+        let in_tier: Vec<&SkillDefinition> = skills.iter().filter(|s| s.tier == tier).collect();
+        self.tier_enabled(tier)
+            && (in_tier.is_empty()
+                || in_tier
+                    .iter()
+                    .any(|s| self.skill(s.id.as_str()).is_enabled(s)))
+    }
+
+    /// What the tier's switch does. Off blocks the whole tier and keeps
+    /// each skill's own setting. On allows the tier and, when none of its
+    /// skills is enabled, enables them all, so that the switch is on after
+    /// being turned on.
+    pub fn allow_tier(&mut self, tier: Tier, on: bool, skills: &[SkillDefinition]) {
+        if !on {
+            self.tiers.insert(tier, false);
+            return;
+        }
+        self.tiers.remove(&tier);
+        if !self.tier_in_use(tier, skills) {
+            for s in skills.iter().filter(|s| s.tier == tier) {
+                self.set_enabled(s.id.as_str(), (!s.default_enabled).then_some(true));
+            }
+        }
+    }
+
     /// Skills the person chose to always allow, for the Skills panel.
     pub fn always_allowed(&self) -> Vec<&str> {
         self.skills
@@ -548,6 +577,68 @@ integration   never   DDDD
                 assert_eq!(letter(&decide(&s, &tier_off, &CallFacts::default())), 'D');
             }
         }
+    }
+
+    fn named(id: &str, tier: Tier, default_enabled: bool) -> SkillDefinition {
+        let mut s = SkillDefinition::new(SkillId::new(id).unwrap(), id, tier, Category::Network);
+        s.default_enabled = default_enabled;
+        s
+    }
+
+    #[test]
+    fn a_tier_switch_is_on_only_while_one_of_its_skills_can_run() {
+        let skills = [
+            named("web_fetch", Tier::Network, false),
+            named("web_search", Tier::Network, false),
+            named("calc", Tier::Core, true),
+        ];
+        let mut p = PermissionSettings::default();
+        // Both network skills are off by default: the switch reads off,
+        // though the tier itself is not blocked.
+        assert!(p.tier_enabled(Tier::Network));
+        assert!(!p.tier_in_use(Tier::Network, &skills));
+        assert!(p.tier_in_use(Tier::Core, &skills));
+        // A tier without skills reads as its own switch.
+        assert!(p.tier_in_use(Tier::Integration, &skills));
+        p.tiers.insert(Tier::Integration, false);
+        assert!(!p.tier_in_use(Tier::Integration, &skills));
+
+        // One skill on: the switch reads on.
+        p.set_enabled("web_search", Some(true));
+        assert!(p.tier_in_use(Tier::Network, &skills));
+        // Blocking the tier turns it off and keeps the skill's setting.
+        p.allow_tier(Tier::Network, false, &skills);
+        assert!(!p.tier_in_use(Tier::Network, &skills));
+        assert_eq!(p.skill("web_search").enabled, Some(true));
+        assert!(!p.is_enabled(&skills[1]));
+        // Allowing it again brings back what was on, and only that.
+        p.allow_tier(Tier::Network, true, &skills);
+        assert!(p.tier_in_use(Tier::Network, &skills));
+        assert!(p.is_enabled(&skills[1]));
+        assert!(!p.is_enabled(&skills[0]));
+    }
+
+    #[test]
+    fn turning_on_a_tier_with_every_skill_off_enables_them_all() {
+        let skills = [
+            named("web_fetch", Tier::Network, false),
+            named("web_search", Tier::Network, false),
+            named("calc", Tier::Core, true),
+        ];
+        let mut p = PermissionSettings::default();
+        p.allow_tier(Tier::Network, true, &skills);
+        assert!(p.tier_in_use(Tier::Network, &skills));
+        assert!(p.is_enabled(&skills[0]) && p.is_enabled(&skills[1]));
+        // Skills of other tiers are left alone.
+        assert_eq!(p.skill("calc"), SkillSettings::default());
+        // A skill on by default that was switched off is switched back to
+        // its default, which leaves no entry behind.
+        let on_by_default = [named("web_fetch", Tier::Network, true)];
+        let mut q = PermissionSettings::default();
+        q.set_enabled("web_fetch", Some(false));
+        q.allow_tier(Tier::Network, true, &on_by_default);
+        assert!(q.skills.is_empty());
+        assert!(q.tier_in_use(Tier::Network, &on_by_default));
     }
 
     #[test]

@@ -644,8 +644,8 @@ mod tests {
         assert_eq!(
             warnings,
             vec![
-                "schema keyword 'if' at / is not supported and will not be checked",
                 "schema keyword 'pattern' at /properties/email is not supported and will not be checked",
+                "schema keyword 'if' at / is not supported and will not be checked",
             ]
         );
     }

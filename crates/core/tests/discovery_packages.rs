@@ -31,12 +31,12 @@ fn every_labelled_package_is_in_its_collection() {
 }
 
 /// The recall floor on the queries set aside: an expected package first
-/// for at least 85% of them (the goal), in the top three for at least 90%.
-/// The goal for the top three is 95%; it is not met yet (0.939 here, see
-/// docs/benchmarks.md), and this floor keeps what is reached from
-/// slipping. It ranks the collections every run installs from a
-/// registry, so it checks the same thing everywhere; `cargo bench
-/// --bench discovery` reports the figures over every collection present.
+/// for at least 85% of them and in the top three for at least 95% (the
+/// goals; measured 0.879 and 0.970 here, see docs/benchmarks.md). It
+/// ranks the collections every run installs from a registry, so it checks
+/// the same thing everywhere; one more miss in the top three fails it.
+/// `cargo bench --bench discovery` reports the figures over every
+/// collection present.
 #[test]
 fn recall_floor_on_the_set_aside_queries() {
     let installed: Vec<_> = collections::installed()
@@ -54,7 +54,7 @@ fn recall_floor_on_the_set_aside_queries() {
         queries.len()
     );
     assert!(
-        r3 >= 0.90,
+        r3 >= 0.95,
         "recall@3 {r3:.3} over {} queries; misses: {misses3:#?}",
         queries.len()
     );

@@ -184,6 +184,9 @@ fn message(out: &mut String, m: &Message) {
                     tool_status(r.status),
                     crate::display::duration(r.duration_ms)
                 );
+                if let Some(wait) = crate::display::approval_wait(r.wait_ms) {
+                    let _ = write!(out, " ({wait})");
+                }
             }
             None => {
                 let _ = write!(out, " — {}", call_state(call.state));

@@ -943,14 +943,15 @@ fn the_review_lists_every_changed_field_with_destinations_marked() {
             key: "provider".into(),
             label: "Model provider".into(),
             change: RecordChange::Changed,
+            // In the record's own field order.
             fields: vec![
-                field("api_key", Some("(secret)"), Some("(none)"), false),
                 field(
                     "base_url",
                     Some("https://api.openai.com/v1"),
                     Some("https://attacker.example/v1"),
                     true
                 ),
+                field("api_key", Some("(secret)"), Some("(none)"), false),
             ],
             more_fields: 0,
             secrets_withheld: true,

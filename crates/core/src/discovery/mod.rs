@@ -412,12 +412,14 @@ mod tests {
             description: "Fill in and flatten PDF forms.".into(),
             keywords: vec!["acroform".into()],
             headings: vec!["Checkbox fields".into()],
+            body: "Tick boxes and radio buttons keep their export values.".into(),
         });
         index.upsert_package(&PackageText {
             name: "brand-voice".into(),
             description: "Write copy in the company's tone of voice.".into(),
             keywords: vec![],
             headings: vec![],
+            body: String::new(),
         });
         index
     }

@@ -13,6 +13,9 @@ use crate::agent_skills::properties::Metadata;
 /// manual should not drown its own description.
 pub const MAX_HEADINGS: usize = 40;
 
+/// How many words of a SKILL.md body's opening prose are indexed.
+pub const BODY_WORDS: usize = 300;
+
 /// What discovery reads from `package`.
 pub fn package_text(package: &SkillPackage) -> PackageText {
     PackageText {
@@ -20,6 +23,7 @@ pub fn package_text(package: &SkillPackage) -> PackageText {
         description: package.properties.catalog_description(),
         keywords: keywords(&package.properties.metadata),
         headings: headings(&package.body),
+        body: prose(&package.body, BODY_WORDS),
     }
 }
 
@@ -36,6 +40,43 @@ pub fn index_package(index: &mut SkillIndex, package: &SkillPackage, enabled: bo
         index.upsert_package(&package_text(package));
     } else {
         index.remove_package(package.name());
+    }
+}
+
+/// Puts one package in step after an import, an edit, a switch or a
+/// removal: the library of enabled packages gains, replaces or loses that
+/// package alone, and so does the index when there is one. `state` is the
+/// package as installed now with whether it is enabled, or `None` once it
+/// was removed. Nothing else in the library is copied or re-read.
+pub fn sync_package(
+    library: &mut SkillLibrary,
+    index: Option<&mut SkillIndex>,
+    name: &str,
+    state: Option<(&SkillPackage, bool)>,
+) {
+    match state {
+        Some((package, true)) => {
+            if package.name() != name {
+                library.remove(name);
+            }
+            library.insert(package.clone());
+        }
+        _ => {
+            library.remove(name);
+        }
+    }
+    if let Some(index) = index {
+        match state {
+            Some((package, enabled)) => {
+                if package.name() != name {
+                    index.remove_package(name);
+                }
+                index_package(index, package, enabled);
+            }
+            None => {
+                index.remove_package(name);
+            }
+        }
     }
 }
 
@@ -81,6 +122,39 @@ fn keywords(metadata: &Metadata) -> Vec<String> {
         }
     }
     out
+}
+
+/// The first `limit` words of a Markdown body's prose: outside fenced
+/// code blocks, and without headings, table rows or indented code.
+fn prose(body: &str, limit: usize) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in body.lines() {
+        let trimmed = line.trim_start();
+        if let Some(mark) = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m)) {
+            fence = match fence {
+                Some(open) if open == mark => None,
+                None => Some(mark),
+                other => other,
+            };
+            continue;
+        }
+        if fence.is_some()
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+            || trimmed.starts_with('#')
+            || trimmed.starts_with('|')
+        {
+            continue;
+        }
+        for w in trimmed.split_whitespace() {
+            if out.len() == limit {
+                return out.join(" ");
+            }
+            out.push(w);
+        }
+    }
+    out.join(" ")
 }
 
 /// The ATX headings (`#` to `######`) of a Markdown body, outside fenced
@@ -147,6 +221,97 @@ mod tests {
             keywords(&metadata),
             ["invoice", "receipt", "Read scanned bills"]
         );
+    }
+
+    fn package(name: &str, description: &str) -> SkillPackage {
+        SkillPackage {
+            folder: name.into(),
+            properties: SkillProperties::new(name, description),
+            body: String::new(),
+            files: Vec::new(),
+            tools: Vec::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    fn names(library: &SkillLibrary) -> Vec<&str> {
+        library.iter().map(SkillPackage::name).collect()
+    }
+
+    fn found(index: &SkillIndex, query: &str) -> Vec<String> {
+        index
+            .search(query, None, 5, &|_| true)
+            .iter()
+            .filter_map(|h| h.package().map(|p| p.name.clone()))
+            .collect()
+    }
+
+    /// Import, re-import, disable, enable and remove each touch the one
+    /// package: the library and the index end as a fresh build of what is
+    /// installed and enabled would be.
+    #[test]
+    fn each_change_keeps_library_and_index_in_step() {
+        let invoices = package("invoice-reader", "Read scanned invoices and receipts.");
+        let slides = package("slide-maker", "Build presentation slides from an outline.");
+        let mut library = SkillLibrary::default();
+        let mut index = SkillIndex::new();
+        // Import two.
+        for p in [&invoices, &slides] {
+            sync_package(&mut library, Some(&mut index), p.name(), Some((p, true)));
+        }
+        assert_eq!(names(&library), ["invoice-reader", "slide-maker"]);
+        assert_eq!(found(&index, "receipts"), ["invoice-reader"]);
+        // Re-import with new words: replaced in place, old words gone.
+        let edited = package("invoice-reader", "Extract totals from supplier bills.");
+        sync_package(
+            &mut library,
+            Some(&mut index),
+            "invoice-reader",
+            Some((&edited, true)),
+        );
+        assert_eq!(names(&library), ["invoice-reader", "slide-maker"]);
+        assert_eq!(
+            library
+                .get("invoice-reader")
+                .unwrap()
+                .properties
+                .description,
+            "Extract totals from supplier bills."
+        );
+        assert!(found(&index, "scanned").is_empty());
+        assert_eq!(found(&index, "supplier bills"), ["invoice-reader"]);
+        // Disable: out of both; enable: back in both.
+        sync_package(
+            &mut library,
+            Some(&mut index),
+            "slide-maker",
+            Some((&slides, false)),
+        );
+        assert_eq!(names(&library), ["invoice-reader"]);
+        assert!(!index.contains_package("slide-maker"));
+        assert!(found(&index, "presentation slides").is_empty());
+        sync_package(
+            &mut library,
+            Some(&mut index),
+            "slide-maker",
+            Some((&slides, true)),
+        );
+        assert!(library.get("slide-maker").is_some());
+        assert_eq!(found(&index, "presentation slides"), ["slide-maker"]);
+        // Remove.
+        sync_package(&mut library, Some(&mut index), "invoice-reader", None);
+        assert_eq!(names(&library), ["slide-maker"]);
+        assert!(!index.contains_package("invoice-reader"));
+        assert!(found(&index, "supplier bills").is_empty());
+        // The same state as indexing what is left from scratch.
+        let mut fresh = SkillIndex::new();
+        index_library(&mut fresh, &library);
+        for q in ["slides", "invoices", "outline presentation"] {
+            assert_eq!(found(&index, q), found(&fresh, q), "{q}");
+        }
+        // Before the index exists, the library alone follows.
+        sync_package(&mut library, None, "slide-maker", None);
+        assert!(library.is_empty());
     }
 
     #[test]

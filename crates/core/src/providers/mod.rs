@@ -338,8 +338,10 @@ impl ProviderConfig {
             }
             return out;
         }
-        let lower = self.base_url.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        let lower = self.base_url.trim().to_ascii_lowercase();
+        if lower.is_empty() {
+            out.push("Enter the server's base URL, such as http://localhost:8000/v1.".to_string());
+        } else if !(lower.starts_with("http://") || lower.starts_with("https://")) {
             out.push("The base URL must start with http:// or https://.".to_string());
         } else if lower.starts_with("http://") && !self.is_local() && !self.api_key.is_empty() {
             out.push(format!(
@@ -812,6 +814,12 @@ mod tests {
                 "Pick a model.".to_string(),
                 "OpenRouter needs an API key.".to_string()
             ]
+        );
+        // A custom provider starts with no URL: saving it says what is missing.
+        let unset = ProviderConfig::custom(ProviderKind::OpenAiCompatible, "", "m");
+        assert_eq!(
+            unset.warnings(),
+            vec!["Enter the server's base URL, such as http://localhost:8000/v1.".to_string()]
         );
         let cases = [
             ("http://127.0.0.1:1234/v1", true),

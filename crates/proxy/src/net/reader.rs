@@ -13,7 +13,9 @@
 //! (http, https, mailto; never `javascript:`), shows images as their
 //! description, and lists the article's links.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::rc::Rc;
 
 use dom_query::{Document, NodeRef};
 use dom_smoothie::{CandidateSelectMode, Config, Readability};
@@ -21,7 +23,9 @@ use hearth_core::web::Link;
 use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::options::{BrStyle, BulletListMarker, HrStyle, Options};
 use htmd::{Element, HtmlToMarkdown};
-use markup5ever_rcdom::{Handle, NodeData};
+use markup5ever::tendril::StrTendril;
+use markup5ever::{Attribute, LocalName, QualName, ns};
+use markup5ever_rcdom::{Handle, Node, NodeData};
 use url::Url;
 
 /// What a page converts to.
@@ -39,13 +43,22 @@ pub const MAX_LINKS: usize = 300;
 const MAX_DEPTH: usize = 200;
 
 /// Elements never read: they hold no text a person sees on the page.
-const INVISIBLE: &str = "script, style, noscript, template, svg, math, canvas, iframe, object, \
-    embed, audio, video, map, input, select, button, textarea, option, datalist, meter, \
-    progress, dialog:not([open]), [hidden], [aria-hidden=true]";
+const INVISIBLE: [&str; 21] = [
+    "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object",
+    "embed", "audio", "video", "map", "input", "select", "button", "textarea", "option",
+    "datalist", "meter", "progress",
+];
 
-/// Navigation, dropped before Readability looks for the article: Readability
-/// drops `role=navigation` itself, and `<nav>` says the same.
-const NAVIGATION: &str = "nav, [role=navigation]";
+/// What [`prune`] drops besides what a person cannot see.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prune {
+    /// A whole page before Readability looks for its article: navigation
+    /// goes too. Readability drops `role=navigation` itself, and `<nav>`
+    /// says the same.
+    Page,
+    /// A fragment of text (a search snippet): only what is not seen.
+    Fragment,
+}
 
 /// Page chrome, dropped when no article could be picked out.
 const CHROME: &str = "nav, header, footer, aside, form, [role=navigation], [role=banner], \
@@ -53,55 +66,47 @@ const CHROME: &str = "nav, header, footer, aside, form, [role=navigation], [role
 
 /// Converts `html`, fetched from `url`, to Markdown.
 ///
-/// The page is parsed once for Readability; the article it picks is parsed
-/// once more, by htmd, and its links are made safe in htmd's tree, so the
-/// article is never serialized and reparsed a third time.
+/// The page is parsed once. Readability picks the article in that tree,
+/// and the article is copied from it straight into htmd's tree, where its
+/// links are made safe and htmd writes it: it is never serialized and
+/// parsed again.
 pub fn to_markdown(html: &str, url: &Url) -> Converted {
     let doc = Document::from(html);
-    bound_depth(&doc);
-    drop_invisible(&doc);
-    doc.select(NAVIGATION).remove();
-    let base = base_of(&doc, url);
-    let page_title = head_title(&doc);
-    let readability = Readability::with_document(
-        doc,
-        Some(base.as_str()),
-        Some(Config {
-            // The `language-…` classes of code blocks name their language.
-            keep_classes: true,
-            // Only the article's title is used, never the page's metadata.
-            disable_json_ld: true,
-            // Where an article is split into sibling sections (DocBook
-            // chapters), Readability.js's own choice keeps one of them;
-            // dom_smoothie's keeps their common parent, and scores the same
-            // elsewhere on the comparison corpus.
-            candidate_select_mode: CandidateSelectMode::DomSmoothie,
-            ..Config::default()
-        }),
-    );
-    let article = readability.ok().and_then(|mut r| r.parse().ok());
-    let (title, body) = match article {
-        Some(article) if has_words(&article.text_content) => {
+    let head = prune(&doc, Prune::Page);
+    let base = base_of(&head, url);
+    let page_title = head_title(&head);
+    let readability =
+        Readability::with_document(doc, Some(base.as_str()), Some(readability_config()));
+    let mut readability = readability.ok();
+    let article = readability.as_mut().and_then(|r| r.parse().ok());
+    let (title, tree) = match (article, &readability) {
+        (Some(article), Some(r)) if has_words(&article.text_content) => {
             // The page's own title, as the browser's tab shows it;
             // Readability's guess (which may cut a "Site: Headline" title
             // at the colon) only when the page has none.
             let title = page_title
                 .or_else(|| Some(article.title.trim().to_string()).filter(|t| !t.is_empty()));
-            (title, article.content.to_string())
+            // Readability leaves the article in its document under this id.
+            let root = r.doc.select_single("#readability-page-1");
+            let tree = root.nodes().first().map(to_htmd_tree);
+            (title, tree)
         }
-        Some(_) | None => (page_title, whole_page(html)),
+        _ => (page_title, None),
     };
     let converter = converter();
-    let tree = match converter.html_to_tree(&body) {
-        Ok(tree) => tree,
-        // html5ever reads any string; htmd's signature only allows failing.
-        Err(_) => {
-            return Converted {
-                title,
-                markdown: String::new(),
-                links: Vec::new(),
-            };
-        }
+    let tree = match tree {
+        Some(tree) => tree,
+        None => match converter.html_to_tree(&whole_page(html)) {
+            Ok(tree) => tree,
+            // html5ever reads any string; htmd's signature only allows failing.
+            Err(_) => {
+                return Converted {
+                    title,
+                    markdown: String::new(),
+                    links: Vec::new(),
+                };
+            }
+        },
     };
     let links = tidy_links(&tree, &base);
     let markdown = tidy(&converter.tree_to_markdown(&tree));
@@ -112,11 +117,99 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
     }
 }
 
+/// How Readability is asked to pick the article.
+fn readability_config() -> Config {
+    Config {
+        // The `language-…` classes of code blocks name their language.
+        keep_classes: true,
+        // Only the article's title is used, never the page's metadata.
+        disable_json_ld: true,
+        // Where an article is split into sibling sections (DocBook
+        // chapters), Readability.js's own choice keeps one of them;
+        // dom_smoothie's keeps their common parent, and scores the same
+        // elsewhere on the comparison corpus.
+        candidate_select_mode: CandidateSelectMode::DomSmoothie,
+        ..Config::default()
+    }
+}
+
+/// A copy of `root` and what is under it as a document in htmd's tree
+/// (`<html><body>` around it, as the HTML parser would give). Only what
+/// htmd reads is copied: elements with their attributes, and text, with
+/// neighbouring text joined into one node; comments are left out.
+/// The tree is copied as Readability left it; markup the HTML parser would
+/// rebuild if the article were serialized and parsed again (table cells
+/// in a table Readability renamed to a `<div>`) stays as it is.
+fn to_htmd_tree(root: &NodeRef<'_>) -> Handle {
+    let element = |name: &str| {
+        Node::new(NodeData::Element {
+            name: QualName::new(None, ns!(html), LocalName::from(name)),
+            attrs: RefCell::new(Vec::new()),
+            template_contents: RefCell::new(None),
+            mathml_annotation_xml_integration_point: false,
+        })
+    };
+    let document = Node::new(NodeData::Document);
+    let html = element("html");
+    let body = element("body");
+    append(&document, html.clone());
+    append(&html, element("head"));
+    append(&html, body.clone());
+    // An explicit stack: the tree is bounded in depth, but no walk here
+    // recurses either.
+    let mut stack = vec![(*root, body)];
+    while let Some((node, parent)) = stack.pop() {
+        if node.is_text() {
+            let text = node.text();
+            let last = parent.children.borrow().last().cloned();
+            match last.as_ref().map(|l| &l.data) {
+                Some(NodeData::Text { contents }) => contents.borrow_mut().push_tendril(&text),
+                _ => append(
+                    &parent,
+                    Node::new(NodeData::Text {
+                        contents: RefCell::new(text),
+                    }),
+                ),
+            }
+            continue;
+        }
+        let Some(el) = node.element_ref() else {
+            continue;
+        };
+        let copy = Node::new(NodeData::Element {
+            name: QualName::new(None, ns!(html), LocalName::from(&*el.name.local)),
+            attrs: RefCell::new(
+                el.attrs
+                    .iter()
+                    .map(|a| Attribute {
+                        name: QualName::new(None, ns!(), LocalName::from(&*a.name.local)),
+                        value: StrTendril::from(&*a.value),
+                    })
+                    .collect(),
+            ),
+            template_contents: RefCell::new(None),
+            mathml_annotation_xml_integration_point: false,
+        });
+        drop(el);
+        append(&parent, copy.clone());
+        // Pushed last to first, so they are copied in order.
+        for child in node.children_it(true) {
+            stack.push((child, copy.clone()));
+        }
+    }
+    document
+}
+
+fn append(parent: &Handle, child: Handle) {
+    child.parent.set(Some(Rc::downgrade(parent)));
+    parent.children.borrow_mut().push(child);
+}
+
 /// The text of an HTML fragment (a search snippet with `<strong>` in it):
 /// tags dropped, entities decoded, whitespace collapsed.
 pub fn text_from_fragment(html: &str) -> String {
     let doc = Document::fragment(html);
-    doc.select(INVISIBLE).remove();
+    prune(&doc, Prune::Fragment);
     let mut out = String::new();
     let mut stack = vec![doc.root()];
     while let Some(node) = stack.pop() {
@@ -163,8 +256,7 @@ fn describe_image(_: &dyn Handlers, img: Element) -> Option<HandlerResult> {
 /// Readability found no article (a short page, a list of links).
 fn whole_page(html: &str) -> String {
     let doc = Document::from(html);
-    bound_depth(&doc);
-    drop_invisible(&doc);
+    prune(&doc, Prune::Page);
     doc.select(CHROME).remove();
     doc.body()
         .map(|b| b.inner_html())
@@ -176,65 +268,108 @@ fn has_words(text: &str) -> bool {
     text.chars().any(char::is_alphanumeric)
 }
 
-/// Removes what a person would not see or could not read as text.
-fn drop_invisible(doc: &Document) {
-    doc.select(INVISIBLE).remove();
-    for node in doc.select("[style]").nodes() {
-        let style: String = node
-            .attr("style")
-            .unwrap_or_default()
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        if style.contains("display:none") || style.contains("visibility:hidden") {
-            node.remove_from_parent();
-        }
-    }
+/// What [`prune`] noted in passing, in page order: the first of each.
+#[derive(Default)]
+struct Head {
+    base_href: Option<String>,
+    title: Option<String>,
+    og_title: Option<String>,
 }
 
-/// Replaces each element at `MAX_DEPTH` by its text, so the tree below is
-/// at most that deep. An explicit stack: no recursion here either.
-fn bound_depth(doc: &Document) {
+/// One walk over the tree that drops what a person would not see or
+/// could not read as text (scripts, styles, embedded media, form controls,
+/// closed dialogs, elements hidden by attribute or inline style) and, for a
+/// page, its navigation; replaces each element at `MAX_DEPTH` by its text,
+/// so the tree below is at most that deep (both libraries recurse); and
+/// notes the page's `<base href>` and titles on the way, so no other walk
+/// has to look for them. An explicit stack: no recursion here either.
+fn prune(doc: &Document, what: Prune) -> Head {
+    let mut head = Head::default();
+    let mut dropped = Vec::new();
     let mut too_deep = Vec::new();
     let mut stack = vec![(doc.root(), 0usize)];
     while let Some((node, depth)) = stack.pop() {
-        if depth >= MAX_DEPTH && node.is_element() {
-            too_deep.push(node);
-            continue;
-        }
-        for child in node.children_it(false) {
-            if child.is_element() {
+        // Last to first onto the stack, so the page is walked in order.
+        for child in node.children_it(true) {
+            let Some(el) = child.element_ref() else {
+                continue;
+            };
+            let name = &*el.name.local;
+            let attr = |n: &str| {
+                el.attrs
+                    .iter()
+                    .find(|a| &*a.name.local == n)
+                    .map(|a| &*a.value)
+            };
+            let hidden = INVISIBLE.contains(&name)
+                || (name == "dialog" && attr("open").is_none())
+                || attr("hidden").is_some()
+                || attr("aria-hidden") == Some("true")
+                || attr("style").is_some_and(hides)
+                || (what == Prune::Page && (name == "nav" || attr("role") == Some("navigation")));
+            if hidden {
+                drop(el);
+                dropped.push(child);
+                continue;
+            }
+            match name {
+                "base" if head.base_href.is_none() => {
+                    head.base_href = attr("href").map(str::to_string);
+                }
+                "meta" if head.og_title.is_none() && attr("property") == Some("og:title") => {
+                    head.og_title = attr("content").map(collapse_whitespace);
+                }
+                _ => {}
+            }
+            let is_title = name == "title";
+            drop(el);
+            if is_title && head.title.is_none() {
+                head.title = Some(collapse_whitespace(&child.text()));
+            }
+            if depth + 1 >= MAX_DEPTH {
+                too_deep.push(child);
+            } else {
                 stack.push((child, depth + 1));
             }
         }
+    }
+    for node in dropped {
+        node.remove_from_parent();
     }
     for node in too_deep {
         let text = node.text();
         node.set_text(text);
     }
+    head
+}
+
+/// An inline style that hides its element.
+fn hides(style: &str) -> bool {
+    let style: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    style.contains("display:none") || style.contains("visibility:hidden")
 }
 
 /// The URL relative links resolve against: `<base href>` when the page
 /// sets one, else the page's own.
-fn base_of(doc: &Document, url: &Url) -> Url {
-    doc.select_single("base[href]")
-        .attr("href")
+fn base_of(head: &Head, url: &Url) -> Url {
+    head.base_href
+        .as_deref()
         .and_then(|href| url.join(href.trim()).ok())
         .filter(|b| matches!(b.scheme(), "http" | "https" | "file"))
         .unwrap_or_else(|| url.clone())
 }
 
 /// `<title>`, else `og:title`.
-fn head_title(doc: &Document) -> Option<String> {
-    let title = collapse_whitespace(&doc.select_single("title").text());
-    if !title.is_empty() {
-        return Some(title);
-    }
-    doc.select_single("meta[property='og:title']")
-        .attr("content")
-        .map(|t| collapse_whitespace(&t))
-        .filter(|t| !t.is_empty())
+fn head_title(head: &Head) -> Option<String> {
+    [&head.title, &head.og_title]
+        .into_iter()
+        .flatten()
+        .find(|t| !t.is_empty())
+        .cloned()
 }
 
 /// Makes every link in htmd's tree absolute or plain text: only http(s)
@@ -720,5 +855,40 @@ mod tests {
         assert!(out.contains("inline"));
         let many_scripts = "<script>a</script>".repeat(20_000) + "<p>end</p>";
         assert_eq!(run(many_scripts), "end");
+    }
+
+    /// The article copied from Readability's tree into htmd's reads as the
+    /// article's HTML parsed again would: the copy saves work. (Where
+    /// Readability leaves markup the parser would rebuild, such as table
+    /// cells in a table it renamed to a `<div>`, the copy keeps the cells
+    /// as blocks, each on its own line, where parsing again ran them into
+    /// one line.)
+    #[test]
+    fn the_copied_article_reads_as_its_html_would() {
+        let pages = [
+            article(
+                "<h2>Tools</h2><ul><li>Poker<li>Bellows <b>and</b> <a href='x'>tongs</a></ul>\
+                 <pre><code class='language-rust'>fn main() {}</code></pre>\
+                 <table><tr><th>a<th>b<tr><td>1<td>2</table>\
+                 <blockquote><p>Quoted <i>words</i>&nbsp;&amp; more</p></blockquote>\
+                 <p>Text <!-- a comment --> around a comment, <img alt='a fire'> and <br> a break.</p>",
+            ),
+            article("<div><p>nested <span>inline</span></p><div>block</div> tail text</div>"),
+        ];
+        for page in pages {
+            let url = url();
+            let doc = Document::from(page.as_str());
+            prune(&doc, Prune::Page);
+            let mut r =
+                Readability::with_document(doc, Some(url.as_str()), Some(readability_config()))
+                    .unwrap();
+            let article = r.parse().unwrap();
+            let converter = converter();
+            let reparsed = converter.html_to_tree(&article.content).unwrap();
+            tidy_links(&reparsed, &url);
+            let expected = tidy(&converter.tree_to_markdown(&reparsed));
+            assert!(expected.contains("hearth"), "{expected}");
+            assert_eq!(md(&page), expected);
+        }
     }
 }

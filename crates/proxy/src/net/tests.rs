@@ -571,7 +571,7 @@ async fn the_app_gets_json_errors_for_bad_requests() {
             StatusCode::BAD_REQUEST,
             error(
                 "invalid_request",
-                "Failed to deserialize the JSON body into the target type: headers: unknown field `headers`, expected one of `url`, `max_bytes`, `domains` at line 1 column 10",
+                "Failed to deserialize the JSON body into the target type: headers: unknown field `headers`, expected one of `url`, `max_bytes`, `domains` at line 1 column 39",
             ),
         ),
         (
@@ -607,7 +607,7 @@ async fn the_app_gets_json_errors_for_bad_requests() {
             StatusCode::BAD_REQUEST,
             error(
                 "invalid_request",
-                "Failed to deserialize the JSON body into the target type: domains.deny[0]: write just the domain, like example.com, not a URL (\"http://x\") at line 1 column 31",
+                "Failed to deserialize the JSON body into the target type: domains.deny[0]: write just the domain, like example.com, not a URL (\"http://x\") at line 1 column 54",
             ),
         ),
         (
