@@ -15,6 +15,7 @@ const CHANGING = [
   '.log-row .when',
   '.log-row .duration',
   '.card-meta',
+  '.conversation-detail',
 ];
 
 async function run(page, line) {
