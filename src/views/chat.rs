@@ -26,8 +26,8 @@ use crate::storage::ACTIVITY;
 use crate::views::approval::InlineApprovals;
 use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
 use crate::views::card::{ResultCard, ToolCallCard};
-use crate::views::reply::ReplyText;
 use crate::views::conversations::ConversationList;
+use crate::views::reply::ReplyText;
 use crate::views::skill_form::SkillFormDialog;
 
 const EXAMPLES: [&str; 3] = [

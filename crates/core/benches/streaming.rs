@@ -75,11 +75,27 @@ fn main() {
     });
 
     println!("streaming render, {tokens} pieces of 4 bytes (native, median of {window} pieces)");
-    println!("  block by block: first pieces {blocks_start:>8.4} ms, last pieces {blocks_end:>8.4} ms");
-    println!("  whole each time: first pieces {whole_start:>8.4} ms, last pieces {whole_end:>8.4} ms");
+    println!(
+        "  block by block: first pieces {blocks_start:>8.4} ms, last pieces {blocks_end:>8.4} ms"
+    );
+    println!(
+        "  whole each time: first pieces {whole_start:>8.4} ms, last pieces {whole_end:>8.4} ms"
+    );
     let detail = format!("{tokens}-token reply, median of {window} pieces, native");
-    figure("streaming: render one piece, start of reply", blocks_start, "ms", None, &detail);
-    figure("streaming: render one piece, end of reply", blocks_end, "ms", None, &detail);
+    figure(
+        "streaming: render one piece, start of reply",
+        blocks_start,
+        "ms",
+        None,
+        &detail,
+    );
+    figure(
+        "streaming: render one piece, end of reply",
+        blocks_end,
+        "ms",
+        None,
+        &detail,
+    );
     figure(
         "streaming: last piece vs first piece (block by block)",
         blocks_end / blocks_start,

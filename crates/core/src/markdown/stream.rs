@@ -178,7 +178,11 @@ impl StreamRender {
 
     /// The HTML as the page shows it: settled blocks then the open one.
     pub fn html(&self) -> String {
-        let mut out: String = self.blocks.iter().map(|b| b.rendered.html.as_str()).collect();
+        let mut out: String = self
+            .blocks
+            .iter()
+            .map(|b| b.rendered.html.as_str())
+            .collect();
         out.push_str(&self.open.html);
         out
     }
@@ -281,7 +285,11 @@ mod tests {
             let whole = to_chat_html(reply);
             for step in [1, 2, 5, 13] {
                 let (mut r, page, open) = stream(reply, step);
-                assert_eq!(page.concat() + &open, whole, "{reply:?} in pieces of {step}");
+                assert_eq!(
+                    page.concat() + &open,
+                    whole,
+                    "{reply:?} in pieces of {step}"
+                );
                 assert_eq!(r.finish(reply, &Plain), None, "{reply:?}");
             }
         }
@@ -292,10 +300,22 @@ mod tests {
         // Fragments that meet each other in every order: each pair is a
         // chance for a block to read differently split than whole.
         const PARTS: [&str; 16] = [
-            "Plain text", "# Heading", "Setext\n===", "- item\n- item", "1. one\n2. two",
-            "> quote\nlazy", "```js\nlet x = 1;\n```", "    code", "| h | i |\n|---|---|\n| 1 | 2 |",
-            "***", "$$\na+b\n$$", "  - nested\n    more", "<b>raw</b>", "a `code` *b* [l](http://x.y)",
-            "~~~\nunclosed", "---",
+            "Plain text",
+            "# Heading",
+            "Setext\n===",
+            "- item\n- item",
+            "1. one\n2. two",
+            "> quote\nlazy",
+            "```js\nlet x = 1;\n```",
+            "    code",
+            "| h | i |\n|---|---|\n| 1 | 2 |",
+            "***",
+            "$$\na+b\n$$",
+            "  - nested\n    more",
+            "<b>raw</b>",
+            "a `code` *b* [l](http://x.y)",
+            "~~~\nunclosed",
+            "---",
         ];
         let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move |n: usize| {
@@ -313,7 +333,11 @@ mod tests {
             let whole = to_chat_html(&reply);
             let step = 1 + next(6);
             let (mut r, page, open) = stream(&reply, step);
-            assert_eq!(page.concat() + &open, whole, "{reply:?} in pieces of {step}");
+            assert_eq!(
+                page.concat() + &open,
+                whole,
+                "{reply:?} in pieces of {step}"
+            );
             assert_eq!(r.finish(&reply, &Plain), None, "{reply:?}");
         }
     }
@@ -380,7 +404,8 @@ mod tests {
 
     #[test]
     fn hostile_markup_stays_text_in_every_block() {
-        let reply = "<script>alert(1)</script>\n\n[x](javascript:alert(1))\n\n<img src=x onerror=alert(1)>";
+        let reply =
+            "<script>alert(1)</script>\n\n[x](javascript:alert(1))\n\n<img src=x onerror=alert(1)>";
         let (r, page, open) = stream(reply, 3);
         let shown = page.concat() + &open;
         assert_eq!(shown, r.html());
@@ -399,7 +424,10 @@ mod tests {
             if !self.ready || language != "rust" {
                 return None;
             }
-            crate::markdown::safe::highlighted(code, &format!("<span class=\"hljs-keyword\">{code}</span>"))
+            crate::markdown::safe::highlighted(
+                code,
+                &format!("<span class=\"hljs-keyword\">{code}</span>"),
+            )
         }
         fn math(&self, _: &str, _: bool) -> MathState {
             MathState::NotYet
@@ -412,7 +440,9 @@ mod tests {
         let mut r = StreamRender::new();
         r.update(reply, &Later { ready: false });
         assert!(!r.pending().is_empty());
-        let before: Vec<String> = (0..r.block_count()).map(|i| r.block(i).to_string()).collect();
+        let before: Vec<String> = (0..r.block_count())
+            .map(|i| r.block(i).to_string())
+            .collect();
         let changed = r.enhance(&Later { ready: true });
         assert_eq!(changed, vec![1], "only the code block changes");
         assert!(r.block(1).contains("data-highlighted"));
