@@ -95,16 +95,7 @@ pub fn to_chat_html_with(source: &str, enhance: &dyn Enhance) -> Rendered {
 
 fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    safe::escape_into(s, &mut out);
     out
 }
 

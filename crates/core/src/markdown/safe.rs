@@ -219,7 +219,9 @@ fn is_layout_style(s: &str) -> bool {
         && !lower.contains("expression")
 }
 
-fn escape_into(s: &str, out: &mut String) {
+/// `s` as HTML text or attribute value: the five characters that could
+/// end either are written as references.
+pub(super) fn escape_into(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
