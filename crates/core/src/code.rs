@@ -44,8 +44,11 @@ pub const JS_MAX_TIMEOUT_MS: u64 = 60_000;
 pub const PY_DEFAULT_TIMEOUT_MS: u32 = 30_000;
 pub const PY_MAX_TIMEOUT_MS: u64 = 300_000;
 /// After an interrupt, how long Python gets to stop before its worker is
-/// terminated.
-pub const INTERRUPT_GRACE_MS: u32 = 2_000;
+/// terminated. Generous, because a starved worker on a busy machine (or a
+/// phone) can take seconds to reach its next interrupt check, and stopping
+/// it there keeps the conversation's variables. The sandbox page holds the
+/// same figure as `GRACE_MS`.
+pub const INTERRUPT_GRACE_MS: u32 = 5_000;
 
 impl Language {
     pub fn skill_id(self) -> &'static str {
