@@ -224,7 +224,7 @@ fn wasm_bench(test: &'static str) -> impl Fn(&Path) -> Command {
             "--nocapture",
         ])
         .current_dir(root);
-        crate::test::wasm_test_env(&mut cmd);
+        crate::setup::wasm_test_env(&mut cmd);
         cmd
     }
 }
@@ -300,7 +300,7 @@ fn steps() -> Vec<Step> {
                          --features bench --test bench_discovery -- --nocapture",
                     )
                     .current_dir(root);
-                crate::test::wasm_test_env(&mut cmd);
+                crate::setup::wasm_test_env(&mut cmd);
                 cmd
             }),
         },

@@ -5,12 +5,15 @@
 //!   and start `hearth serve`.
 //! - `cargo xtask test [--level L[,L]] [-- PLAYWRIGHT ARGS]`: install what
 //!   the tests need, then fmt, clippy,
-//!   native tests, the core purity check, wasm-bindgen-test in headless
+//!   native tests, the core purity check, the import-circle check,
+//!   wasm-bindgen-test in headless
 //!   Chromium, the release build and Playwright; ends with `N passed, N
 //!   failed` after every reason it failed.
 //! - `cargo xtask build`: the release build into dist/, always.
 //! - `cargo xtask bench [--only STEP] [--no-build]`: size and speed figures
 //!   into target/bench/results.json, a table, and docs/benchmarks.md.
+//! - `cargo xtask circles`: the check that no crate's modules import each
+//!   other in a circle (a level of `cargo xtask test` too).
 //! - `cargo xtask baselines [--grep TEXT]`: rewrite the screen baselines
 //!   the journeys compare against, on purpose.
 //! - `cargo xtask skill-collections [--from DIR]`: install the real Agent
@@ -25,6 +28,7 @@
 
 mod baselines;
 mod bench;
+mod circles;
 mod collections;
 mod fresh;
 mod pwa;
@@ -157,7 +161,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!(
-            "usage: cargo xtask <run|test|build|bench|baselines|precache|pyodide|test-model|skill-collections>"
+            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|test-model|skill-collections>"
         );
         return ExitCode::FAILURE;
     };
@@ -166,6 +170,7 @@ fn main() -> ExitCode {
         "build" => setup::build_tools().and_then(|()| step("release build", build_release)),
         "bench" => bench::run(rest),
         "baselines" => baselines::run(rest),
+        "circles" => step("no import circles inside any crate", circles::check),
         "precache" => pwa::run(rest),
         "pyodide" => step(
             "Python runtime into public/pyodide/",
@@ -204,7 +209,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, baselines, precache, pyodide, test-model or skill-collections"
+            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, test-model or skill-collections"
         ))),
     };
     match result {

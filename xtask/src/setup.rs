@@ -452,6 +452,17 @@ pub fn llama_cpp_python() -> Result<std::path::PathBuf, Failure> {
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
+/// The environment `cargo test --target wasm32-unknown-unknown` needs to
+/// run its tests in headless Chromium.
+pub fn wasm_test_env(cmd: &mut Command) -> &mut Command {
+    cmd.env(
+        "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
+        "wasm-bindgen-test-runner",
+    )
+    .env("CHROMEDRIVER", CHROMEDRIVER)
+    .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
+}
+
 /// Chromium and chromedriver from Debian, for the browser tests.
 pub fn browser() -> Result<(), Failure> {
     step("chromium + chromedriver", || {

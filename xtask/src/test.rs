@@ -9,8 +9,9 @@ use crate::report::{self, ALLOW_LIST_PATH, AllowList, LevelRun, Tally, Verdict};
 use crate::setup;
 use crate::util::{Failure, capture, repo_root, run, run_tee, step, step_said};
 
-/// Crates hearth-core must never depend on.
-pub const FORBIDDEN_IN_CORE: [&str; 8] = [
+/// Crates hearth-core must never depend on; `gloo` stands for every
+/// `gloo-*` crate too (see `forbidden`).
+pub const FORBIDDEN_IN_CORE: [&str; 10] = [
     "web-sys",
     "js-sys",
     "wasm-bindgen",
@@ -18,8 +19,19 @@ pub const FORBIDDEN_IN_CORE: [&str; 8] = [
     "tokio",
     "axum",
     "reqwest",
+    "idb",
     "rexie",
+    "gloo",
 ];
+
+/// Which of `FORBIDDEN_IN_CORE` a crate name is, if any: the name itself,
+/// or `gloo` for any of gloo's parts (`gloo-timers`, `gloo-net`, …).
+pub fn forbidden(name: &str) -> Option<&'static str> {
+    FORBIDDEN_IN_CORE
+        .iter()
+        .copied()
+        .find(|bad| name == *bad || (*bad == "gloo" && name.starts_with("gloo-")))
+}
 
 /// The fewest tests each level must run (passed + failed + skipped), so a
 /// level that quietly ran nothing, or lost a test binary or spec file,
@@ -135,15 +147,6 @@ fn cargo_level(cmd: &mut Command) -> Result<LevelRun, Failure> {
     Ok(run)
 }
 
-pub fn wasm_test_env(cmd: &mut Command) -> &mut Command {
-    cmd.env(
-        "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
-        "wasm-bindgen-test-runner",
-    )
-    .env("CHROMEDRIVER", setup::CHROMEDRIVER)
-    .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
-}
-
 /// The environment Playwright needs: the built app, the debug `hearth` and
 /// the fake model server.
 pub fn playwright_env(cmd: &mut Command) -> &mut Command {
@@ -215,8 +218,8 @@ fn allow_list() -> Result<AllowList, Failure> {
 }
 
 /// The levels, in the order a full run takes them.
-pub const LEVELS: [&str; 8] = [
-    "fmt", "clippy", "peers", "native", "purity", "wasm", "build", "e2e",
+pub const LEVELS: [&str; 9] = [
+    "fmt", "clippy", "peers", "native", "purity", "circles", "wasm", "build", "e2e",
 ];
 
 /// What `cargo xtask test` was asked for: every level, or some (`--level
@@ -381,13 +384,12 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                     ])
                     .current_dir(&root),
             )?;
-            let found: Vec<&str> = FORBIDDEN_IN_CORE
-                .iter()
-                .copied()
-                .filter(|bad| {
-                    tree.lines()
-                        .any(|l| l.split_whitespace().next() == Some(*bad))
-                })
+            let found: Vec<&str> = tree
+                .lines()
+                .filter_map(|l| l.split_whitespace().next())
+                .filter(|name| forbidden(name).is_some())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
                 .collect();
             if found.is_empty() {
                 println!("  none of {} in the tree", FORBIDDEN_IN_CORE.join(", "));
@@ -400,6 +402,14 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
             }
         });
         summary.check("purity", purity);
+    }
+
+    if options.wants("circles") {
+        let circles = step(
+            "4b. no import circles inside any crate",
+            crate::circles::check,
+        );
+        summary.check("circles", circles);
     }
 
     if options.wants("wasm") {
@@ -416,7 +426,7 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                     "--no-fail-fast",
                 ])
                 .current_dir(&root);
-                cargo_level(wasm_test_env(&mut cmd))
+                cargo_level(setup::wasm_test_env(&mut cmd))
             },
             LevelRun::said,
         );
@@ -456,4 +466,22 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     }
 
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forbidden;
+
+    #[test]
+    fn purity_forbids_idb_and_every_gloo_crate() {
+        assert_eq!(forbidden("idb"), Some("idb"));
+        assert_eq!(forbidden("rexie"), Some("rexie"));
+        assert_eq!(forbidden("gloo"), Some("gloo"));
+        assert_eq!(forbidden("gloo-timers"), Some("gloo"));
+        assert_eq!(forbidden("gloo-net"), Some("gloo"));
+        assert_eq!(forbidden("web-sys"), Some("web-sys"));
+        assert_eq!(forbidden("glooper"), None);
+        assert_eq!(forbidden("idb-keyval"), None);
+        assert_eq!(forbidden("serde"), None);
+    }
 }

@@ -1324,7 +1324,7 @@ pub fn file_stem(created_at_ms: f64) -> String {
 
 /// `unix_ms` as a UTC date, `YYYY-MM-DD`.
 pub fn utc_date(unix_ms: f64) -> String {
-    let (y, m, d) = crate::calculator::civil_from_days((unix_ms / 86_400_000.0).floor() as i64);
+    let (y, m, d) = crate::dates::civil_from_days((unix_ms / 86_400_000.0).floor() as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

@@ -145,15 +145,6 @@ impl PermissionSettings {
         self.tier_enabled(skill.tier) && self.skill(skill.id.as_str()).is_enabled(skill)
     }
 
-    /// The same, for an entry of the discovery index.
-    pub fn is_indexed_enabled(&self, skill: &crate::discovery::IndexedSkill) -> bool {
-        self.tier_enabled(skill.tier)
-            && self
-                .skill(skill.id.as_str())
-                .enabled
-                .unwrap_or(skill.default_enabled)
-    }
-
     pub fn set_enabled(&mut self, id: &str, enabled: Option<bool>) {
         self.edit(id, |s| s.enabled = enabled);
     }

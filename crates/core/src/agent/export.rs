@@ -13,7 +13,7 @@ use crate::call::{Content, ToolStatus};
 /// `unix_ms` as `2026-05-01 14:03 UTC`.
 pub fn utc_minute(unix_ms: f64) -> String {
     let minutes = (unix_ms / 60_000.0).floor() as i64;
-    let (y, m, d) = crate::calculator::civil_from_days(minutes.div_euclid(1_440));
+    let (y, m, d) = crate::dates::civil_from_days(minutes.div_euclid(1_440));
     let of_day = minutes.rem_euclid(1_440);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",

@@ -20,11 +20,11 @@ use serde_json::Value;
 
 use super::conversation::{CallState, Conversation, Message, MessageStatus, ToolCallRecord};
 use super::prompt::build_request_for;
-use super::window::ModelLimits;
 use crate::call::{CallOrigin, ToolCall, ToolResult, ToolStatus};
 use crate::discovery::{DISCOVER_SKILLS_ID, Discovery};
 use crate::providers::{
-    AssembledTurn, HttpRequest, Protocol, ProviderError, Retry, StreamDecoder, StreamEvent,
+    AssembledTurn, HttpRequest, ModelLimits, Protocol, ProviderError, Retry, StreamDecoder,
+    StreamEvent,
 };
 use crate::skill::{SkillDefinition, SkillId};
 

@@ -17,4 +17,6 @@ pub use conversation::{
 pub use machine::{
     Action, AgentLoop, Event, LoopConfig, LoopEnv, LoopError, LoopState, RequestId, TurnOutcome,
 };
-pub use window::{ContextNote, ModelLimits};
+pub use window::ContextNote;
+
+pub use crate::providers::ModelLimits;

@@ -4,9 +4,9 @@
 //! whether ten skills are registered or ten thousand.
 
 use super::conversation::Conversation;
-use super::window::{ContextNote, ModelLimits, fit};
+use super::window::{ContextNote, fit};
 use crate::discovery::discover_skills_definition;
-use crate::providers::{ChatRequest, ToolSpec};
+use crate::providers::{ChatRequest, ModelLimits, ToolSpec};
 use crate::skill::{SkillDefinition, SkillId};
 
 /// The default system prompt.

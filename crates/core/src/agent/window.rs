@@ -10,30 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::providers::{ChatRequest, WireMessage};
+use crate::providers::{ChatRequest, ModelLimits, WireMessage};
 use crate::tokens::estimate_request;
-
-/// What Hearth knows about the model in use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelLimits {
-    /// Tokens the model can hold (prompt and reply), when known.
-    pub context_window: Option<u64>,
-    /// The longest reply asked for, kept free in the window.
-    pub max_output: Option<u64>,
-    /// Whether the model can call tools. When it cannot, the loop offers
-    /// none and the system prompt does not mention them.
-    pub tools: bool,
-}
-
-impl Default for ModelLimits {
-    fn default() -> Self {
-        Self {
-            context_window: None,
-            max_output: None,
-            tools: true,
-        }
-    }
-}
 
 /// Earlier messages left out of a request so it fits, recorded on the
 /// reply it produced.

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::package::{FileKind, PackageFile};
+use super::file::{FileKind, PackageFile};
 use super::{Problem, Severity, ValidationMode, paths};
 use crate::schema::check_schema;
 use crate::skill::SkillId;

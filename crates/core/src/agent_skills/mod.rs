@@ -24,6 +24,7 @@ pub mod archive;
 pub mod catalog;
 pub mod context;
 pub mod extensions;
+pub mod file;
 mod frontmatter;
 pub mod package;
 pub mod paths;
@@ -40,7 +41,8 @@ pub use activation::{
     ActivationOutcome, ConversationSkills, ScriptLanguage, ScriptRequest, SkillLibrary,
 };
 pub use catalog::{CatalogPlan, DEFAULT_CATALOG_BUDGET_TOKENS, estimate_tokens};
-pub use package::{FileKind, PackageFile, SkillPackage, load_package};
+pub use file::{FileKind, PackageFile};
+pub use package::{SkillPackage, load_package};
 pub use properties::{
     AllowedTools, Metadata, ParsedSkillMd, SkillMdSource, SkillProperties, parse_skill_md,
 };

@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::text::{
     bounded_distance, hyphen_joins, is_noise, is_stop_word, stem, synonyms, thesaurus_words, words,
 };
+use crate::permission::PermissionSettings;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 
 /// A fast, non-cryptographic hasher for the index's own keys (terms,
@@ -157,6 +158,20 @@ impl IndexedSkill {
             category: def.category,
             default_enabled: def.default_enabled,
         }
+    }
+}
+
+/// Permission settings asked about an index entry, which carries the
+/// fields `PermissionSettings::is_enabled` reads from a definition.
+/// Defined beside the index because permission sits below discovery.
+impl PermissionSettings {
+    /// Whether an indexed skill is enabled, counting its tier's switch.
+    pub fn is_indexed_enabled(&self, skill: &IndexedSkill) -> bool {
+        self.tier_enabled(skill.tier)
+            && self
+                .skill(skill.id.as_str())
+                .enabled
+                .unwrap_or(skill.default_enabled)
     }
 }
 

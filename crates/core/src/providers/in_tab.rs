@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 use super::error::{ErrorBody, ErrorContext, ErrorKind, ProviderError, Retry};
 use super::openai::{OpenAiDecoder, chat_body};
 use super::{
-    ChatRequest, HttpRequest, Method, ProviderConfig, Speed, StreamDecoder, StreamEvent, Usage,
+    ChatRequest, HttpRequest, Method, ModelLimits, ProviderConfig, Speed, StreamDecoder,
+    StreamEvent, Usage,
 };
-use crate::agent::ModelLimits;
 use crate::display;
 use crate::gguf::GgufInfo;
 

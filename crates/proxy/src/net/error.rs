@@ -137,6 +137,13 @@ pub fn error_response(status: StatusCode, code: ApiErrorCode, message: String) -
     res
 }
 
+/// A refusal by the guard answers as the API's error of that kind.
+impl IntoResponse for GuardError {
+    fn into_response(self) -> Response {
+        ApiError::Guard(self).into_response()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if let ApiError::Internal(detail) = &self {

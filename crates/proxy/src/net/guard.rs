@@ -35,7 +35,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use hearth_core::web::ApiErrorCode;
 
-use super::error::ApiError;
 use super::token::ApiToken;
 
 /// The header carrying the key (see [`hearth_core::web::TOKEN_HEADER`]).
@@ -236,7 +235,7 @@ async fn guarded(guard: &AppGuard, req: Request, next: Next) -> Response {
                 code = e.code().as_str(),
                 "refused a request that is not from the app"
             );
-            ApiError::Guard(e).into_response()
+            e.into_response()
         }
     }
 }
