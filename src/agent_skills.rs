@@ -610,7 +610,7 @@ async fn run_script(
     };
     let files = files
         .into_iter()
-        .map(|(path, bytes)| crate::sandbox::RunFile {
+        .map(|(path, bytes)| crate::files::skills::RunFile {
             path: format!("/mnt/data/{path}"),
             bytes: js_sys::Uint8Array::from(bytes.as_slice()).buffer(),
         })
@@ -908,29 +908,4 @@ pub fn has_directory_picker() -> bool {
     web_sys::window()
         .and_then(|w| Reflect::get(&w, &"showDirectoryPicker".into()).ok())
         .is_some_and(|f| f.is_function())
-}
-
-/// Offers Agent Skills to the assistant's loop: the skills section of the
-/// system prompt and the skill tools of each conversation's turn (which
-/// the assistant's `Env` still filters through the registry and the
-/// permission layer, like every other tool).
-pub fn offer_to_assistant(assistant: &crate::assistant::Assistant) {
-    assistant.add_tool_source(std::rc::Rc::new(|rt, conversation| {
-        let taken = turn_taken(conversation);
-        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-        rt.agent_skills().model_turn(&conversation.id, &taken).tools
-    }));
-    assistant.add_prompt_source(std::rc::Rc::new(|rt, conversation, _offered| {
-        let taken = turn_taken(conversation);
-        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-        let turn = rt.agent_skills().model_turn(&conversation.id, &taken);
-        (!turn.prompt.trim().is_empty()).then_some(turn.prompt)
-    }));
-}
-
-/// The names a turn's other tools use: discovery and the loaded skills.
-fn turn_taken(conversation: &hearth_core::agent::Conversation) -> Vec<String> {
-    std::iter::once(hearth_core::discovery::DISCOVER_SKILLS_ID.to_string())
-        .chain(conversation.loaded_skills.iter().map(|id| id.to_string()))
-        .collect()
 }

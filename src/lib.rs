@@ -18,6 +18,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod storage;
 pub mod tabmodel;
+pub mod version;
 pub mod views;
 pub mod web;
 

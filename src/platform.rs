@@ -1,8 +1,10 @@
-//! Browser facts core asks for through traits: time, ids, downloads.
+//! Browser facts core asks for through traits: time, ids, downloads; and
+//! the storage the browser grants the app.
 
 use hearth_core::calculator::Clock;
 use hearth_core::invoke::TimeSource;
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 
 /// `Date.now()` for wall time, `performance.now()` for durations.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,4 +87,47 @@ fn download_blob(filename: &str, blob: &web_sys::Blob) -> Result<(), String> {
 pub fn format_time(unix_ms: f64) -> String {
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_ms));
     format!("{:02}:{:02}", d.get_hours(), d.get_minutes())
+}
+
+/// Storage used and available, as the browser reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub usage: f64,
+    pub quota: f64,
+}
+
+pub async fn storage_estimate() -> Result<Estimate, String> {
+    let storage = web_sys::window().ok_or("no window")?.navigator().storage();
+    let promise = storage.estimate().map_err(|e| format!("{e:?}"))?;
+    let value = JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let get = |key: &str| {
+        js_sys::Reflect::get(&value, &key.into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    };
+    Ok(Estimate {
+        usage: get("usage"),
+        quota: get("quota"),
+    })
+}
+
+/// Whether the browser promised to keep Hearth's data.
+pub async fn persisted() -> Option<bool> {
+    let storage = web_sys::window()?.navigator().storage();
+    JsFuture::from(storage.persisted().ok()?)
+        .await
+        .ok()?
+        .as_bool()
+}
+
+/// Asks the browser to keep Hearth's data; the answer.
+pub async fn request_persist() -> Option<bool> {
+    let storage = web_sys::window()?.navigator().storage();
+    JsFuture::from(storage.persist().ok()?)
+        .await
+        .ok()?
+        .as_bool()
 }

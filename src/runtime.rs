@@ -31,6 +31,7 @@ use serde_json::Value;
 use crate::agent_skills::AgentSkills;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
+use crate::version::bump;
 
 /// The settings record key of the permission settings.
 const PERMISSIONS_KEY: &str = hearth_core::permission::SETTINGS_KEY;
@@ -65,10 +66,6 @@ impl Versions {
             data: RwSignal::new(0),
         }
     }
-}
-
-pub fn bump(v: RwSignal<u64>) {
-    v.update(|n| *n += 1);
 }
 
 /// The data the core skills work on, loaded once and kept in step with

@@ -28,8 +28,8 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::runtime::bump;
 use crate::storage::Db;
+use crate::version::bump;
 
 /// The web skills, in the order the Skills panel shows them.
 pub const WEB_SKILLS: [&str; 2] = [WEB_FETCH, WEB_SEARCH];

@@ -17,7 +17,6 @@ use serde_json::json;
 use super::FilesError;
 use super::fs::{self as hfs, Node, Walked};
 use super::grants::{self, Grant};
-use crate::sandbox::RunFile;
 
 /// The most files one run may be handed, counting inside folders.
 const MAX_RUN_FILE_COUNT: usize = 2000;
@@ -341,6 +340,13 @@ async fn search_one(
         w.path.clone(),
         files::search_text(&decoded.text, query, case_sensitive, max),
     ))
+}
+
+/// A file handed to a run: where code sees it and its bytes.
+pub struct RunFile {
+    /// e.g. `/mnt/data/fixtures/data.csv`.
+    pub path: String,
+    pub bytes: ArrayBuffer,
 }
 
 /// The files named by a run's `files` argument, read for the sandbox:

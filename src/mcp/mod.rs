@@ -7,7 +7,6 @@
 //! (`hearth_core::mcp`); this module wires them to the browser.
 
 pub mod apps;
-pub mod composer;
 pub mod oauth;
 pub mod proxy;
 pub mod skills;
@@ -46,8 +45,9 @@ use self::proxy::{HearthProxy, app_origin};
 use self::skills::McpSkills;
 use self::transport::FetchTransport;
 use crate::platform::BrowserTime;
-use crate::runtime::{Runtime, bump};
+use crate::runtime::Runtime;
 use crate::storage::MCP_SERVERS;
+use crate::version::bump;
 
 /// How a server is doing, for the Servers panel.
 #[derive(Clone, Debug, PartialEq)]

@@ -24,6 +24,7 @@ use js_sys::{ArrayBuffer, Uint8Array};
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::files::skills::RunFile;
 use crate::platform::new_id;
 use crate::storage::{Db, StorageError};
 use host::Connection;
@@ -56,13 +57,6 @@ pub enum PythonState {
     Starting,
     Ready { version: String, load_ms: f64 },
     Failed(String),
-}
-
-/// A file handed to a run: where code sees it and its bytes.
-pub struct RunFile {
-    /// e.g. `/mnt/data/fixtures/data.csv`.
-    pub path: String,
-    pub bytes: ArrayBuffer,
 }
 
 /// One snippet to run.

@@ -201,7 +201,7 @@ pub fn not_a_model(e: &GgufError) -> String {
 
 /// The space the browser still allows, checked for `need` bytes.
 pub async fn check_space(need: u64) -> Result<(), StoreError> {
-    let estimate = crate::views::storage::storage_estimate()
+    let estimate = crate::platform::storage_estimate()
         .await
         .map_err(StoreError::Read)?;
     space_check(need, estimate.usage, estimate.quota)?;

@@ -19,7 +19,6 @@ use crate::assistant::{Assistant, use_assistant};
 use crate::icons::Icon;
 // MCP: apps under results, prompts as commands, attachments.
 use crate::mcp::apps::McpAppSlot;
-use crate::mcp::composer::{AttachmentChips, ResourcePicker};
 use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
 use crate::storage::ACTIVITY;
@@ -27,6 +26,7 @@ use crate::views::approval::InlineApprovals;
 use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
 use crate::views::card::{ResultCard, ToolCallCard};
 use crate::views::conversations::ConversationList;
+use crate::views::mcp_composer::{AttachmentChips, ResourcePicker};
 use crate::views::reply::ReplyText;
 use crate::views::skill_form::SkillFormDialog;
 

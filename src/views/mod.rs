@@ -12,6 +12,7 @@ pub mod confirm;
 pub mod conversations;
 pub mod files;
 pub mod focus;
+pub mod mcp_composer;
 pub mod memory;
 pub mod modal;
 pub mod notes;

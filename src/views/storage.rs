@@ -16,53 +16,11 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::backup::{self, StoreStat};
 use crate::icons::Icon;
+use crate::platform::{Estimate, persisted, request_persist, storage_estimate};
 use crate::pwa::{Offline, PythonCache, use_pwa};
 use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
 use crate::views::modal::Modal;
-
-/// Storage used and available, as the browser reports it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Estimate {
-    pub usage: f64,
-    pub quota: f64,
-}
-
-pub async fn storage_estimate() -> Result<Estimate, String> {
-    let storage = web_sys::window().ok_or("no window")?.navigator().storage();
-    let promise = storage.estimate().map_err(|e| format!("{e:?}"))?;
-    let value = JsFuture::from(promise)
-        .await
-        .map_err(|e| format!("{e:?}"))?;
-    let get = |key: &str| {
-        js_sys::Reflect::get(&value, &key.into())
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0)
-    };
-    Ok(Estimate {
-        usage: get("usage"),
-        quota: get("quota"),
-    })
-}
-
-/// Whether the browser promised to keep Hearth's data.
-async fn persisted() -> Option<bool> {
-    let storage = web_sys::window()?.navigator().storage();
-    JsFuture::from(storage.persisted().ok()?)
-        .await
-        .ok()?
-        .as_bool()
-}
-
-/// Asks the browser to keep Hearth's data; the answer.
-async fn request_persist() -> Option<bool> {
-    let storage = web_sys::window()?.navigator().storage();
-    JsFuture::from(storage.persist().ok()?)
-        .await
-        .ok()?
-        .as_bool()
-}
 
 /// "12,345".
 pub fn count(n: u64) -> String {

@@ -9,8 +9,8 @@ use hearth_core::mcp::skills::ServerId;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::use_mcp;
 use crate::icons::Icon;
+use crate::mcp::use_mcp;
 use crate::views::modal::Modal;
 
 /// Picks a server resource and reads it into an attachment.
