@@ -10,14 +10,16 @@ use futures::FutureExt;
 use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
 use hearth_core::activity::{ActivityHook, ActivityRecord, ActivityStore, Usage};
-use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySource};
+use hearth_core::approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, PermissionHook, PolicySource,
+};
 use hearth_core::call::UndoAction;
 use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
 use hearth_core::invoke::{Executor, Invoker};
 use hearth_core::memory::Memories;
 use hearth_core::notes::Notebook;
-use hearth_core::permission::{ApprovalAnswer, CallFacts, PermissionSettings, Policy};
+use hearth_core::permission::{CallFacts, PermissionSettings, Policy};
 use hearth_core::registry::{Registered, RegistryError};
 use hearth_core::tasks::TaskList;
 use hearth_core::{

@@ -17,10 +17,12 @@ use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
 use hearth_core::activity::{ActivityHook, ActivityRecord, ActivityStore};
-use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySource};
+use hearth_core::approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, PermissionHook, PolicySource,
+};
 use hearth_core::invoke::{Executor, Invoker, TimeSource};
 use hearth_core::notes::{Note, Notebook, search};
-use hearth_core::permission::{ApprovalAnswer, PermissionSettings, Policy};
+use hearth_core::permission::{PermissionSettings, Policy};
 use hearth_core::{CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall};
 use serde_json::json;
 

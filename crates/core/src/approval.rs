@@ -12,9 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::{ToolCall, ToolResult};
 use crate::invoke::{CallContext, Hook};
-use crate::permission::{
-    ApprovalAnswer, DecidedBy, Decision, DecisionRecord, Outcome, Policy, decide,
-};
+use crate::permission::{DecidedBy, Decision, DecisionRecord, Outcome, Policy, decide};
 use crate::skill::{SkillDefinition, SkillId};
 
 /// Where the hook reads the current policy and records "always allow".
@@ -34,6 +32,15 @@ pub struct ApprovalRequest {
     /// Set when "always allow" must not be offered (bulk destructive calls
     /// ask every time, so remembering the answer would mislead).
     pub always_offered: bool,
+}
+
+/// The person's answer in the approval dialog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalAnswer {
+    AllowOnce,
+    AlwaysAllow,
+    Deny,
 }
 
 /// Shows the approval dialog and returns the person's answer.

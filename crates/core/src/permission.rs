@@ -426,15 +426,6 @@ pub fn decide(skill: &SkillDefinition, policy: &Policy, facts: &CallFacts) -> De
     }
 }
 
-/// The person's answer in the approval dialog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalAnswer {
-    AllowOnce,
-    AlwaysAllow,
-    Deny,
-}
-
 /// How a call's permission was settled, kept with its result and log entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionRecord {
