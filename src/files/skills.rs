@@ -12,6 +12,7 @@ use hearth_core::code::text::{self, SNIFF_BYTES, Sniffed};
 use hearth_core::code::{MAX_RUN_FILE_BYTES, MAX_RUN_FILES};
 use hearth_core::display;
 use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall};
+use js_sys::ArrayBuffer;
 use serde_json::json;
 
 use super::FilesError;
