@@ -69,6 +69,9 @@ pub fn register_from(
         .collect()
 }
 
+/// One skill's registration: its source, its id, and how it went.
+pub type Outcome = (SourceKey, SkillId, Result<Registered, RegistryError>);
+
 /// A source was added twice.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{0} are already a source of skills")]
@@ -100,15 +103,17 @@ impl Sources {
     }
 
     /// Registers every source's skills, in the order the sources were
-    /// added, and returns each skill's outcome.
-    pub fn register_all(
-        &self,
-        registry: &mut Registry,
-    ) -> Vec<(SkillId, Result<Registered, RegistryError>)> {
+    /// added, and returns each skill's outcome with its source.
+    pub fn register_all(&self, registry: &mut Registry) -> Vec<Outcome> {
         let mut out = Vec::new();
         for source in &self.sources {
+            let key = source.key();
             let defs = source.definitions(registry);
-            out.extend(register_from(registry, source.key(), defs));
+            out.extend(
+                register_from(registry, key, defs)
+                    .into_iter()
+                    .map(|(id, r)| (key, id, r)),
+            );
         }
         out
     }
@@ -275,7 +280,7 @@ mod tests {
         sources.add(web.clone()).unwrap();
         let mut registry = Registry::new();
         let outcomes = sources.register_all(&mut registry);
-        assert!(outcomes.iter().all(|(_, r)| r.is_ok()), "{outcomes:?}");
+        assert!(outcomes.iter().all(|(_, _, r)| r.is_ok()), "{outcomes:?}");
         let stamped: Vec<(&str, Option<SourceKey>)> = registry
             .iter()
             .map(|s| (s.id.as_str(), s.source))
@@ -363,11 +368,15 @@ mod tests {
         let outcomes = sources.register_all(&mut registry);
         let refused: Vec<String> = outcomes
             .iter()
-            .filter_map(|(id, r)| r.as_ref().err().map(|e| format!("{id}: {e}")))
+            .filter_map(|(key, id, r)| {
+                r.as_ref()
+                    .err()
+                    .map(|e| format!("{} {id}: {e}", key.label()))
+            })
             .collect();
         assert_eq!(
             refused,
-            ["shared: the name 'shared' is taken by one of Hearth's own skills; \
+            ["the code sandbox shared: the name 'shared' is taken by one of Hearth's own skills; \
               a skill can only replace one from its own source"]
         );
         // The first source to register the name keeps it, and its calls.
@@ -430,7 +439,7 @@ mod tests {
             sources
                 .register_all(&mut registry)
                 .iter()
-                .all(|(_, r)| r.is_ok())
+                .all(|(_, _, r)| r.is_ok())
         );
         let ids: Vec<&str> = registry.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["dup", "dup_2"]);
