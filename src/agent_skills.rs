@@ -619,8 +619,8 @@ impl SkillSource for AgentSkillSource {
         skill: &SkillDefinition,
         call: &ToolCall,
     ) -> Option<Result<ToolCall, SkillError>> {
-        let meta = skill.kind == SkillKind::Builtin
-            && skill.id.as_str() == activation::CALL_SKILL_TOOL;
+        let meta =
+            skill.kind == SkillKind::Builtin && skill.id.as_str() == activation::CALL_SKILL_TOOL;
         meta.then(|| self.skills.redirect(call, &self.registry.borrow()))
     }
 }

@@ -15,12 +15,12 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
+use hearth_core::source::SkillSource;
 use hearth_core::web::{
     DomainLists, FetchResponse, SearchBackendSetting, SearchBackendState, SearchResponse, Session,
     SessionSearch, TOKEN_HEADER, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request,
     read_answer, search_output, search_request,
 };
-use hearth_core::source::SkillSource;
 use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 use leptos::prelude::*;
 use serde::Serialize;

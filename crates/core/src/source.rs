@@ -184,10 +184,15 @@ mod tests {
     }
 
     fn skill(id: &str) -> SkillDefinition {
-        SkillDefinition::new(SkillId::new(id).unwrap(), id, Tier::Core, Category::Developer)
-            .with_description(format!("The {id} skill"))
-            .with_tags(["t"])
-            .with_examples(["e"])
+        SkillDefinition::new(
+            SkillId::new(id).unwrap(),
+            id,
+            Tier::Core,
+            Category::Developer,
+        )
+        .with_description(format!("The {id} skill"))
+        .with_tags(["t"])
+        .with_examples(["e"])
     }
 
     /// A source that answers with its own name and the skill it ran, and
@@ -281,10 +286,8 @@ mod tests {
         let mut registry = Registry::new();
         let outcomes = sources.register_all(&mut registry);
         assert!(outcomes.iter().all(|(_, _, r)| r.is_ok()), "{outcomes:?}");
-        let stamped: Vec<(&str, Option<SourceKey>)> = registry
-            .iter()
-            .map(|s| (s.id.as_str(), s.source))
-            .collect();
+        let stamped: Vec<(&str, Option<SourceKey>)> =
+            registry.iter().map(|s| (s.id.as_str(), s.source)).collect();
         assert_eq!(
             stamped,
             [
@@ -314,11 +317,17 @@ mod tests {
         sources.register_all(&mut registry);
         let bulk = registry.get_str("bulk").unwrap().clone();
         assert_eq!(
-            sources.assess(&bulk, &call("bulk")).bulk_destructive.as_deref(),
+            sources
+                .assess(&bulk, &call("bulk"))
+                .bulk_destructive
+                .as_deref(),
             Some("all of them")
         );
         let target = registry.get_str("target").unwrap().clone();
-        assert_eq!(sources.assess(&target, &call("target")), CallFacts::default());
+        assert_eq!(
+            sources.assess(&target, &call("target")),
+            CallFacts::default()
+        );
 
         let r = block_on(invoker(sources, registry).invoke(call("hand_on")));
         assert_eq!(outcome(&r), "completed Hearth's core skills ran target");
@@ -328,9 +337,7 @@ mod tests {
     #[test]
     fn a_skill_without_a_running_source_fails_with_a_clear_error() {
         let mut sources = Sources::new();
-        sources
-            .add(Named::new(SourceKey::Core, &["calc"]))
-            .unwrap();
+        sources.add(Named::new(SourceKey::Core, &["calc"])).unwrap();
         let mut registry = Registry::new();
         sources.register_all(&mut registry);
         // Registered as the web skills', but no web source runs here.
@@ -376,8 +383,10 @@ mod tests {
             .collect();
         assert_eq!(
             refused,
-            ["the code sandbox shared: the name 'shared' is taken by one of Hearth's own skills; \
-              a skill can only replace one from its own source"]
+            [
+                "the code sandbox shared: the name 'shared' is taken by one of Hearth's own skills; \
+              a skill can only replace one from its own source"
+            ]
         );
         // The first source to register the name keeps it, and its calls.
         assert_eq!(
