@@ -396,7 +396,7 @@ fn tune() {
         f(&mut w);
         variants.push((label, w));
     };
-    for v in [0.6f32, 0.8, 1.0, 1.2, 1.6] {
+    for v in [0.6f32, 0.8, 1.0, 1.6, 2.0, 2.5, 3.0] {
         add(format!("k1 {v}"), &|w| w.k1 = v);
     }
     for v in [0.5f32, 0.6, 0.9, 1.0] {
@@ -438,6 +438,31 @@ fn tune() {
             w.b[1] = v;
         });
     }
+    // Pairs of the single changes that came closest on their own.
+    for v in [1.4f32, 1.6, 2.0, 2.5] {
+        add(format!("k1 {v} + description b 1"), &|w| {
+            w.k1 = v;
+            w.b[3] = 1.0;
+        });
+    }
+    for v in [0.75f32, 0.9] {
+        add(format!("k1 1.6 + description b {v}"), &|w| {
+            w.k1 = 1.6;
+            w.b[3] = v;
+        });
+    }
+    for v in [0.07f32, 0.1] {
+        add(format!("k1 1.6 + body weight {v}"), &|w| {
+            w.k1 = 1.6;
+            w.field[7] = v;
+        });
+    }
+    // The name weight and description b the ranking had before the body
+    // field was added, for comparison.
+    add("name 3 + description b 0.75".into(), &|w| {
+        w.field[1] = 3.0;
+        w.b[3] = 0.75;
+    });
     let extra: Vec<(String, Weights)> = std::env::var("TUNE_ONLY")
         .ok()
         .map(|only| {
