@@ -10,6 +10,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
 use hearth_core::agent_skills::activation::{
     self, ConversationSkills, DEFAULT_MAX_READ_BYTES, SkillLibrary, SkillStep,
 };
@@ -24,7 +26,10 @@ use hearth_core::agent_skills::{
 };
 use hearth_core::discovery::SkillIndex;
 use hearth_core::discovery::packages::{index_library, sync_package};
-use hearth_core::{SkillDefinition, SkillError, SkillKind, SkillOutput, ToolCall};
+use hearth_core::source::SkillSource;
+use hearth_core::{
+    Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
+};
 use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -35,15 +40,6 @@ use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
 
 /// The settings key of the command bar's active skills.
 const COMMAND_SKILLS_KEY: &str = "command_skills";
-
-/// The ids of the tools every installed package shares.
-pub const META_TOOLS: [&str; 5] = [
-    activation::ACTIVATE_SKILL,
-    activation::READ_SKILL_FILE,
-    activation::READ_RESOURCE,
-    activation::CALL_SKILL_TOOL,
-    activation::RETURN_TO_GENERAL,
-];
 
 /// Where a package came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -519,15 +515,6 @@ impl AgentSkills {
         }
     }
 
-    /// Whether `skill` is one this module runs.
-    pub fn handles(skill: &SkillDefinition) -> bool {
-        match &skill.kind {
-            SkillKind::AgentSkill { .. } => true,
-            SkillKind::Builtin => META_TOOLS.contains(&skill.id.as_str()),
-            SkillKind::Mcp { .. } => false,
-        }
-    }
-
     /// Runs a skill tool call for the executor. Active skills change only
     /// when the call succeeds, and the command bar's are stored.
     pub async fn execute(
@@ -584,6 +571,57 @@ impl AgentSkills {
                 run_script(request, files, call.conversation_id.clone()).await
             }
         }
+    }
+}
+
+/// The Agent Skills source of skills: the skill tools every package
+/// shares and the enabled packages' scoped tools. It stores the command
+/// bar's active skills, and hands `call_skill_tool` calls on to the
+/// registered skill of the tool they name.
+pub struct AgentSkillSource {
+    skills: Rc<AgentSkills>,
+    db: Rc<Db>,
+    registry: Rc<RefCell<Registry>>,
+}
+
+impl AgentSkillSource {
+    pub fn new(skills: Rc<AgentSkills>, db: Rc<Db>, registry: Rc<RefCell<Registry>>) -> Self {
+        Self {
+            skills,
+            db,
+            registry,
+        }
+    }
+}
+
+impl SkillSource for AgentSkillSource {
+    fn key(&self) -> SourceKey {
+        SourceKey::AgentSkills
+    }
+
+    fn definitions(&self, registry: &Registry) -> Vec<SkillDefinition> {
+        let taken: Vec<&str> = registry.iter().map(|s| s.id.as_str()).collect();
+        self.skills.definitions(&taken)
+    }
+
+    fn execute<'a>(
+        &'a self,
+        skill: &'a SkillDefinition,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+        self.skills.execute(&self.db, skill, call).boxed_local()
+    }
+
+    /// `call_skill_tool` hands its call on to the package's tool, so the
+    /// call path decides and logs that tool as itself.
+    fn redirect(
+        &self,
+        skill: &SkillDefinition,
+        call: &ToolCall,
+    ) -> Option<Result<ToolCall, SkillError>> {
+        let meta =
+            skill.kind == SkillKind::Builtin && skill.id.as_str() == activation::CALL_SKILL_TOOL;
+        meta.then(|| self.skills.redirect(call, &self.registry.borrow()))
     }
 }
 

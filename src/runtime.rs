@@ -14,21 +14,22 @@ use hearth_core::approval::{ApprovalRequest, Approver, PermissionHook, PolicySou
 use hearth_core::call::UndoAction;
 use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
-use hearth_core::invoke::{Executor, Invoker};
+use hearth_core::invoke::Invoker;
 use hearth_core::memory::Memories;
 use hearth_core::notes::Notebook;
 use hearth_core::permission::{ApprovalAnswer, CallFacts, PermissionSettings, Policy};
 use hearth_core::registry::{Registered, RegistryError};
+use hearth_core::source::{SkillSource, Sources, register_from};
 use hearth_core::tasks::TaskList;
 use hearth_core::{
-    CallOrigin, Registry, SkillDefinition, SkillError, SkillId, SkillKind, SkillOutput, ToolCall,
-    ToolResult,
+    CallOrigin, Registry, SkillDefinition, SkillError, SkillId, SkillKind, SkillOutput, SourceKey,
+    ToolCall, ToolResult,
 };
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use serde_json::Value;
 
-use crate::agent_skills::AgentSkills;
+use crate::agent_skills::{AgentSkillSource, AgentSkills};
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 
@@ -130,99 +131,101 @@ async fn collection_call<T: Record, C: Store<T>, A>(
     Ok(output)
 }
 
-/// Runs skills in the browser, dispatching on their kind.
-pub struct BrowserExecutor {
+/// One of Hearth's core skills, read once from the skill's id so the
+/// core source never compares ids past this point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreSkill {
+    Calculator,
+    Discover,
+    Notes,
+    Tasks,
+    Memory,
+}
+
+impl CoreSkill {
+    /// The core skill with the id `id`, if it is one.
+    pub fn of(id: &str) -> Option<CoreSkill> {
+        Some(match id {
+            "calculator" => CoreSkill::Calculator,
+            DISCOVER_SKILLS_ID => CoreSkill::Discover,
+            "notes" => CoreSkill::Notes,
+            "tasks" => CoreSkill::Tasks,
+            "memory" => CoreSkill::Memory,
+            _ => return None,
+        })
+    }
+
+    fn parse(id: &str) -> Result<CoreSkill, SkillError> {
+        CoreSkill::of(id).ok_or_else(|| {
+            SkillError::new(format!(
+                "the built-in skill '{id}' has no implementation in this build"
+            ))
+        })
+    }
+}
+
+/// The core skills' source: calculator, discovery, and the skills over
+/// notes, tasks and memories, whose changes are stored before they apply.
+pub struct CoreSkills {
     db: Rc<Db>,
     data: Rc<Data>,
     index: Rc<RefCell<SkillIndex>>,
-    web: Rc<WebSkills>,
-    // MCP: the connected servers' tools run in `crate::mcp`.
-    mcp: Rc<crate::mcp::skills::McpSkills>,
-    agent_skills: Rc<AgentSkills>,
-    registry: Rc<RefCell<Registry>>,
 }
 
-impl BrowserExecutor {
-    async fn builtin(&self, id: &str, arguments: &Value) -> Result<SkillOutput, SkillError> {
+impl CoreSkills {
+    async fn run(&self, skill: CoreSkill, arguments: &Value) -> Result<SkillOutput, SkillError> {
         let (db, d, v) = (&self.db, &self.data, self.data.versions);
-        match id {
-            "calculator" => hearth_core::calculator::run(arguments, local_clock()),
-            DISCOVER_SKILLS_ID => {
+        match skill {
+            CoreSkill::Calculator => hearth_core::calculator::run(arguments, local_clock()),
+            CoreSkill::Discover => {
                 let permissions = d.permissions.borrow().clone();
                 let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
                 discover_output(&self.index.borrow(), arguments, &enabled)
                     .map_err(|e| SkillError::new(e.to_string()))
             }
-            "notes" => {
+            CoreSkill::Notes => {
                 use hearth_core::notes::{parse, run};
                 collection_call(db, NOTES, &d.notes, v.notes, parse, run, arguments).await
             }
-            "tasks" => {
+            CoreSkill::Tasks => {
                 use hearth_core::tasks::{parse, run};
                 collection_call(db, TASKS, &d.tasks, v.tasks, parse, run, arguments).await
             }
-            "memory" => {
+            CoreSkill::Memory => {
                 use hearth_core::memory::{parse, run};
                 collection_call(db, MEMORIES, &d.memories, v.memories, parse, run, arguments).await
             }
-            web if crate::web::is_web_skill(web) => self.web.run(web, arguments).await,
-            other => Err(SkillError::new(format!(
-                "the built-in skill '{other}' has no implementation in this build"
-            ))),
         }
     }
 }
 
-impl Executor for BrowserExecutor {
+impl SkillSource for CoreSkills {
+    fn key(&self) -> SourceKey {
+        SourceKey::Core
+    }
+
+    fn definitions(&self, _registry: &Registry) -> Vec<SkillDefinition> {
+        hearth_core::builtin::core_skills()
+    }
+
     fn execute<'a>(
         &'a self,
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         async move {
-            // Agent Skills: activate_skill & co. and packages' scoped tools.
-            if AgentSkills::handles(skill) {
-                return self.agent_skills.execute(&self.db, skill, call).await;
-            }
-            match &skill.kind {
-                SkillKind::Builtin => match skill.id.as_str() {
-                    // The enhanced tier: the code sandbox and granted files
-                    // (src/sandbox, src/files) need the whole call.
-                    "run_javascript" | "run_python" => {
-                        crate::sandbox::skill::run(skill, call).await
-                    }
-                    "read_file" | "list_files" | "search_files" => {
-                        crate::files::skills::run(skill, call).await
-                    }
-                    id => self.builtin(id, &call.arguments).await,
-                },
-                SkillKind::AgentSkill { package, .. } => Err(SkillError::new(format!(
-                    "skill package '{package}' cannot run yet"
-                ))),
-                SkillKind::Mcp { .. } => self.mcp.execute(skill, call).await,
-            }
+            let which = CoreSkill::parse(skill.id.as_str())?;
+            self.run(which, &call.arguments).await
         }
         .boxed_local()
     }
 
-    /// `call_skill_tool` hands its call on to the package's tool, so the
-    /// call path decides and logs that tool as itself.
-    fn redirect(
-        &self,
-        skill: &SkillDefinition,
-        call: &ToolCall,
-    ) -> Option<Result<ToolCall, SkillError>> {
-        let meta = skill.kind == SkillKind::Builtin
-            && skill.id.as_str() == hearth_core::agent_skills::activation::CALL_SKILL_TOOL;
-        meta.then(|| self.agent_skills.redirect(call, &self.registry.borrow()))
-    }
-
     fn assess(&self, skill: &SkillDefinition, call: &ToolCall) -> CallFacts {
-        match skill.id.as_str() {
-            "notes" => hearth_core::notes::assess(&call.arguments),
-            "tasks" => hearth_core::tasks::assess(&call.arguments),
-            "memory" => hearth_core::memory::assess(&call.arguments),
-            _ => CallFacts::default(),
+        match CoreSkill::of(skill.id.as_str()) {
+            Some(CoreSkill::Notes) => hearth_core::notes::assess(&call.arguments),
+            Some(CoreSkill::Tasks) => hearth_core::tasks::assess(&call.arguments),
+            Some(CoreSkill::Memory) => hearth_core::memory::assess(&call.arguments),
+            Some(CoreSkill::Calculator | CoreSkill::Discover) | None => CallFacts::default(),
         }
     }
 }
@@ -398,6 +401,10 @@ pub struct Services {
     pub web: Rc<WebSkills>,
     /// Installed Agent Skills packages and the active skills.
     pub agent_skills: Rc<AgentSkills>,
+    /// The core skills' source, which panel edits use directly.
+    core: Rc<CoreSkills>,
+    /// The Agent Skills source, which registers the packages' tools.
+    agent_source: Rc<AgentSkillSource>,
 }
 
 /// The handle components get from context.
@@ -412,7 +419,6 @@ async fn load<T: Record>(db: &Db, store: &str) -> Result<Vec<T>, String> {
 impl Runtime {
     /// Loads the stored data and assembles the call path.
     pub async fn start(db: Db) -> Result<Runtime, String> {
-        let registry = hearth_core::builtin::registry().map_err(|e| e.to_string())?;
         let permissions: PermissionSettings = db
             .setting(PERMISSIONS_KEY)
             .await
@@ -433,20 +439,50 @@ impl Runtime {
             web_sys::console::warn_1(&format!("skill package '{name}' no longer loads").into());
         }
         let agent_skills = Rc::new(agent_skills);
-        let mut registry = registry;
-        {
-            let taken: Vec<String> = registry.iter().map(|s| s.id.to_string()).collect();
-            let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-            for def in agent_skills.definitions(&taken) {
-                let _ = registry.register(def);
-            }
-        }
-        let index = Rc::new(RefCell::new(SkillIndex::build(registry.iter())));
-        // The enabled packages are entries of the same index.
-        agent_skills.attach_index(index.clone());
-        let registry = Rc::new(RefCell::new(registry));
         let db = Rc::new(db);
         let web = Rc::new(WebSkills::load(db.clone()).await?);
+        // The discovery index is filled once the sources registered.
+        let index = Rc::new(RefCell::new(SkillIndex::new()));
+        let registry = Rc::new(RefCell::new(Registry::new()));
+        let core = Rc::new(CoreSkills {
+            db: db.clone(),
+            data: data.clone(),
+            index: index.clone(),
+        });
+        let agent_source = Rc::new(AgentSkillSource::new(
+            agent_skills.clone(),
+            db.clone(),
+            registry.clone(),
+        ));
+        let mcp = Rc::new(crate::mcp::skills::McpSkills::new());
+        // Every source of skills, in the order the Skills panel lists
+        // theirs: core, the enhanced tier (code sandbox, granted files),
+        // network, then the installed packages. MCP servers' tools
+        // register as each server connects.
+        let mut sources = Sources::new();
+        let all: [Rc<dyn SkillSource>; 6] = [
+            core.clone(),
+            Rc::new(crate::sandbox::skill::CodeSkills),
+            Rc::new(crate::files::skills::FileSkills),
+            web.clone(),
+            agent_source.clone(),
+            mcp.clone(),
+        ];
+        for source in all {
+            sources.add(source).map_err(|e| e.to_string())?;
+        }
+        for (key, id, outcome) in sources.register_all(&mut registry.borrow_mut()) {
+            // A package's tool whose name is taken stays out; Hearth's own
+            // skills always register (core's tests check each of them).
+            if let Err(e) = outcome
+                && key != SourceKey::AgentSkills
+            {
+                return Err(format!("{id}: {e}"));
+            }
+        }
+        *index.borrow_mut() = SkillIndex::build(registry.borrow().iter());
+        // The enabled packages are entries of the same index.
+        agent_skills.attach_index(index.clone());
         let approver = Rc::new(BrowserApprover::new());
         // The enhanced tier's adapters: granted files and the code sandbox.
         crate::files::install(db.clone());
@@ -465,16 +501,6 @@ impl Runtime {
                 })
             }
         };
-        let mcp = Rc::new(crate::mcp::skills::McpSkills::new());
-        let executor = Rc::new(BrowserExecutor {
-            db: db.clone(),
-            data: data.clone(),
-            index: index.clone(),
-            web: web.clone(),
-            mcp: mcp.clone(),
-            agent_skills: agent_skills.clone(),
-            registry: registry.clone(),
-        });
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
             data: data.clone(),
@@ -483,7 +509,7 @@ impl Runtime {
         // never runs (the offline check ahead of it only ever ends calls,
         // so nobody is asked about a call that cannot work); after-hooks
         // run in reverse, so the log sees the final result.
-        let invoker = Invoker::new(lookup, executor, Rc::new(BrowserTime))
+        let invoker = Invoker::new(lookup, Rc::new(sources), Rc::new(BrowserTime))
             .with_hook(Rc::new(crate::online::OfflineHook))
             .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
             .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
@@ -501,6 +527,8 @@ impl Runtime {
             approver,
             web,
             agent_skills,
+            core,
+            agent_source,
         }))))
     }
 
@@ -532,28 +560,28 @@ impl Runtime {
         self.0.registry.borrow()
     }
 
-    /// Adds skills to the registry (replacing any with the same id) and to
-    /// the discovery index. Each skill's outcome is returned, so schema
-    /// warnings and refusals can be shown next to it.
+    /// Adds `source`'s skills to the registry (replacing any of its own
+    /// with the same id) and to the discovery index; their calls go to
+    /// `source`. Each skill's outcome is returned, so schema warnings and
+    /// refusals can be shown next to it.
     pub fn register(
         &self,
+        source: SourceKey,
         skills: Vec<SkillDefinition>,
     ) -> Vec<(SkillId, Result<Registered, RegistryError>)> {
-        let mut out = Vec::with_capacity(skills.len());
-        {
+        let out = {
             let mut registry = self.0.registry.borrow_mut();
             let mut index = self.0.index.borrow_mut();
-            for def in skills {
-                let id = def.id.clone();
-                let result = registry.register(def);
+            let out = register_from(&mut registry, source, skills);
+            for (id, result) in &out {
                 if result.is_ok()
-                    && let Some(def) = registry.get(&id)
+                    && let Some(def) = registry.get(id)
                 {
                     index.upsert(def);
                 }
-                out.push((id, result));
             }
-        }
+            out
+        };
         bump(self.versions().registry);
         out
     }
@@ -583,12 +611,10 @@ impl Runtime {
     /// Puts the registry in step with the installed Agent Skills packages:
     /// drops their old entries and registers the current ones.
     pub fn sync_agent_skills(&self) {
-        let is_ours = |s: &SkillDefinition| AgentSkills::handles(s);
-        self.unregister(is_ours);
-        let taken: Vec<String> = self.registry().iter().map(|s| s.id.to_string()).collect();
-        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-        let defs = self.0.agent_skills.definitions(&taken);
-        for (id, result) in self.register(defs) {
+        let source = &self.0.agent_source;
+        self.unregister(|s| s.source == Some(source.key()));
+        let defs = source.definitions(&self.registry());
+        for (id, result) in self.register(source.key(), defs) {
             if let Err(e) = result {
                 web_sys::console::warn_1(&format!("skill tool {id} not registered: {e}").into());
             }
@@ -648,16 +674,7 @@ impl Runtime {
     /// data the skill does, without the permission layer (the person is
     /// acting directly, not a skill) and without a log entry.
     pub async fn edit(&self, skill: &str, arguments: Value) -> Result<SkillOutput, SkillError> {
-        let executor = BrowserExecutor {
-            db: self.db(),
-            data: self.0.data.clone(),
-            index: self.0.index.clone(),
-            web: self.0.web.clone(),
-            mcp: self.0.mcp.clone(),
-            agent_skills: self.0.agent_skills.clone(),
-            registry: self.0.registry.clone(),
-        };
-        executor.builtin(skill, &arguments).await
+        self.0.core.run(CoreSkill::parse(skill)?, &arguments).await
     }
 
     /// Changes the permission settings and stores them.

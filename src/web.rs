@@ -15,12 +15,13 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
+use hearth_core::source::SkillSource;
 use hearth_core::web::{
     DomainLists, FetchResponse, SearchBackendSetting, SearchBackendState, SearchResponse, Session,
     SessionSearch, TOKEN_HEADER, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request,
     read_answer, search_output, search_request,
 };
-use hearth_core::{SkillError, SkillOutput};
+use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 use leptos::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -416,5 +417,25 @@ impl WebSkills {
     pub async fn run(&self, skill: &str, arguments: &Value) -> Result<SkillOutput, SkillError> {
         let lists = self.lists(skill);
         self.client.run_skill(skill, arguments, &lists).await
+    }
+}
+
+/// The web skills are a source of their own: each call runs through the
+/// proxy client with that skill's domain lists.
+impl SkillSource for WebSkills {
+    fn key(&self) -> SourceKey {
+        SourceKey::Web
+    }
+
+    fn definitions(&self, _registry: &Registry) -> Vec<SkillDefinition> {
+        hearth_core::builtin::web_skills()
+    }
+
+    fn execute<'a>(
+        &'a self,
+        skill: &'a SkillDefinition,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+        self.run(skill.id.as_str(), &call.arguments).boxed_local()
     }
 }

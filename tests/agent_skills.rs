@@ -13,7 +13,7 @@ use hearth_core::agent_skills::archive::write_package_zip;
 use hearth_core::agent_skills::package::FileKind;
 use hearth_core::agent_skills::scan::SourceFile;
 use hearth_core::discovery::SkillIndex;
-use hearth_core::{CallOrigin, SkillId, SkillKind, Tier, ToolStatus};
+use hearth_core::{CallOrigin, SkillId, SkillKind, SourceKey, Tier, ToolStatus};
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -347,6 +347,26 @@ async fn skill_tools_run_through_the_call_path_and_activations_persist() {
         );
         for id in ["activate_skill", "read_skill_file", "return_to_general"] {
             assert!(registry.get_str(id).is_some(), "{id} is registered");
+        }
+        // Every skill is routed by the source that registered it.
+        let unowned: Vec<&str> = registry
+            .iter()
+            .filter(|s| s.source.is_none())
+            .map(|s| s.id.as_str())
+            .collect();
+        assert!(unowned.is_empty(), "skills with no source: {unowned:?}");
+        for (id, source) in [
+            ("calculator", SourceKey::Core),
+            ("discover_skills", SourceKey::Core),
+            ("notes", SourceKey::Core),
+            ("run_python", SourceKey::Code),
+            ("read_file", SourceKey::Files),
+            ("web_fetch", SourceKey::Web),
+            ("activate_skill", SourceKey::AgentSkills),
+            ("call_skill_tool", SourceKey::AgentSkills),
+            ("word_count", SourceKey::AgentSkills),
+        ] {
+            assert_eq!(registry.get_str(id).unwrap().source, Some(source), "{id}");
         }
     }
 

@@ -187,3 +187,82 @@ fn emoji_icons_draw_the_matching_icon() {
         assert_ne!(drawn(icon), fallback, "{} ({icon})", def.id);
     }
 }
+
+/// Resolves after the browser's next animation frame has been painted.
+async fn next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = web_sys::window().unwrap().request_animation_frame(&resolve);
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+/// A streaming reply books a frame to paint its new text; when the reply
+/// leaves the page before that frame (a retry replaced it, the
+/// conversation closed), the frame finds its signals gone and does nothing.
+/// Painting then would read a disposed signal and abort the whole app.
+#[wasm_bindgen_test]
+async fn a_reply_that_leaves_before_its_frame_paints_nothing() {
+    use hearth::views::reply::ReplyText;
+    use hearth_core::agent::{Message, MessageStatus};
+
+    // A panic in a frame callback is not this test's own panic: the
+    // browser reports it as an uncaught error on the window.
+    let uncaught = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let on_error = {
+        let uncaught = uncaught.clone();
+        wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(
+            move |e: web_sys::ErrorEvent| uncaught.borrow_mut().push(e.message()),
+        )
+    };
+    let window = web_sys::window().unwrap();
+    window
+        .add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref())
+        .unwrap();
+    let el = host();
+    let text = RwSignal::new(String::from("The answer"));
+    let kept = std::rc::Rc::new(std::cell::Cell::new(None));
+    let handle = leptos::mount::mount_to(el.clone(), {
+        let kept = kept.clone();
+        move || {
+            provide_context(hearth::enhance::Enhancer::new());
+            let message = Memo::new(move |_| {
+                let mut m = Message::assistant("m1".into(), 0.0);
+                m.status = MessageStatus::Streaming;
+                m.content = text.get();
+                Some(m)
+            });
+            kept.set(Some(message));
+            view! { <ReplyText message/> }
+        }
+    });
+    // The first frame paints what has arrived so far.
+    next_frame().await;
+    next_frame().await;
+    assert_eq!(
+        el.query_selector(".message-text")
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap()
+            .trim(),
+        "The answer"
+    );
+    // More text books another frame, and the reply goes before it comes.
+    text.set(String::from("The answer is 42"));
+    // Let the effect run (it books the frame); a zero timeout comes before
+    // the next frame.
+    gloo_timers::future::TimeoutFuture::new(0).await;
+    drop(handle);
+    let message = kept.get().unwrap();
+    assert!(
+        message.try_get_untracked().is_none(),
+        "the reply's signals are gone"
+    );
+    next_frame().await;
+    next_frame().await;
+    window
+        .remove_event_listener_with_callback("error", on_error.as_ref().unchecked_ref())
+        .unwrap();
+    assert_eq!(*uncaught.borrow(), Vec::<String>::new());
+    assert!(el.query_selector(".message-text").unwrap().is_none());
+}

@@ -2,7 +2,8 @@
 //! files handed to code runs. Paths are checked and resolved by
 //! hearth-core before any handle is touched.
 
-use futures::StreamExt;
+use futures::future::LocalBoxFuture;
+use futures::{FutureExt, StreamExt};
 use hearth_core::code::files::{
     self, Entry, EntryKind, Hit, LIST_MAX_ENTRIES, ListArgs, ReadArgs, SEARCH_MAX_FILE_BYTES,
     SearchArgs,
@@ -11,7 +12,8 @@ use hearth_core::code::grant::{self, GrantInfo, RelPath, strip_data_mount};
 use hearth_core::code::text::{self, SNIFF_BYTES, Sniffed};
 use hearth_core::code::{MAX_RUN_FILE_BYTES, MAX_RUN_FILES};
 use hearth_core::display;
-use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall};
+use hearth_core::source::SkillSource;
+use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 use serde_json::json;
 
 use super::FilesError;
@@ -32,6 +34,27 @@ fn skill_error(e: FilesError) -> SkillError {
         SkillError::input_required(e.to_string())
     } else {
         SkillError::new(e.to_string())
+    }
+}
+
+/// The source of the skills over granted files.
+pub struct FileSkills;
+
+impl SkillSource for FileSkills {
+    fn key(&self) -> SourceKey {
+        SourceKey::Files
+    }
+
+    fn definitions(&self, _registry: &Registry) -> Vec<SkillDefinition> {
+        hearth_core::builtin::file_skills()
+    }
+
+    fn execute<'a>(
+        &'a self,
+        skill: &'a SkillDefinition,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+        run(skill, call).boxed_local()
     }
 }
 

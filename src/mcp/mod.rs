@@ -35,7 +35,7 @@ use hearth_core::mcp::skills::{
 use hearth_core::mcp::{
     HttpTransport, McpClient, McpError, NoInput, TransportError, apps as core_apps,
 };
-use hearth_core::{SkillDefinition, SkillId, SkillKind};
+use hearth_core::{SkillDefinition, SkillId, SkillKind, SourceKey};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use send_wrapper::SendWrapper;
@@ -221,7 +221,7 @@ fn app_only_skills(server: &ServerId, tools: &[Tool]) -> Vec<SkillDefinition> {
             def.default_enabled = true;
             def.requires_approval = true;
             def.tags.push("app-only".into());
-            Some(def)
+            Some(def.with_source(SourceKey::Mcp))
         })
         .collect()
 }
@@ -497,7 +497,7 @@ impl Mcp {
         let mut problems: Vec<String> = self
             .0
             .rt
-            .register(catalog.skills.clone())
+            .register(SourceKey::Mcp, catalog.skills.clone())
             .into_iter()
             .filter_map(|(sid, r)| r.err().map(|e| format!("The tool {sid} was left out: {e}")))
             .collect();

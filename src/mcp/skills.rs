@@ -9,11 +9,13 @@ use std::collections::VecDeque;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::invoke::Executor;
 use hearth_core::mcp::CallOptions;
 use hearth_core::mcp::model::CallToolResult;
 use hearth_core::mcp::skills::{McpExecutor, to_skill_error, to_skill_output};
-use hearth_core::{SkillDefinition, SkillError, SkillKind, SkillOutput, ToolCall};
+use hearth_core::source::SkillSource;
+use hearth_core::{
+    Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
+};
 
 /// How many original answers are kept.
 const KEPT: usize = 64;
@@ -52,7 +54,17 @@ impl McpSkills {
     }
 }
 
-impl Executor for McpSkills {
+impl SkillSource for McpSkills {
+    fn key(&self) -> SourceKey {
+        SourceKey::Mcp
+    }
+
+    /// None at start: a server's tools register when it connects
+    /// (`crate::mcp`), under this source's key.
+    fn definitions(&self, _registry: &Registry) -> Vec<SkillDefinition> {
+        Vec::new()
+    }
+
     fn execute<'a>(
         &'a self,
         skill: &'a SkillDefinition,

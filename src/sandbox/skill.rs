@@ -2,12 +2,36 @@
 //! files gathered, the snippet run in the sandbox, the outcome shaped by
 //! hearth-core.
 
+use futures::FutureExt;
+use futures::future::LocalBoxFuture;
 use hearth_core::code::RunArgs;
 use hearth_core::code::output::skill_result;
 use hearth_core::code::protocol::{Language, Limits};
-use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall};
+use hearth_core::source::SkillSource;
+use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 
 use super::{CodeRun, sandbox};
+
+/// The code sandbox's source of skills.
+pub struct CodeSkills;
+
+impl SkillSource for CodeSkills {
+    fn key(&self) -> SourceKey {
+        SourceKey::Code
+    }
+
+    fn definitions(&self, _registry: &Registry) -> Vec<SkillDefinition> {
+        hearth_core::builtin::code_skills()
+    }
+
+    fn execute<'a>(
+        &'a self,
+        skill: &'a SkillDefinition,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+        run(skill, call).boxed_local()
+    }
+}
 
 /// Runs a code skill's call.
 pub async fn run(skill: &SkillDefinition, call: &ToolCall) -> Result<SkillOutput, SkillError> {

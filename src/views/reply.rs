@@ -74,6 +74,14 @@ pub fn ReplyText(message: Memo<Option<Message>>) -> impl IntoView {
             let enhancer = enhancer.clone();
             request_animation_frame(move || {
                 painter.borrow_mut().booked = false;
+                // The reply may have left the page before the frame came
+                // (a retry replaced it, the conversation closed): then its
+                // signals are gone and there is nothing to paint.
+                let gone = message.try_with_untracked(|_| ()).is_none()
+                    || enhancer.version.try_get_untracked().is_none();
+                if gone {
+                    return;
+                }
                 paint(&painter, &root, message, &enhancer);
             });
         }

@@ -66,18 +66,44 @@ pub fn calculator() -> SkillDefinition {
     }))
 }
 
-/// Every built-in skill, in the order the Skills panel lists them.
-pub fn definitions() -> Vec<SkillDefinition> {
-    let mut all = vec![
+/// The core skills, which work on Hearth's stored data: discovery,
+/// calculator, notes, tasks and memory.
+pub fn core_skills() -> Vec<SkillDefinition> {
+    vec![
         crate::discovery::discover_skills_definition(),
         calculator(),
         crate::notes::definition(),
         crate::tasks::definition(),
         crate::memory::definition(),
-    ];
-    // The enhanced tier (code sandbox and granted files) sits between core and network.
-    all.extend(crate::code::definitions());
-    all.extend([crate::web::web_fetch(), crate::web::web_search()]);
+    ]
+}
+
+/// The code sandbox's skills.
+pub fn code_skills() -> Vec<SkillDefinition> {
+    vec![crate::code::run_javascript(), crate::code::run_python()]
+}
+
+/// The skills over files the person granted.
+pub fn file_skills() -> Vec<SkillDefinition> {
+    vec![
+        crate::code::read_file(),
+        crate::code::list_files(),
+        crate::code::search_files(),
+    ]
+}
+
+/// The network tier's web skills.
+pub fn web_skills() -> Vec<SkillDefinition> {
+    vec![crate::web::web_fetch(), crate::web::web_search()]
+}
+
+/// Every built-in skill, in the order the Skills panel lists them: core,
+/// then the enhanced tier (code sandbox and granted files), then network.
+pub fn definitions() -> Vec<SkillDefinition> {
+    let mut all = core_skills();
+    all.extend(code_skills());
+    all.extend(file_skills());
+    all.extend(web_skills());
     all
 }
 
@@ -102,5 +128,12 @@ mod tests {
             assert_eq!(reg.warnings, vec![], "{}", def.id);
             assert!(!def.icon.is_empty(), "{} has an icon", def.id);
         }
+    }
+
+    #[test]
+    fn the_groups_hold_the_enhanced_tier_once_each() {
+        let mut enhanced = code_skills();
+        enhanced.extend(file_skills());
+        assert_eq!(enhanced, crate::code::definitions());
     }
 }

@@ -28,8 +28,8 @@ pub trait TimeSource {
     fn monotonic_ms(&self) -> f64;
 }
 
-/// Runs skills. One executor dispatches on `SkillKind` to built-in
-/// handlers, the sandbox, MCP servers and so on.
+/// Runs skills. The app's executor is [`crate::source::Sources`], which
+/// hands each call to the source that registered its skill.
 pub trait Executor {
     fn execute<'a>(
         &'a self,

@@ -32,6 +32,7 @@ pub mod providers;
 pub mod registry;
 pub mod schema;
 pub mod skill;
+pub mod source;
 pub mod sse;
 pub mod tasks;
 pub mod text;
@@ -41,4 +42,4 @@ pub mod web;
 
 pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;
-pub use skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
+pub use skill::{Category, SkillDefinition, SkillId, SkillKind, SourceKey, Tier};

@@ -36,9 +36,14 @@ fn source_of(kind: &SkillKind) -> String {
     }
 }
 
-/// Whether two skills come from the same place: Hearth itself, one skill
+/// Whether two skills come from the same place: the same registering
+/// source (see [`crate::source`]), and within it Hearth itself, one skill
 /// package, or one MCP server.
-fn same_source(a: &SkillKind, b: &SkillKind) -> bool {
+fn same_source(a: &SkillDefinition, b: &SkillDefinition) -> bool {
+    a.source == b.source && same_kind_source(&a.kind, &b.kind)
+}
+
+fn same_kind_source(a: &SkillKind, b: &SkillKind) -> bool {
     match (a, b) {
         (SkillKind::Builtin, SkillKind::Builtin) => true,
         (SkillKind::AgentSkill { package: p, .. }, SkillKind::AgentSkill { package: q, .. }) => {
@@ -63,7 +68,8 @@ impl Registry {
 
     /// Adds `skill`, or replaces the skill with the same id in place when
     /// both come from the same source. A skill package or an MCP server
-    /// can never take the name of a built-in skill, or of each other's.
+    /// can never take the name of a built-in skill, or of each other's,
+    /// and no source can take a name another source registered.
     pub fn register(&mut self, skill: SkillDefinition) -> Result<Registered, RegistryError> {
         if skill.description.trim().is_empty() {
             return Err(RegistryError::MissingDescription(skill.id));
@@ -87,7 +93,7 @@ impl Registry {
             warnings.push(w);
         }
         if let Some(&i) = self.index.get(&skill.id)
-            && !same_source(&self.skills[i].kind, &skill.kind)
+            && !same_source(&self.skills[i], &skill)
         {
             return Err(RegistryError::Taken {
                 by: source_of(&self.skills[i].kind),

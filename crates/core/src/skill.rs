@@ -220,6 +220,46 @@ impl SkillKind {
     }
 }
 
+/// The part of the app that registered a skill and runs its calls (see
+/// [`crate::source::SkillSource`]). Calls are routed by this key alone,
+/// never by the skill's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceKey {
+    /// Hearth's own skills that work on its stored data: calculator, notes,
+    /// tasks, memory and discovery.
+    Core,
+    /// The code sandbox: `run_javascript` and `run_python`.
+    Code,
+    /// Files and folders the person granted.
+    Files,
+    /// The network tier's web skills.
+    Web,
+    /// Agent Skills: the skill tools and the packages' scoped tools.
+    AgentSkills,
+    /// Tools of connected MCP servers.
+    Mcp,
+}
+
+impl SourceKey {
+    /// The source in words, for messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            SourceKey::Core => "Hearth's core skills",
+            SourceKey::Code => "the code sandbox",
+            SourceKey::Files => "the file skills",
+            SourceKey::Web => "the web skills",
+            SourceKey::AgentSkills => "Agent Skills",
+            SourceKey::Mcp => "the MCP servers",
+        }
+    }
+}
+
+impl fmt::Display for SourceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// Everything Hearth knows about a skill before running it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkillDefinition {
@@ -244,6 +284,10 @@ pub struct SkillDefinition {
     /// `/id <text>` fills the first required string parameter.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandForm>,
+    /// The source that registered the skill and runs its calls; `None`
+    /// until a source registers it. Set at run time, so never stored.
+    #[serde(skip)]
+    pub source: Option<SourceKey>,
 }
 
 impl SkillDefinition {
@@ -266,6 +310,7 @@ impl SkillDefinition {
             output_schema: serde_json::json!({}),
             kind: SkillKind::Builtin,
             commands: Vec::new(),
+            source: None,
         }
     }
 
@@ -309,6 +354,12 @@ impl SkillDefinition {
 
     pub fn with_kind(mut self, kind: SkillKind) -> Self {
         self.kind = kind;
+        self
+    }
+
+    /// Marks the skill as `source`'s: its calls go there.
+    pub fn with_source(mut self, source: SourceKey) -> Self {
+        self.source = Some(source);
         self
     }
 
