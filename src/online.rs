@@ -101,11 +101,10 @@ pub async fn check() -> bool {
     now
 }
 
-/// What a network-tier skill answers while the browser is offline.
+/// What a network-tier skill answers while the browser is offline: the
+/// same words the API client uses for a call that finds the device offline.
 pub fn offline_message(skill_name: &str) -> String {
-    format!(
-        "You are offline, so {skill_name} cannot reach the network. It will work again once this device is back online; skills that run on this device still work."
-    )
+    hearth_core::web::WebFailure::Offline.message(skill_name)
 }
 
 /// Ends a network-tier call while Hearth is offline, before the permission

@@ -65,7 +65,7 @@ impl ApiMethod {
 pub struct ApiRequest {
     pub method: ApiMethod,
     /// `/api/…`
-    pub path: &'static str,
+    pub path: String,
     /// The key header's name and value; absent when this browser has no
     /// key (then `hearth serve` refuses, and a static host has no API).
     pub token: Option<(String, String)>,
@@ -120,7 +120,7 @@ impl BrowserTransport {
         init.set_headers(&headers);
         let window = web_sys::window().ok_or_else(|| NoAnswer("no window".into()))?;
         let response: web_sys::Response =
-            JsFuture::from(window.fetch_with_str_and_init(request.path, &init))
+            JsFuture::from(window.fetch_with_str_and_init(&request.path, &init))
                 .await
                 .map_err(no_answer)?
                 .unchecked_into();
@@ -140,9 +140,12 @@ impl ApiTransport for BrowserTransport {
     }
 }
 
-/// A client of the proxy's API: the key sent on every call, read again
-/// (once) when the proxy refuses it, since another tab may have taken a
-/// newer one from a launch link.
+/// The app's one client of the proxy's API, shared by the web skills,
+/// Settings and MCP (stdio servers, relay registrations): the key sent on
+/// every call, read again (once) when the proxy refuses it, since another
+/// tab may have taken a newer one from a launch link; the session fetched
+/// once; a call that gets no answer told apart as offline or unreachable.
+/// Callers get a [`WebFailure`] and put it in their own words.
 pub struct ProxyClient {
     transport: Rc<dyn ApiTransport>,
     online: Rc<dyn Fn() -> bool>,
@@ -195,6 +198,13 @@ impl ProxyClient {
         key.as_ref().map(|k| (TOKEN_HEADER.to_string(), k.clone()))
     }
 
+    /// The key header's name and the stored key, for requests that cannot
+    /// go through [`ApiTransport`] (the MCP relay streams its answers).
+    /// Absent when this browser was not opened from a launch link.
+    pub fn key_header(&self) -> Option<(String, String)> {
+        Self::token(&(self.key)())
+    }
+
     /// The session: fetched from `GET /api/session` once, then kept.
     pub async fn session(&self) -> Result<Session, WebFailure> {
         if let Some(s) = self.cached_session() {
@@ -211,12 +221,13 @@ impl ProxyClient {
     pub async fn call<T: DeserializeOwned>(
         &self,
         method: ApiMethod,
-        path: &'static str,
+        path: impl Into<String>,
         body: Option<String>,
     ) -> Result<T, WebFailure> {
+        let path = path.into();
         let request = |key: &Option<String>| ApiRequest {
             method,
-            path,
+            path: path.clone(),
             token: Self::token(key),
             body: body.clone(),
         };
@@ -236,14 +247,36 @@ impl ProxyClient {
         }
     }
 
-    async fn post<B: Serialize, T: DeserializeOwned>(
+    /// `GET path`, read as JSON.
+    pub async fn get<T: DeserializeOwned>(&self, path: impl Into<String>) -> Result<T, WebFailure> {
+        self.call(ApiMethod::Get, path, None).await
+    }
+
+    /// `POST path` with `body` as JSON.
+    pub async fn post<B: Serialize, T: DeserializeOwned>(
         &self,
-        path: &'static str,
+        path: impl Into<String>,
         body: &B,
     ) -> Result<T, WebFailure> {
-        // Plain structs with string keys: serialising cannot fail.
-        let body = serde_json::to_string(body).unwrap_or_default();
-        self.call(ApiMethod::Post, path, Some(body)).await
+        self.call(ApiMethod::Post, path, Some(json_body(body)))
+            .await
+    }
+
+    /// `PUT path` with `body` as JSON.
+    pub async fn put<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: impl Into<String>,
+        body: &B,
+    ) -> Result<T, WebFailure> {
+        self.call(ApiMethod::Put, path, Some(json_body(body))).await
+    }
+
+    /// `DELETE path`, read as JSON.
+    pub async fn delete<T: DeserializeOwned>(
+        &self,
+        path: impl Into<String>,
+    ) -> Result<T, WebFailure> {
+        self.call(ApiMethod::Delete, path, None).await
     }
 
     /// Runs `web_fetch` or `web_search` with the skill's domain lists.
@@ -259,20 +292,24 @@ impl ProxyClient {
             ))
         })?;
         let fail = |f: WebFailure| f.into_skill_error(skill);
+        // Both skills reach the internet: nothing is sent while offline.
+        let offline = || -> Result<(), SkillError> {
+            if (self.online)() {
+                Ok(())
+            } else {
+                Err(fail(WebFailure::Offline))
+            }
+        };
         match skill {
             WEB_FETCH => {
                 let request = fetch_request(arguments, &policy)?;
-                if !(self.online)() {
-                    return Err(fail(WebFailure::Offline));
-                }
+                offline()?;
                 let page: FetchResponse = self.post("/api/fetch", &request).await.map_err(fail)?;
                 Ok(fetch_output(&page))
             }
             WEB_SEARCH => {
                 let request = search_request(arguments, &policy)?;
-                if !(self.online)() {
-                    return Err(fail(WebFailure::Offline));
-                }
+                offline()?;
                 let found: SearchResponse =
                     self.post("/api/search", &request).await.map_err(fail)?;
                 Ok(search_output(&found))
@@ -283,7 +320,7 @@ impl ProxyClient {
 
     /// The search backend in use, as `GET /api/search/backend` reports it.
     pub async fn search_backend(&self) -> Result<SearchBackendState, WebFailure> {
-        self.call(ApiMethod::Get, "/api/search/backend", None).await
+        self.get("/api/search/backend").await
     }
 
     /// Chooses the search backend (kept by the proxy, used at once).
@@ -291,10 +328,7 @@ impl ProxyClient {
         &self,
         setting: &SearchBackendSetting,
     ) -> Result<SearchBackendState, WebFailure> {
-        let body = serde_json::to_string(setting).unwrap_or_default();
-        let state = self
-            .call(ApiMethod::Put, "/api/search/backend", Some(body))
-            .await?;
+        let state = self.put("/api/search/backend", setting).await?;
         self.remember_search(&state);
         Ok(state)
     }
@@ -302,9 +336,7 @@ impl ProxyClient {
     /// Forgets the backend chosen in Settings (the config file's, if any,
     /// applies again).
     pub async fn clear_search_backend(&self) -> Result<SearchBackendState, WebFailure> {
-        let state = self
-            .call(ApiMethod::Delete, "/api/search/backend", None)
-            .await?;
+        let state = self.delete("/api/search/backend").await?;
         self.remember_search(&state);
         Ok(state)
     }
@@ -319,11 +351,18 @@ impl ProxyClient {
     }
 }
 
+/// A request body as JSON. The API's bodies are plain structs with string
+/// keys, so serialising cannot fail.
+fn json_body<B: Serialize>(body: &B) -> String {
+    serde_json::to_string(body).unwrap_or_default()
+}
+
 /// The web skills as the app runs them: the proxy client plus each skill's
 /// domain lists, loaded from the settings store at start.
 pub struct WebSkills {
     db: Rc<Db>,
-    pub client: ProxyClient,
+    /// The app's one API client; MCP uses it too.
+    pub client: Rc<ProxyClient>,
     lists: RefCell<HashMap<String, DomainLists>>,
     /// Bumped when a skill's domain lists change.
     pub version: RwSignal<u64>,
@@ -343,7 +382,7 @@ impl WebSkills {
         }
         Ok(WebSkills {
             db,
-            client: ProxyClient::browser(),
+            client: Rc::new(ProxyClient::browser()),
             lists: RefCell::new(lists),
             version: RwSignal::new(0),
         })

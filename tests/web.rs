@@ -1,7 +1,9 @@
 //! The web skills' proxy client in a real browser, over a scripted
 //! transport: the key kept from the launch link is sent on every call,
 //! read again (once) when refused, and every way of not reaching the proxy
-//! ends in a message a person can act on.
+//! ends in a message a person can act on. MCP's calls (stdio servers,
+//! relay registrations) go through the same client and are tested here
+//! with it.
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::{Cell, RefCell};
@@ -10,7 +12,10 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
+use hearth::mcp::proxy::HearthProxy;
 use hearth::web::{ApiAnswer, ApiMethod, ApiRequest, ApiTransport, NoAnswer, ProxyClient};
+use hearth_core::mcp::hosted::{RelayDescription, StdioListing};
+use hearth_core::mcp::skills::ServerId;
 use hearth_core::web::{DomainLists, WEB_FETCH, WEB_SEARCH, WebFailure};
 use hearth_core::{Content, SkillError};
 use serde_json::{Value, json};
@@ -33,11 +38,17 @@ impl Scripted {
         })
     }
 
-    fn sent(&self) -> Vec<(ApiMethod, &'static str, Option<String>)> {
+    fn sent(&self) -> Vec<(ApiMethod, String, Option<String>)> {
         self.sent
             .borrow()
             .iter()
-            .map(|r| (r.method, r.path, r.token.as_ref().map(|(_, t)| t.clone())))
+            .map(|r| {
+                (
+                    r.method,
+                    r.path.clone(),
+                    r.token.as_ref().map(|(_, t)| t.clone()),
+                )
+            })
             .collect()
     }
 }
@@ -123,8 +134,8 @@ async fn the_key_from_the_launch_link_goes_with_every_call() {
     assert_eq!(
         t.sent(),
         vec![
-            (ApiMethod::Post, "/api/fetch", Some("k-1".into())),
-            (ApiMethod::Post, "/api/fetch", Some("k-1".into())),
+            (ApiMethod::Post, "/api/fetch".into(), Some("k-1".into())),
+            (ApiMethod::Post, "/api/fetch".into(), Some("k-1".into())),
         ]
     );
     let sent = t.sent.borrow();
@@ -187,8 +198,8 @@ async fn a_refused_key_is_read_again_once_and_not_retried_forever() {
     assert_eq!(
         t.sent(),
         vec![
-            (ApiMethod::Post, "/api/fetch", Some("old".into())),
-            (ApiMethod::Post, "/api/fetch", Some("new".into())),
+            (ApiMethod::Post, "/api/fetch".into(), Some("old".into())),
+            (ApiMethod::Post, "/api/fetch".into(), Some("new".into())),
         ]
     );
 
@@ -206,10 +217,9 @@ async fn a_refused_key_is_read_again_once_and_not_retried_forever() {
         )
         .await
         .unwrap_err();
-    assert_eq!(
-        err,
-        SkillError::new("the key does not match: open Hearth again from the link")
-    );
+    let mut expected = SkillError::new("the key does not match: open Hearth again from the link");
+    expected.code = Some("bad_token".into());
+    assert_eq!(err, expected);
     assert_eq!(t.sent().len(), 1);
 }
 
@@ -232,7 +242,7 @@ async fn without_a_key_the_call_still_goes_so_the_server_can_say_what_to_do() {
         err.message.contains("open Hearth once from the link"),
         "{err:?}"
     );
-    assert_eq!(t.sent(), vec![(ApiMethod::Post, "/api/fetch", None)]);
+    assert_eq!(t.sent(), vec![(ApiMethod::Post, "/api/fetch".into(), None)]);
 }
 
 #[wasm_bindgen_test]
@@ -366,8 +376,147 @@ async fn the_backend_setting_updates_the_kept_session() {
     assert_eq!(
         t.sent(),
         vec![
-            (ApiMethod::Get, "/api/session", Some("k-1".into())),
-            (ApiMethod::Delete, "/api/search/backend", Some("k-1".into())),
+            (ApiMethod::Get, "/api/session".into(), Some("k-1".into())),
+            (
+                ApiMethod::Delete,
+                "/api/search/backend".into(),
+                Some("k-1".into())
+            ),
         ]
     );
+}
+
+#[wasm_bindgen_test]
+async fn the_no_backend_code_reaches_the_skill_error() {
+    let t = Scripted::new(vec![api_error(
+        503,
+        "no_search_backend",
+        "No web search backend is set up. Choose one in Hearth's Settings (Web search).",
+    )]);
+    let err = client(&t, true)
+        .run_skill(
+            WEB_SEARCH,
+            &json!({"query": "rust"}),
+            &DomainLists::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code.as_deref(), Some("no_search_backend"));
+    assert!(err.message.starts_with("No web search backend"), "{err:?}");
+}
+
+#[wasm_bindgen_test]
+async fn mcp_calls_share_the_web_skills_client_key_and_retry() {
+    // The session the web skills fetched is the one MCP's calls use; a key
+    // refused on the stdio listing is read again once, as for web_fetch.
+    let t = Scripted::new(vec![
+        session(),
+        api_error(403, "bad_token", "the key does not match"),
+        answer(
+            200,
+            json!({"config_path": "/home/me/.config/hearth/mcp-servers.json",
+                   "servers": [{"name": "memory", "command": "npx", "running": false, "crashes": 0}]}),
+        ),
+        answer(
+            200,
+            json!({"id": "docs", "url": "https://mcp.example/mcp", "local": false}),
+        ),
+        answer(200, json!({"removed": true})),
+    ]);
+    let reads = Rc::new(Cell::new(0));
+    let counter = reads.clone();
+    let c = Rc::new(ProxyClient::new(
+        t.clone(),
+        Rc::new(|| true),
+        Rc::new(move || {
+            counter.set(counter.get() + 1);
+            Some(if counter.get() <= 2 { "old" } else { "new" }.to_string())
+        }),
+    ));
+    c.session().await.unwrap();
+    let mcp = HearthProxy::new(c.clone());
+    let listing: StdioListing = mcp.stdio_servers().await.unwrap();
+    assert_eq!(listing.servers.len(), 1);
+    assert_eq!(listing.servers[0].name.as_str(), "memory");
+    let docs = ServerId::new("docs").unwrap();
+    let relay = mcp
+        .register_relay(&docs, "https://mcp.example/mcp", false)
+        .await
+        .unwrap();
+    assert_eq!(
+        relay,
+        RelayDescription {
+            id: docs.clone(),
+            url: "https://mcp.example/mcp".into(),
+            local: false
+        }
+    );
+    mcp.remove_relay(&docs).await.unwrap();
+    assert_eq!(
+        t.sent(),
+        vec![
+            (ApiMethod::Get, "/api/session".into(), Some("old".into())),
+            (ApiMethod::Get, "/api/mcp/stdio".into(), Some("old".into())),
+            (ApiMethod::Get, "/api/mcp/stdio".into(), Some("new".into())),
+            (
+                ApiMethod::Put,
+                "/api/mcp/relay/docs".into(),
+                Some("new".into())
+            ),
+            (
+                ApiMethod::Delete,
+                "/api/mcp/relay/docs".into(),
+                Some("new".into())
+            ),
+        ]
+    );
+    let sent = t.sent.borrow();
+    let body: Value = serde_json::from_str(sent[3].body.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({"url": "https://mcp.example/mcp", "local": false})
+    );
+    // The relay's streamed requests take the same key.
+    assert_eq!(
+        mcp.key_header(),
+        Some(("x-hearth-token".to_string(), "new".to_string()))
+    );
+}
+
+#[wasm_bindgen_test]
+async fn mcp_failures_are_said_in_mcps_words() {
+    // Nothing listening (a static host): MCP says what stdio and the relay
+    // need, whether or not the device is online.
+    for online in [true, false] {
+        let t = Scripted::new(vec![Err(NoAnswer("Failed to fetch".into()))]);
+        let mcp = HearthProxy::new(Rc::new(client(&t, online)));
+        let err = mcp.stdio_servers().await.unwrap_err();
+        assert_eq!(
+            err,
+            "Hearth's local server is not answering. stdio servers and the relay work only when \
+             Hearth is opened from `hearth serve`"
+        );
+    }
+    // A static file server's 404 reads the same.
+    let t = Scripted::new(vec![answer(404, json!("not found"))]);
+    let err = HearthProxy::new(Rc::new(client(&t, true)))
+        .remove_relay(&ServerId::new("docs").unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("only when Hearth is opened from `hearth serve`"),
+        "{err}"
+    );
+    // The proxy's own refusal is passed on in its words.
+    let t = Scripted::new(vec![api_error(
+        400,
+        "invalid_url",
+        "the relay needs an http(s) URL",
+    )]);
+    let err = HearthProxy::new(Rc::new(client(&t, true)))
+        .register_relay(&ServerId::new("docs").unwrap(), "ftp://x", false)
+        .await
+        .unwrap_err();
+    assert_eq!(err, "the relay needs an http(s) URL");
+    assert_eq!(t.sent().len(), 1);
 }

@@ -245,7 +245,7 @@ impl Mcp {
         let inner = Rc::new(McpInner {
             rt: rt.clone(),
             skills,
-            proxy: Rc::new(HearthProxy::new()),
+            proxy: Rc::new(HearthProxy::new(rt.web().client.clone())),
             sign_ins: SignIns::new(),
             servers: RefCell::new(BTreeMap::new()),
             version: RwSignal::new(0),

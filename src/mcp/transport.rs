@@ -211,10 +211,8 @@ impl HttpTransport for FetchTransport {
             else {
                 return fetch_once(&request, None, false).await;
             };
-            let token = hearth.token();
-            let key = token
-                .as_ref()
-                .map(|t| (t.header.as_str(), t.token.as_str()));
+            let token = hearth.key_header();
+            let key = token.as_ref().map(|(h, t)| (h.as_str(), t.as_str()));
             let response = fetch_once(&request, key, true).await?;
             match proxy_error(response).await? {
                 Ok(r) => Ok(r),

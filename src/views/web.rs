@@ -6,9 +6,9 @@
 
 use hearth_core::activity::ActivityRecord;
 use hearth_core::web::{
-    BackendSource, DomainLists, FetchResponse, Link, PatternLineError, SearchBackendSetting,
-    SearchBackendState, SearchResponse, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_card,
-    is_followable, is_no_backend_message, search_cards,
+    ApiErrorCode, BackendSource, DomainLists, FetchResponse, Link, PatternLineError,
+    SearchBackendSetting, SearchBackendState, SearchResponse, WEB_FETCH, WEB_SEARCH, WebFailure,
+    fetch_card, is_followable, result_code, search_cards,
 };
 use hearth_core::{SkillDefinition, ToolStatus};
 use leptos::prelude::*;
@@ -34,7 +34,9 @@ pub fn web_result(record: &ActivityRecord, text: &str) -> Option<AnyView> {
             let found: SearchResponse = serde_json::from_value(r.json()?.clone()).ok()?;
             Some(view! { <SearchResults found=found/> }.into_any())
         }
-        (WEB_SEARCH, ToolStatus::Failed) if is_no_backend_message(text) => {
+        (WEB_SEARCH, ToolStatus::Failed)
+            if result_code(r) == Some(ApiErrorCode::NoSearchBackend) =>
+        {
             let text = text.to_string();
             Some(
                 view! {

@@ -143,6 +143,11 @@ pub struct ToolResult {
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A machine-readable code for the failure, when the skill had one
+    /// (e.g. the proxy's `no_search_backend`), so views act on it without
+    /// reading `error`'s words. Records written before it existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
     /// Unix milliseconds.
     pub started_at_ms: f64,
     /// How long the skill itself ran. Records written before `wait_ms`
@@ -168,6 +173,7 @@ impl ToolResult {
             status,
             content: Vec::new(),
             error: None,
+            error_code: None,
             started_at_ms: 0.0,
             duration_ms: 0.0,
             wait_ms: None,
@@ -179,6 +185,17 @@ impl ToolResult {
     pub fn failed(call: &ToolCall, message: impl Into<String>) -> Self {
         let mut r = Self::for_call(call, ToolStatus::Failed);
         r.error = Some(message.into());
+        r
+    }
+
+    /// The result of a skill that returned `error`: failed, or waiting
+    /// for input, with the error's words and code.
+    pub fn from_error(call: &ToolCall, error: SkillError) -> Self {
+        let mut r = Self::failed(call, error.message);
+        r.error_code = error.code;
+        if error.input_required {
+            r.status = ToolStatus::InputRequired;
+        }
         r
     }
 
@@ -284,6 +301,8 @@ pub struct SkillError {
     pub message: String,
     /// Set when the skill needs more input from the user to go on.
     pub input_required: bool,
+    /// A machine-readable code, carried into [`ToolResult::error_code`].
+    pub code: Option<String>,
 }
 
 impl SkillError {
@@ -291,6 +310,7 @@ impl SkillError {
         Self {
             message: message.into(),
             input_required: false,
+            code: None,
         }
     }
 
@@ -298,6 +318,7 @@ impl SkillError {
         Self {
             message: message.into(),
             input_required: true,
+            code: None,
         }
     }
 }
@@ -311,5 +332,50 @@ impl From<String> for SkillError {
 impl From<&str> for SkillError {
     fn from(message: &str) -> Self {
         Self::new(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_stored_before_error_codes_still_loads() {
+        let old = serde_json::json!({
+            "id": "c1", "skill_id": "web_search", "status": "failed",
+            "error": "No web search backend is set up.",
+            "started_at_ms": 1.0, "duration_ms": 2.0
+        });
+        let r: ToolResult = serde_json::from_value(old).unwrap();
+        assert_eq!(r.error.as_deref(), Some("No web search backend is set up."));
+        assert_eq!(r.error_code, None);
+        // And a result without a code is written as before.
+        assert!(
+            serde_json::to_value(&r)
+                .unwrap()
+                .get("error_code")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_skill_errors_code_reaches_its_result_and_is_kept() {
+        let call = ToolCall {
+            id: "c1".into(),
+            skill_id: SkillId::new("web_search").unwrap(),
+            arguments: serde_json::json!({}),
+            conversation_id: None,
+            origin: CallOrigin::Model,
+        };
+        let mut error = SkillError::new("no backend");
+        error.code = Some("no_search_backend".into());
+        let r = ToolResult::from_error(&call, error);
+        assert_eq!(r.status, ToolStatus::Failed);
+        assert_eq!(r.error_code.as_deref(), Some("no_search_backend"));
+        let back: ToolResult = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+
+        let waiting = ToolResult::from_error(&call, SkillError::input_required("which city?"));
+        assert_eq!(waiting.status, ToolStatus::InputRequired);
     }
 }

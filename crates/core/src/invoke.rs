@@ -225,6 +225,7 @@ impl Invoker {
                 let mut r = ToolResult::for_call(call, done.status);
                 r.content = done.content;
                 r.error = done.error;
+                r.error_code = done.error_code;
                 r.undo = done.undo;
                 r.wait_ms = done.wait_ms;
                 return r;
@@ -245,13 +246,7 @@ impl Invoker {
                     .unwrap_or_else(|| "unknown panic".into());
                 ToolResult::failed(call, format!("{} crashed: {what}", skill.name))
             }
-            Ok(Err(e)) => {
-                let mut r = ToolResult::failed(call, e.message);
-                if e.input_required {
-                    r.status = ToolStatus::InputRequired;
-                }
-                r
-            }
+            Ok(Err(e)) => ToolResult::from_error(call, e),
             Ok(Ok(output)) => {
                 if let Some(structured) = &output.structured {
                     let errors = validate(&skill.output_schema, structured);

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::call::{SkillError, SkillOutput};
+use crate::call::{SkillError, SkillOutput, ToolResult};
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::usage::{CommandForm, TextShape};
 
@@ -756,14 +756,9 @@ impl SearchBackendState {
     }
 }
 
-/// How the proxy's message for a missing search backend begins; the card
-/// of a failed `web_search` offers the way to Settings when it sees it.
-pub const NO_SEARCH_BACKEND_LEAD: &str = "No web search backend is set up";
-
-/// Whether a failed web skill's message is the proxy's "no search backend"
-/// message.
-pub fn is_no_backend_message(message: &str) -> bool {
-    message.starts_with(NO_SEARCH_BACKEND_LEAD)
+/// The proxy's error code a failed call of a web skill carried, if any.
+pub fn result_code(result: &ToolResult) -> Option<ApiErrorCode> {
+    result.error_code.as_deref().and_then(ApiErrorCode::parse)
 }
 
 /// The body of `POST /api/fetch`.
@@ -1102,7 +1097,8 @@ impl WebFailure {
     pub fn message(&self, skill: &str) -> String {
         match self {
             WebFailure::Offline => format!(
-                "{skill} needs the internet, and this device is offline. Try again when you are connected."
+                "You are offline, so {skill} cannot reach the network. It will work again once this \
+                 device is back online; skills that run on this device still work."
             ),
             WebFailure::ProxyUnreachable => format!(
                 "{skill} needs Hearth's local proxy, which is not answering. Network skills work only \
@@ -1117,8 +1113,12 @@ impl WebFailure {
         }
     }
 
+    /// The failure as a skill's error, carrying the proxy's code (if it
+    /// sent one) so the result card can act on it without reading text.
     pub fn into_skill_error(self, skill: &str) -> SkillError {
-        SkillError::new(self.message(skill))
+        let mut e = SkillError::new(self.message(skill));
+        e.code = self.code().map(|c| c.as_str().to_string());
+        e
     }
 }
 
@@ -2196,11 +2196,27 @@ mod tests {
     }
 
     #[test]
-    fn the_no_backend_message_is_recognised() {
-        assert!(is_no_backend_message(
-            "No web search backend is set up. Choose one in Hearth's Settings (Web search), or add …"
-        ));
-        assert!(!is_no_backend_message("SearXNG answered HTTP 403"));
+    fn the_no_backend_code_travels_to_the_result() {
+        let body = r#"{"error":{"code":"no_search_backend","message":"No web search backend is set up."}}"#;
+        let error = WebFailure::from_answer(503, body).into_skill_error(WEB_SEARCH);
+        assert_eq!(error.code.as_deref(), Some("no_search_backend"));
+        assert_eq!(error.message, "No web search backend is set up.");
+        let call = crate::call::ToolCall {
+            id: "c1".into(),
+            skill_id: id(WEB_SEARCH),
+            arguments: json!({"query": "x"}),
+            conversation_id: None,
+            origin: crate::call::CallOrigin::Model,
+        };
+        let result = ToolResult::from_error(&call, error);
+        assert_eq!(result_code(&result), Some(ApiErrorCode::NoSearchBackend));
+
+        // A failure without the proxy's code carries none, and nothing is
+        // guessed from the words.
+        let other = ToolResult::failed(&call, "No web search backend is set up.");
+        assert_eq!(result_code(&other), None);
+        let unreachable = WebFailure::ProxyUnreachable.into_skill_error(WEB_SEARCH);
+        assert_eq!(unreachable.code, None);
     }
 
     #[test]

@@ -172,6 +172,9 @@ async def run(code, namespace, value_limit):
   let secret = null;
   let py = null;
   let helpers = null; // { run, newNamespace }: Python functions
+  // The flag the sandbox page raises to interrupt a run past its limit,
+  // when the page is cross-origin isolated.
+  let interrupt = null;
   let busy = false;
   let stdinText = null;
   let sink = { out: null, err: null };
@@ -236,7 +239,10 @@ async def run(code, namespace, value_limit):
         stderr: () => {},
         env: { HOME: '/home/pyodide' },
       });
-      if (m.sab) py.setInterruptBuffer(new Int32Array(m.sab));
+      if (m.sab) {
+        interrupt = new Int32Array(m.sab);
+        py.setInterruptBuffer(interrupt);
+      }
       py.setStdout({ write: (chunk) => (sink.out ? sink.out.write(chunk) : chunk.length), isatty: false });
       py.setStderr({ write: (chunk) => (sink.err ? sink.err.write(chunk) : chunk.length), isatty: false });
       py.setStdin({
@@ -355,6 +361,24 @@ async def run(code, namespace, value_limit):
   };
 
   const run = async (m) => {
+    // The limit passed before this run could begin (the worker was busy
+    // or starved of time): it ends interrupted without running, as it
+    // would have at its first line. Raised here, the interrupt could land
+    // in the event loop's own code instead and be lost.
+    if (interrupt && Atomics.load(interrupt, 0) !== 0) {
+      Atomics.store(interrupt, 0, 0);
+      send({
+        kind: 'result',
+        id: m.id,
+        outcome: {
+          status: 'error', value: null, value_repr: null,
+          error: { name: 'KeyboardInterrupt', message: '', line: null, traceback: null },
+          stdout: '', stdout_dropped: 0, stderr: '', stderr_dropped: 0,
+          artifacts: [], artifacts_dropped: [],
+        },
+      });
+      return;
+    }
     const limits = m.limits;
     const out = capture(limits.max_output_bytes);
     const err = capture(limits.max_output_bytes);

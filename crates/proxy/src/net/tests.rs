@@ -1832,7 +1832,7 @@ async fn the_app_can_choose_the_backend_and_never_reads_the_key_back() {
 #[tokio::test]
 async fn the_app_side_types_read_and_write_the_backend_routes() {
     use hearth_core::web::{
-        BackendSource, SearchBackendSetting, SearchBackendState, is_no_backend_message,
+        ApiErrorCode, BackendSource, SearchBackendSetting, SearchBackendState, WebFailure,
     };
     let h = harness(|_| {});
     let mut put = Call::new(&h, Method::PUT, "/api/search/backend");
@@ -1869,11 +1869,11 @@ async fn the_app_side_types_read_and_write_the_backend_routes() {
             problem: None,
         }
     );
-    let (_, _, v) = Call::post(&h, "/api/search", json!({"query": "x"}))
+    let (status, _, v) = Call::post(&h, "/api/search", json!({"query": "x"}))
         .send(&h)
         .await;
-    let message = v["error"]["message"].as_str().unwrap();
-    assert!(is_no_backend_message(message), "{message}");
+    let failure = WebFailure::from_answer(status.as_u16(), &v.to_string());
+    assert_eq!(failure.code(), Some(ApiErrorCode::NoSearchBackend), "{v}");
 }
 
 // ---------------------------------------------------------------------------
