@@ -11,6 +11,7 @@ pub mod files;
 pub mod icons;
 pub mod launch;
 pub mod mcp;
+pub mod mcp_skills;
 pub mod online;
 pub mod platform;
 pub mod pwa;

@@ -389,7 +389,7 @@ pub struct Services {
     /// Skills the call path knows besides the registry's.
     unlisted: Unlisted,
     /// MCP servers' clients and their tools' runs.
-    pub mcp: Rc<crate::mcp::skills::McpSkills>,
+    pub mcp: Rc<crate::mcp_skills::McpSkills>,
     pub registry: Rc<RefCell<Registry>>,
     /// The discovery index, kept in step with the registry.
     pub index: Rc<RefCell<SkillIndex>>,
@@ -453,7 +453,7 @@ impl Runtime {
             db.clone(),
             registry.clone(),
         ));
-        let mcp = Rc::new(crate::mcp::skills::McpSkills::new());
+        let mcp = Rc::new(crate::mcp_skills::McpSkills::new());
         // Every source of skills, in the order the Skills panel lists
         // theirs: core, the enhanced tier (code sandbox, granted files),
         // network, then the installed packages. MCP servers' tools

@@ -9,7 +9,6 @@
 pub mod apps;
 pub mod oauth;
 pub mod proxy;
-pub mod skills;
 pub mod transport;
 
 use std::cell::RefCell;
@@ -42,8 +41,8 @@ use serde_json::Value;
 
 use self::oauth::{PopupAuthorizer, SignIns, WebRandomness, client_metadata};
 use self::proxy::{HearthProxy, app_origin};
-use self::skills::McpSkills;
 use self::transport::FetchTransport;
+use crate::mcp_skills::McpSkills;
 use crate::platform::BrowserTime;
 use crate::runtime::Runtime;
 use crate::storage::MCP_SERVERS;

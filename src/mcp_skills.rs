@@ -1,8 +1,10 @@
-//! Runs MCP skills for the app's call path: the connected servers' clients
-//! (core's `McpExecutor`), the call itself, and the server's original
-//! answer kept for a while by call id, because an MCP App wants the exact
-//! `CallToolResult` (its `structuredContent` is not all in the skill
-//! result).
+//! MCP servers' tools as a source of skills for the app's call path: the
+//! connected servers' clients (core's `McpExecutor`), the call itself, and
+//! the server's original answer kept for a while by call id, because an
+//! MCP App wants the exact `CallToolResult` (its `structuredContent` is not
+//! all in the skill result). It sits below both the runtime, which runs
+//! calls through it, and the MCP service (`crate::mcp`), which connects
+//! servers and registers their tools through the runtime.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
