@@ -20,7 +20,9 @@ export function close(server) {
 /// status, the headers and the body read as JSON when it is JSON.
 export function rawRequest(port, { method = 'GET', path = '/', headers = {}, body } = {}) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+    // A connection of its own: a refused request's unread body must not be
+    // read as the start of the next request on a kept-alive connection.
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => { text += c; });
