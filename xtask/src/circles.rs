@@ -850,7 +850,7 @@ mod tests {
             ("src/net/error.rs", "use super::guard::Guard;\n"),
             (
                 "src/net/guard.rs",
-                "fn f() -> super::super::net::error::Error { todo!() }\n",
+                "fn f(_: super::super::net::error::Error) {}\n",
             ),
         ]);
         assert_eq!(names(&g), ["net::error → net::guard → net::error"]);
