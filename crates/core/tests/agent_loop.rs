@@ -177,6 +177,8 @@ struct App {
     enabled: RefCell<Vec<String>>,
     now: Cell<f64>,
     invoker: Invoker,
+    /// Calls given an id so far.
+    ids: Cell<u32>,
 }
 
 struct FixedTime;
@@ -273,6 +275,7 @@ impl App {
             enabled: RefCell::new(enabled),
             now: Cell::new(1_000.0),
             invoker,
+            ids: Cell::new(0),
         }
     }
 
@@ -285,6 +288,12 @@ impl LoopEnv for App {
     fn now_unix_ms(&self) -> f64 {
         self.now.set(self.now.get() + 1.0);
         self.now.get()
+    }
+
+    fn new_call_id(&self) -> String {
+        let n = self.ids.get() + 1;
+        self.ids.set(n);
+        format!("hearth-{n}")
     }
 
     fn skill(&self, id: &SkillId) -> Option<SkillDefinition> {
@@ -480,7 +489,7 @@ fn percent_question_discovers_the_calculator_then_answers() {
     assert_eq!(
         lp.state(),
         &LoopState::RunningTools {
-            pending: vec!["call_1".into()]
+            pending: vec!["hearth-1".into()]
         }
     );
 
@@ -610,7 +619,7 @@ fn parallel_calls_are_all_handed_out_and_may_finish_in_any_order() {
     let calls = runs(&a);
     assert_eq!(
         calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
-        ["a", "b"]
+        ["hearth-1", "hearth-2"]
     );
     assert!(
         calls
@@ -959,7 +968,7 @@ fn cancel_while_tools_run_gives_every_call_a_result() {
         a,
         vec![
             Action::CancelTool {
-                call_id: "b".into()
+                call_id: "hearth-2".into()
             },
             Action::Changed,
             Action::TurnEnded {
@@ -1297,7 +1306,17 @@ fn real_protocols_drive_the_loop() {
             ));
         }
         actions.extend(lp.handle(Event::ResponseEnded { request }, &app));
-        let ids: Vec<String> = runs(&actions).into_iter().map(|c| c.id).collect();
+        // Each call runs under the id Hearth minted; the model's own id
+        // stays on its record, for the transcript.
+        let records = &lp.conversation().messages[1].tool_calls;
+        let ids: Vec<String> = runs(&actions)
+            .into_iter()
+            .map(|c| {
+                let record = records.iter().find(|r| r.id == c.id).unwrap();
+                assert!(c.id.starts_with("hearth-"), "{}", c.id);
+                record.wire_id().to_string()
+            })
+            .collect();
         assert_eq!(ids, want_runs, "{preset_id}");
         let refused = lp.conversation().messages[1]
             .tool_calls
@@ -1306,4 +1325,198 @@ fn real_protocols_drive_the_loop() {
             .count();
         assert_eq!(refused, want_refused, "{preset_id}");
     }
+}
+
+/// Ids the environment hands out, replaying `ids` in turn (so a test can
+/// make it repeat itself or give none); everything else is the app's.
+struct Minting<'a> {
+    app: &'a App,
+    ids: RefCell<Vec<&'static str>>,
+}
+
+impl LoopEnv for Minting<'_> {
+    fn now_unix_ms(&self) -> f64 {
+        self.app.now_unix_ms()
+    }
+
+    fn new_call_id(&self) -> String {
+        let mut ids = self.ids.borrow_mut();
+        if ids.is_empty() {
+            String::new()
+        } else {
+            ids.remove(0).to_string()
+        }
+    }
+
+    fn skill(&self, id: &SkillId) -> Option<SkillDefinition> {
+        self.app.skill(id)
+    }
+}
+
+#[test]
+fn each_accepted_call_gets_one_minted_id_and_the_model_gets_its_own_back() {
+    let app = App::new();
+    let (mut lp, log) = new_loop(LoopConfig::default());
+    lp.conversation_mut()
+        .unwrap()
+        .load_skills([SkillId::new("calculator").unwrap()]);
+    let r1 = sent(&lp.send("two sums and a typo", &app).unwrap()).unwrap();
+    // Local servers reuse ids like "call_0" within one reply.
+    let a = respond(
+        &mut lp,
+        &app,
+        r1,
+        &[
+            tool(0, "call_0", "calculator", r#"{"expression":"1+1"}"#),
+            tool(1, "call_0", "calculator", r#"{"expression":"2+2"}"#),
+            tool(2, "call_9", "no_such_skill", "{}"),
+            finished(FinishReason::ToolCalls),
+        ],
+    );
+    let calls = runs(&a);
+    let handed: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(handed, ["hearth-1", "hearth-2"]);
+    // The refused call has a minted id too: every record has one.
+    let records = lp.conversation().messages[1].tool_calls.clone();
+    let ids: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r.id.as_str(), r.wire_id()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("hearth-1", "call_0"),
+            ("hearth-2", "call_0_1"),
+            ("hearth-3", "call_9")
+        ]
+    );
+    assert_eq!(records[2].state, CallState::Refused);
+    // The results come back under Hearth's ids, in any order.
+    for call in calls.into_iter().rev() {
+        let result = app.run(call.clone());
+        assert_eq!(result.id, call.id);
+        lp.handle(
+            Event::ToolFinished {
+                result: Box::new(result),
+            },
+            &app,
+        );
+    }
+    let states: Vec<CallState> = lp.conversation().messages[1]
+        .tool_calls
+        .iter()
+        .map(|c| c.state)
+        .collect();
+    assert_eq!(
+        states,
+        [CallState::Finished, CallState::Finished, CallState::Refused]
+    );
+    // The next request echoes the model's ids, never Hearth's.
+    let request = log.borrow()[1].clone();
+    assert_valid_history(&request.messages);
+    let openai = Provider::new(ProviderConfig::from_preset(
+        preset("openai").unwrap(),
+        "k",
+        "m",
+    ));
+    let body: Value =
+        serde_json::from_str(openai.chat_request(&request).body.as_deref().unwrap()).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let asked: Vec<&str> = messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(asked, ["call_0", "call_0_1", "call_9"]);
+    assert_eq!(answered, ["call_0", "call_0_1", "call_9"]);
+    let anthropic = Provider::new(ProviderConfig::from_preset(
+        preset("anthropic").unwrap(),
+        "k",
+        "m",
+    ));
+    let body: Value =
+        serde_json::from_str(anthropic.chat_request(&request).body.as_deref().unwrap()).unwrap();
+    let blocks: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .collect();
+    let uses: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let results: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(uses, ["call_0", "call_0_1", "call_9"]);
+    assert_eq!(results, ["call_0", "call_0_1", "call_9"]);
+    assert!(!body.to_string().contains("hearth-"));
+}
+
+#[test]
+fn a_repeated_or_missing_id_from_the_environment_is_made_unique() {
+    let app = App::new();
+    let env = Minting {
+        app: &app,
+        ids: RefCell::new(vec!["same", "same", "same"]),
+    };
+    let (mut lp, _log) = new_loop(LoopConfig::default());
+    lp.conversation_mut()
+        .unwrap()
+        .load_skills([SkillId::new("calculator").unwrap()]);
+    let r1 = sent(&lp.send("sums", &env).unwrap()).unwrap();
+    let first = |lp: &mut AgentLoop, r| {
+        let a = lp.handle(
+            Event::ResponseStarted {
+                request: r,
+                status: 200,
+                headers: vec![],
+            },
+            &env,
+        );
+        assert!(a.is_empty());
+        let mut a = lp.handle(
+            Event::ResponseChunk {
+                request: r,
+                bytes: body(
+                    &[
+                        tool(0, "a", "calculator", r#"{"expression":"1+1"}"#),
+                        tool(1, "b", "calculator", r#"{"expression":"2+2"}"#),
+                        finished(FinishReason::ToolCalls),
+                    ],
+                    true,
+                ),
+            },
+            &env,
+        );
+        a.extend(lp.handle(Event::ResponseEnded { request: r }, &env));
+        runs(&a)
+    };
+    let calls = first(&mut lp, r1);
+    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["same", "same-1"]);
+    // The next reply's calls are unique against the whole conversation,
+    // and an environment that gives no id still yields one.
+    let mut next = None;
+    for call in calls {
+        let result = app.run(call);
+        next = sent(&lp.handle(
+            Event::ToolFinished {
+                result: Box::new(result),
+            },
+            &env,
+        ))
+        .or(next);
+    }
+    let calls = first(&mut lp, next.unwrap());
+    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["same-2", "conv1-call"]);
 }

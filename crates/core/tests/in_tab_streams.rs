@@ -120,6 +120,10 @@ impl LoopEnv for Env {
         1_000.0
     }
 
+    fn new_call_id(&self) -> String {
+        "hearth-call".into()
+    }
+
     fn skill(&self, _id: &SkillId) -> Option<SkillDefinition> {
         None
     }
@@ -190,5 +194,13 @@ fn the_loop_hands_out_a_recorded_call_like_any_providers() {
     let messages = body["messages"].as_array().unwrap();
     let tool = messages.last().unwrap();
     assert_eq!(tool["role"], "tool");
-    assert_eq!(tool["tool_call_id"], call.id.as_str());
+    // The call runs under Hearth's id; the model gets its own id back.
+    assert_eq!(call.id, "hearth-call");
+    let record = &agent.conversation().messages[1].tool_calls[0];
+    assert_eq!(record.id, call.id);
+    let model_id = record.provider_id.clone().expect("the model's id is kept");
+    assert_ne!(model_id, call.id);
+    assert_eq!(tool["tool_call_id"], model_id.as_str());
+    let asked = &messages[messages.len() - 2]["tool_calls"][0]["id"];
+    assert_eq!(asked, model_id.as_str());
 }

@@ -2,6 +2,7 @@
 //! reqwest feeding hearth-core's own parsers and agent loop, the way the
 //! app in the browser will.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
@@ -174,6 +175,8 @@ impl TimeSource for Clockwork {
 struct App {
     skills: Vec<SkillDefinition>,
     invoker: Invoker,
+    /// Calls given an id so far.
+    ids: Cell<u32>,
 }
 
 impl App {
@@ -189,13 +192,22 @@ impl App {
             Rc::new(Skills { index }),
             Rc::new(Clockwork),
         );
-        Self { skills, invoker }
+        Self {
+            skills,
+            invoker,
+            ids: Cell::new(0),
+        }
     }
 }
 
 impl LoopEnv for App {
     fn now_unix_ms(&self) -> f64 {
         0.0
+    }
+    fn new_call_id(&self) -> String {
+        let n = self.ids.get() + 1;
+        self.ids.set(n);
+        format!("hearth-{n}")
     }
     fn skill(&self, id: &SkillId) -> Option<SkillDefinition> {
         self.skills.iter().find(|s| s.id == *id).cloned()

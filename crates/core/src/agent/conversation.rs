@@ -52,7 +52,9 @@ pub enum CallState {
 /// A tool call the model made, with what became of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallRecord {
-    /// The provider's call id, which the result must echo.
+    /// The call's one id in Hearth, minted by the loop when it accepted
+    /// the call: the approval, the Activity record, the result card and
+    /// undo all know the call by it.
     pub id: String,
     /// The tool name as the model wrote it.
     pub name: String,
@@ -67,9 +69,21 @@ pub struct ToolCallRecord {
     /// Why a call was refused or cancelled; also what the model is told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The id the model gave the call (unique within its reply), which
+    /// the transcript echoes back to the provider (OpenAI's
+    /// `tool_call_id`, Anthropic's `tool_use_id`). `None` in records whose
+    /// `id` is itself the model's, as conversations stored before Hearth
+    /// minted its own ids are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
 }
 
 impl ToolCallRecord {
+    /// The id the provider knows the call by.
+    pub fn wire_id(&self) -> &str {
+        self.provider_id.as_deref().unwrap_or(&self.id)
+    }
+
     /// What the model is told about this call, and whether it failed.
     pub fn model_result(&self) -> (String, bool) {
         if let Some(r) = &self.result {
@@ -331,7 +345,7 @@ impl Conversation {
                             .tool_calls
                             .iter()
                             .map(|c| WireToolCall {
-                                id: c.id.clone(),
+                                id: c.wire_id().to_string(),
                                 name: c.name.clone(),
                                 arguments: c.arguments.clone(),
                             })
@@ -345,7 +359,7 @@ impl Conversation {
                                 .map(|c| {
                                     let (content, is_error) = c.model_result();
                                     WireToolResult {
-                                        call_id: c.id.clone(),
+                                        call_id: c.wire_id().to_string(),
                                         name: c.name.clone(),
                                         content,
                                         is_error,
@@ -616,6 +630,7 @@ mod tests {
             },
             result,
             note: None,
+            provider_id: None,
         }
     }
 
@@ -772,6 +787,44 @@ mod tests {
             ]
         );
         assert_eq!(c.messages[2].status, MessageStatus::Cancelled);
+    }
+
+    #[test]
+    fn a_stored_call_without_a_provider_id_echoes_its_own_id() {
+        // A record as conversations were stored before Hearth minted ids:
+        // its `id` is the model's.
+        let old: ToolCallRecord = serde_json::from_value(json!({
+            "id": "call_abc",
+            "name": "calculator",
+            "arguments": {},
+            "state": "finished",
+        }))
+        .unwrap();
+        assert_eq!(old.provider_id, None);
+        assert_eq!(old.wire_id(), "call_abc");
+        let mut minted = old.clone();
+        minted.id = "hearth-id".into();
+        minted.provider_id = Some("call_xyz".into());
+        assert_eq!(minted.wire_id(), "call_xyz");
+        // The model's id survives a save and reload.
+        let back: ToolCallRecord =
+            serde_json::from_str(&serde_json::to_string(&minted).unwrap()).unwrap();
+        assert_eq!(back, minted);
+        let mut c = Conversation::new("o", 0.0);
+        let mut m = Message::assistant(c.next_message_id(), 0.0);
+        m.tool_calls = vec![old, minted];
+        c.messages.push(m);
+        let wire = c.to_wire();
+        let Some(WireMessage::Assistant { tool_calls, .. }) = wire.first() else {
+            panic!("{wire:?}")
+        };
+        let asked: Vec<&str> = tool_calls.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(asked, ["call_abc", "call_xyz"]);
+        let Some(WireMessage::ToolResults { results }) = wire.get(1) else {
+            panic!("{wire:?}")
+        };
+        let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+        assert_eq!(answered, ["call_abc", "call_xyz"]);
     }
 
     #[test]

@@ -357,6 +357,7 @@ mod tests {
                 state: CallState::Finished,
                 result: Some(result),
                 note: None,
+                provider_id: None,
             },
             ToolCallRecord {
                 id: "call-2".into(),
@@ -366,6 +367,7 @@ mod tests {
                 state: CallState::Refused,
                 result: None,
                 note: Some("the arguments are not valid JSON".into()),
+                provider_id: None,
             },
         ];
         c.messages.push(reply);

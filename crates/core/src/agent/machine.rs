@@ -33,9 +33,15 @@ use crate::skill::{SkillDefinition, SkillId};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RequestId(pub u64);
 
-/// What the platform supplies: the clock and the skills.
+/// What the platform supplies: the clock, fresh ids and the skills.
 pub trait LoopEnv {
     fn now_unix_ms(&self) -> f64;
+    /// A fresh id for a call the model made. The loop gives each call it
+    /// accepts one, and that id is the call's everywhere: the call handed
+    /// out to run, its approval, its Activity record, its result card and
+    /// its undo. It must not repeat across the app's log (the browser uses
+    /// a random UUID); the loop still checks it against the conversation.
+    fn new_call_id(&self) -> String;
     /// The skill with this id if it exists and is enabled now; loaded
     /// skills the person disabled are not offered.
     fn skill(&self, id: &SkillId) -> Option<SkillDefinition>;
@@ -597,12 +603,17 @@ impl AgentLoop {
         let mut records = Vec::new();
         let mut runs = Vec::new();
         let mut seen_ids: Vec<String> = Vec::new();
+        let mut minted: Vec<String> = Vec::new();
         for (i, call) in turn.calls.iter().enumerate() {
-            let mut id = call.id.clone();
-            if seen_ids.contains(&id) {
-                id = format!("{id}_{i}");
+            // The provider's id stays unique within the reply, as both
+            // protocols require when it is echoed back.
+            let mut provider_id = call.id.clone();
+            if seen_ids.contains(&provider_id) {
+                provider_id = format!("{provider_id}_{i}");
             }
-            seen_ids.push(id.clone());
+            seen_ids.push(provider_id.clone());
+            let id = self.mint_call_id(env, &minted);
+            minted.push(id.clone());
             let (arguments, raw, bad_args) = parse_arguments(&call.arguments);
             let mut record = ToolCallRecord {
                 id: id.clone(),
@@ -612,6 +623,7 @@ impl AgentLoop {
                 state: CallState::Refused,
                 result: None,
                 note: None,
+                provider_id: Some(provider_id),
             };
             let skill = SkillId::new(call.name.clone()).ok();
             record.note = if at_limit {
@@ -670,6 +682,33 @@ impl AgentLoop {
         let mut actions = vec![Action::Changed];
         actions.extend(runs.into_iter().map(|call| Action::RunTool { call }));
         actions
+    }
+
+    /// The id a newly accepted call gets: the environment's, made unique
+    /// within the conversation (and among `minted`, this reply's calls so
+    /// far) should the environment ever repeat one or give none.
+    fn mint_call_id(&self, env: &dyn LoopEnv, minted: &[String]) -> String {
+        let taken = |id: &str| {
+            id.is_empty()
+                || minted.iter().any(|m| m == id)
+                || self
+                    .conversation
+                    .messages
+                    .iter()
+                    .flat_map(|m| &m.tool_calls)
+                    .any(|c| c.id == id)
+        };
+        let mut base = env.new_call_id();
+        if base.is_empty() {
+            base = format!("{}-call", self.conversation.id);
+        }
+        if !taken(&base) {
+            return base;
+        }
+        (1u64..)
+            .map(|n| format!("{base}-{n}"))
+            .find(|id| !taken(id))
+            .unwrap_or(base)
     }
 
     fn tool_finished(&mut self, result: ToolResult, env: &dyn LoopEnv) -> Vec<Action> {
