@@ -26,7 +26,7 @@ use hearth_core::agent_skills::{
 };
 use hearth_core::discovery::SkillIndex;
 use hearth_core::discovery::packages::{index_library, sync_package};
-use hearth_core::source::SkillSource;
+use hearth_core::source::{SkillSource, Turn};
 use hearth_core::{
     Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
 };
@@ -622,6 +622,23 @@ impl SkillSource for AgentSkillSource {
         let meta =
             skill.kind == SkillKind::Builtin && skill.id.as_str() == activation::CALL_SKILL_TOOL;
         meta.then(|| self.skills.redirect(call, &self.registry.borrow()))
+    }
+
+    /// `activate_skill` while the catalog is inline, and the active
+    /// skills' `read_skill_file` / `call_skill_tool`.
+    fn turn_tools(&self, turn: &Turn) -> Vec<SkillDefinition> {
+        self.skills
+            .model_turn(&turn.conversation_id, &turn.taken())
+            .tools
+    }
+
+    /// The skills section: the catalog, or the active skill's context.
+    fn turn_prompt(&self, turn: &Turn, _offered: &[SkillDefinition]) -> Option<String> {
+        let prompt = self
+            .skills
+            .model_turn(&turn.conversation_id, &turn.taken())
+            .prompt;
+        (!prompt.trim().is_empty()).then_some(prompt)
     }
 }
 

@@ -123,31 +123,6 @@ fn current_hash() -> String {
         .unwrap_or_default()
 }
 
-/// Offers Agent Skills to the assistant's loop: the skills section of the
-/// system prompt and the skill tools of each conversation's turn (which
-/// the assistant's `Env` still filters through the registry and the
-/// permission layer, like every other tool).
-fn offer_agent_skills(assistant: &crate::assistant::Assistant) {
-    assistant.add_tool_source(std::rc::Rc::new(|rt, conversation| {
-        let taken = turn_taken(conversation);
-        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-        rt.agent_skills().model_turn(&conversation.id, &taken).tools
-    }));
-    assistant.add_prompt_source(std::rc::Rc::new(|rt, conversation, _offered| {
-        let taken = turn_taken(conversation);
-        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-        let turn = rt.agent_skills().model_turn(&conversation.id, &taken);
-        (!turn.prompt.trim().is_empty()).then_some(turn.prompt)
-    }));
-}
-
-/// The names a turn's other tools use: discovery and the loaded skills.
-fn turn_taken(conversation: &hearth_core::agent::Conversation) -> Vec<String> {
-    std::iter::once(hearth_core::discovery::DISCOVER_SKILLS_ID.to_string())
-        .chain(conversation.loaded_skills.iter().map(|id| id.to_string()))
-        .collect()
-}
-
 #[component]
 pub fn App(runtime: Runtime) -> impl IntoView {
     provide_context(runtime.clone());
@@ -158,14 +133,6 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     let assistant = crate::assistant::Assistant::new(runtime.clone());
     // MCP servers connect in the background from the start.
     let mcp = crate::mcp::Mcp::start(runtime);
-    // What Agent Skills and MCP servers add to the model's turn.
-    offer_agent_skills(&assistant);
-    {
-        let mcp = mcp.clone();
-        assistant.add_prompt_source(std::rc::Rc::new(move |_, _, offered| {
-            mcp.instructions_for_loaded(offered)
-        }));
-    }
     provide_context(assistant);
     provide_context(mcp);
     let place = RwSignal::new(Place::from_hash(&current_hash()));

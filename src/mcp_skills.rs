@@ -4,17 +4,21 @@
 //! MCP App wants the exact `CallToolResult` (its `structuredContent` is not
 //! all in the skill result). It sits below both the runtime, which runs
 //! calls through it, and the MCP service (`crate::mcp`), which connects
-//! servers and registers their tools through the runtime.
+//! servers, registers their tools through the runtime and hands their
+//! catalogs here, so the assistant's prompt carries the instructions of
+//! the servers whose tools a request offers.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use hearth_core::mcp::CallOptions;
 use hearth_core::mcp::model::CallToolResult;
-use hearth_core::mcp::skills::{McpExecutor, to_skill_error, to_skill_output};
-use hearth_core::source::SkillSource;
+use hearth_core::mcp::skills::{
+    McpExecutor, ServerCatalog, ServerId, instructions_for_loaded, to_skill_error, to_skill_output,
+};
+use hearth_core::source::{SkillSource, Turn};
 use hearth_core::{
     Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
 };
@@ -26,6 +30,8 @@ const KEPT: usize = 64;
 pub struct McpSkills {
     clients: McpExecutor,
     answers: RefCell<VecDeque<(String, CallToolResult)>>,
+    /// The connected servers' catalogs (their instructions included).
+    catalogs: RefCell<BTreeMap<ServerId, ServerCatalog>>,
 }
 
 impl McpSkills {
@@ -36,6 +42,26 @@ impl McpSkills {
     /// The connected servers' clients.
     pub fn clients(&self) -> &McpExecutor {
         &self.clients
+    }
+
+    /// Puts in (or with `None`, takes out) a server's catalog.
+    pub fn set_catalog(&self, server: &ServerId, catalog: Option<ServerCatalog>) {
+        let mut catalogs = self.catalogs.borrow_mut();
+        match catalog {
+            Some(c) => {
+                catalogs.insert(server.clone(), c);
+            }
+            None => {
+                catalogs.remove(server);
+            }
+        }
+    }
+
+    /// The instructions of the servers some of whose tools are in
+    /// `offered`, for the system prompt.
+    pub fn instructions_for(&self, offered: &[SkillDefinition]) -> Option<String> {
+        let catalogs: Vec<ServerCatalog> = self.catalogs.borrow().values().cloned().collect();
+        instructions_for_loaded(&catalogs, offered)
     }
 
     /// The server's own answer to call `call_id`, if still kept.
@@ -99,5 +125,9 @@ impl SkillSource for McpSkills {
             to_skill_output(result)
         }
         .boxed_local()
+    }
+
+    fn turn_prompt(&self, _turn: &Turn, offered: &[SkillDefinition]) -> Option<String> {
+        self.instructions_for(offered)
     }
 }

@@ -404,6 +404,9 @@ pub struct Services {
     core: Rc<CoreSkills>,
     /// The Agent Skills source, which registers the packages' tools.
     agent_source: Rc<AgentSkillSource>,
+    /// Every source of skills, in order: the call path routes through
+    /// them, and the assistant asks them what to offer on each request.
+    sources: Sources,
 }
 
 /// The handle components get from context.
@@ -508,7 +511,7 @@ impl Runtime {
         // never runs (the offline check ahead of it only ever ends calls,
         // so nobody is asked about a call that cannot work); after-hooks
         // run in reverse, so the log sees the final result.
-        let invoker = Invoker::new(lookup, Rc::new(sources), Rc::new(BrowserTime))
+        let invoker = Invoker::new(lookup, Rc::new(sources.clone()), Rc::new(BrowserTime))
             .with_hook(Rc::new(crate::online::OfflineHook))
             .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
             .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
@@ -528,6 +531,7 @@ impl Runtime {
             agent_skills,
             core,
             agent_source,
+            sources,
         }))))
     }
 
@@ -601,6 +605,11 @@ impl Runtime {
             registry.retain(|s| !remove(s));
         }
         bump(self.versions().registry);
+    }
+
+    /// Every source of skills, in the order they register.
+    pub fn sources(&self) -> &Sources {
+        &self.0.sources
     }
 
     pub fn agent_skills(&self) -> Rc<AgentSkills> {

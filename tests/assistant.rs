@@ -77,6 +77,7 @@ fn conversation(id: &str, updated: f64) -> Conversation {
         state: CallState::Finished,
         result: Some(result),
         note: None,
+        provider_id: None,
     });
     c.messages.push(reply);
     c.load_skills([SkillId::new("calculator").unwrap()]);

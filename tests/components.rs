@@ -97,6 +97,7 @@ fn model_call(state: hearth_core::agent::CallState) -> hearth_core::agent::ToolC
         result: matches!(state, hearth_core::agent::CallState::Finished).then_some(r.result),
         note: matches!(state, hearth_core::agent::CallState::Refused)
             .then(|| "'calculator' is not a loaded skill in this conversation".to_string()),
+        provider_id: None,
     }
 }
 

@@ -92,31 +92,16 @@ pub enum AssistantError {
 struct Session {
     agent: AgentLoop,
     requests: HashMap<RequestId, AbortController>,
-    /// The loop's call id → the id the call has in the activity log.
-    calls: HashMap<String, String>,
 }
 
-/// Tools a part of the app offers the model in a conversation besides
-/// `discover_skills` and the conversation's loaded skills (for example
-/// the active Agent Skill's `read_skill_file` / `call_skill_tool`).
-/// Each tool must be a skill in the runtime's registry: its calls run
-/// through the same call path and permission layer as any other.
-pub type ToolSource = Rc<dyn Fn(&Runtime, &Conversation) -> Vec<SkillDefinition>>;
-
-/// A section a part of the app adds to the system prompt of a
-/// conversation's next request (the Agent Skills catalog, the
-/// instructions of MCP servers whose tools are loaded). It gets the tools
-/// the request offers, as [`Env`] decided them.
-pub type PromptSource = Rc<dyn Fn(&Runtime, &Conversation, &[SkillDefinition]) -> Option<String>>;
-
-/// What the loop asks the platform: the clock, the enabled skills and the
-/// extra tools. This is the one place the tools offered to the model come
-/// from: core's `tools_for_turn` = `discover_skills` + the conversation's
-/// loaded skills (looked up here) + `extra_tools` (the tool sources).
+/// What the loop asks the platform: the clock, call ids, the enabled
+/// skills, and what the runtime's skill sources add to each request. This
+/// is the one place the tools offered to the model come from: core's
+/// `tools_for_turn` = `discover_skills` + the conversation's loaded skills
+/// (looked up here) + `extra_tools` (the sources' offers, in the order the
+/// sources register).
 struct Env<'a> {
     rt: &'a Runtime,
-    sources: &'a [ToolSource],
-    prompts: &'a [PromptSource],
     limits: ModelLimits,
 }
 
@@ -143,6 +128,12 @@ impl LoopEnv for Env<'_> {
         js_sys::Date::now()
     }
 
+    /// The id the call keeps in the conversation, its approval and the
+    /// Activity log: random, like every other log record's.
+    fn new_call_id(&self) -> String {
+        new_id()
+    }
+
     fn skill(&self, id: &SkillId) -> Option<SkillDefinition> {
         let def = self.rt.registry().get(id).cloned()?;
         self.rt
@@ -154,11 +145,7 @@ impl LoopEnv for Env<'_> {
     }
 
     fn extra_tools(&self, conversation: &Conversation) -> Vec<SkillDefinition> {
-        let offered: Vec<SkillDefinition> = self
-            .sources
-            .iter()
-            .flat_map(|source| source(self.rt, conversation))
-            .collect();
+        let offered = self.rt.sources().turn_tools(&conversation.turn());
         // Only registered, enabled skills, as the registry defines them: a
         // source cannot smuggle in a tool the registry and the permission
         // layer do not know, nor change a registered one's definition.
@@ -173,14 +160,10 @@ impl LoopEnv for Env<'_> {
     }
 
     fn system_additions(&self, conversation: &Conversation) -> Vec<String> {
-        if self.prompts.is_empty() {
-            return Vec::new();
-        }
         let offered = self.offered(conversation);
-        self.prompts
-            .iter()
-            .filter_map(|source| source(self.rt, conversation, &offered))
-            .collect()
+        self.rt
+            .sources()
+            .turn_prompts(&conversation.turn(), &offered)
     }
 }
 
@@ -214,10 +197,6 @@ pub struct Inner {
     /// its approvals are answered inline, all others in the modal.
     pub visible: RwSignal<Option<String>>,
     sessions: RefCell<HashMap<String, Session>>,
-    /// See [`ToolSource`] and [`Assistant::add_tool_source`].
-    tool_sources: RefCell<Vec<ToolSource>>,
-    /// See [`PromptSource`] and [`Assistant::add_prompt_source`].
-    prompt_sources: RefCell<Vec<PromptSource>>,
     /// The models in this tab and their worker.
     pub tab: TabModels,
 }
@@ -264,8 +243,6 @@ impl Assistant {
             loaded: RwSignal::new(false),
             visible: RwSignal::new(None),
             sessions: RefCell::new(HashMap::new()),
-            tool_sources: RefCell::new(Vec::new()),
-            prompt_sources: RefCell::new(Vec::new()),
             tab: TabModels::new(),
         })));
         let this = a.clone();
@@ -275,20 +252,6 @@ impl Assistant {
 
     pub fn runtime(&self) -> &Runtime {
         &self.rt
-    }
-
-    /// Adds tools offered on every later request of a conversation where
-    /// `source` returns them (e.g. Agent Skills: the active skill's
-    /// `read_skill_file` and `call_skill_tool`). Registered, enabled
-    /// skills only; the model still cannot approve its own calls.
-    pub fn add_tool_source(&self, source: ToolSource) {
-        self.tool_sources.borrow_mut().push(source);
-    }
-
-    /// Adds a section to the system prompt of every later request where
-    /// `source` returns one.
-    pub fn add_prompt_source(&self, source: PromptSource) {
-        self.prompt_sources.borrow_mut().push(source);
     }
 
     async fn load(&self) {
@@ -580,23 +543,10 @@ impl Assistant {
         }
     }
 
-    /// The id the activity log gave the loop's call `call_id`, e.g. to
-    /// find its approval.
-    pub fn logged_id(&self, conversation_id: &str, call_id: &str) -> Option<String> {
-        self.sessions
-            .borrow()
-            .get(conversation_id)
-            .and_then(|s| s.calls.get(call_id).cloned())
-    }
-
     /// The estimated context of the next request in `conversation`.
     pub fn context_estimate(&self, conversation: &Conversation) -> ContextEstimate {
-        let sources = self.tool_sources.borrow();
-        let prompts = self.prompt_sources.borrow();
         let env = Env {
             rt: &self.rt,
-            sources: &sources,
-            prompts: &prompts,
             limits: self.limits(),
         };
         let lookup = |id: &SkillId| env.skill(id);
@@ -751,17 +701,12 @@ impl Assistant {
                 Session {
                     agent,
                     requests: HashMap::new(),
-                    calls: HashMap::new(),
                 },
             );
         }
         let session = sessions.get_mut(id).ok_or(AssistantError::Busy)?;
-        let sources = self.tool_sources.borrow();
-        let prompts = self.prompt_sources.borrow();
         let env = Env {
             rt: &self.rt,
-            sources: &sources,
-            prompts: &prompts,
             limits: self.limits(),
         };
         Ok(f(session, &env))
@@ -831,12 +776,8 @@ impl Assistant {
             let Some(s) = sessions.get_mut(id) else {
                 return;
             };
-            let sources = self.tool_sources.borrow();
-            let prompts = self.prompt_sources.borrow();
             let env = Env {
                 rt: &self.rt,
-                sources: &sources,
-                prompts: &prompts,
                 limits: self.limits(),
             };
             s.agent.handle(event, &env)
@@ -891,20 +832,10 @@ impl Assistant {
                     }
                 }
                 Action::RunTool { call } => {
-                    let logged_id = new_id();
-                    if let Some(s) = self.sessions.borrow_mut().get_mut(id) {
-                        s.calls.insert(call.id.clone(), logged_id.clone());
-                    }
                     let this = self.clone();
                     let id = id.to_string();
                     spawn_local(async move {
-                        let loop_id = call.id.clone();
-                        let mut logged = call;
-                        // Providers reuse ids like "call_0"; the log needs
-                        // its own so no record overwrites another.
-                        logged.id = logged_id;
-                        let mut result = this.rt.invoke_call(logged).await;
-                        result.id = loop_id;
+                        let result = this.rt.invoke_call(call).await;
                         this.handle(
                             &id,
                             Event::ToolFinished {
@@ -914,14 +845,7 @@ impl Assistant {
                     });
                 }
                 Action::CancelTool { call_id } => {
-                    let logged = self
-                        .sessions
-                        .borrow()
-                        .get(id)
-                        .and_then(|s| s.calls.get(&call_id).cloned());
-                    if let Some(logged) = logged {
-                        self.rt.approver().deny_call(&logged);
-                    }
+                    self.rt.approver().deny_call(&call_id);
                 }
                 Action::RetryLater {
                     request,

@@ -27,8 +27,7 @@ use hearth_core::mcp::model::{Prompt, Resource, ResourceTemplate, SubscriptionFi
 use hearth_core::mcp::oauth::{AuthError, AuthState};
 use hearth_core::mcp::servers::{NewServer, ServerEntry, ServerSource};
 use hearth_core::mcp::skills::{
-    ServerCatalog, ServerId, catalog, instructions_for_loaded, skill_id, tool_to_skill,
-    visible_to_app,
+    ServerCatalog, ServerId, catalog, skill_id, tool_to_skill, visible_to_app,
 };
 use hearth_core::mcp::{
     HttpTransport, McpClient, McpError, NoInput, TransportError, apps as core_apps,
@@ -411,6 +410,7 @@ impl Mcp {
             (s.generation, s.client.take())
         });
         self.0.skills.clients().disconnect(id);
+        self.0.skills.set_catalog(id, None);
         self.0.rt.unregister(|s| server_of(s) == Some(id.as_str()));
         let Some((generation, client)) = old else {
             return 0;
@@ -450,6 +450,7 @@ impl Mcp {
                     s.view.tools.clear();
                     s.view.catalog = None;
                 });
+                self.0.skills.set_catalog(&id, None);
             }
             Ok(o) => {
                 let memory = o.client.memory();
@@ -487,8 +488,10 @@ impl Mcp {
         self.touch();
     }
 
-    /// Puts a server's catalog into the registry; returns what went wrong.
+    /// Puts a server's catalog into the registry (and its instructions
+    /// where the assistant's prompt finds them); returns what went wrong.
     fn install(&self, id: &ServerId, catalog: &ServerCatalog) -> Vec<String> {
+        self.0.skills.set_catalog(id, Some(catalog.clone()));
         let keep: HashSet<SkillId> = catalog.skills.iter().map(|s| s.id.clone()).collect();
         self.0
             .rt
@@ -828,19 +831,6 @@ impl Mcp {
             .clone()
             .unwrap_or_else(|| resource.name.clone());
         Ok(prompts::attachment(server, &resource.uri, &name, &read))
-    }
-
-    /// The instructions of the servers whose skills are loaded: for the
-    /// assistant's system prompt.
-    pub fn instructions_for_loaded(&self, loaded: &[SkillDefinition]) -> Option<String> {
-        let catalogs: Vec<ServerCatalog> = self
-            .0
-            .servers
-            .borrow()
-            .values()
-            .filter_map(|s| s.view.catalog.clone())
-            .collect();
-        instructions_for_loaded(&catalogs, loaded)
     }
 
     /// The tool `name` of `server`, if connected.

@@ -831,16 +831,14 @@ fn AssistantMessage(
             </Show>
             <div class="tool-calls">
                 {
-                    let a = a.clone();
                     move || {
                         let asking = asking_ids();
-                        let conv = conversation.with(|c| c.as_ref().map(|c| c.id.clone()).unwrap_or_default());
                         calls().into_iter().map(|call| {
                             let face = skill_face(&rt2, &call.name);
-                            // The approval's call carries the id the log gave it.
+                            // The approval's call has the record's id.
                             let waiting = call.state == hearth_core::agent::CallState::Waiting
-                                && a.logged_id(&conv, &call.id).is_some_and(|l| asking.contains(&l));
-                            let app = app_record(&rt2, &a, &conv, &call);
+                                && asking.contains(&call.id);
+                            let app = app_record(&rt2, &call);
                             view! {
                                 <ToolCallCard call=call skill=face.unwrap_or_default() asking=waiting/>
                                 {app.map(|record| view! { <McpAppSlot record=record/> })}
@@ -913,23 +911,16 @@ fn split_attachments(content: &str) -> (&str, &str) {
 }
 
 /// A finished call of an MCP tool as the activity record its app view
-/// reads (the id the log gave it, so the server's original answer is
-/// found); `None` for every other call.
-fn app_record(
-    rt: &Runtime,
-    a: &Assistant,
-    conversation_id: &str,
-    call: &hearth_core::agent::ToolCallRecord,
-) -> Option<ActivityRecord> {
+/// reads (under the call's id, which is also its log record's, so the
+/// server's original answer is found); `None` for every other call.
+fn app_record(rt: &Runtime, call: &hearth_core::agent::ToolCallRecord) -> Option<ActivityRecord> {
     let result = call.result.clone()?;
     let skill = rt.registry().get_str(&call.name).cloned()?;
     if !matches!(skill.kind, hearth_core::SkillKind::Mcp { .. }) {
         return None;
     }
     Some(ActivityRecord {
-        id: a
-            .logged_id(conversation_id, &call.id)
-            .unwrap_or_else(|| call.id.clone()),
+        id: call.id.clone(),
         skill_id: skill.id.clone(),
         skill_name: skill.name.clone(),
         tier: Some(skill.tier),

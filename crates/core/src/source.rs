@@ -7,6 +7,10 @@
 //! the router reads that key and nothing else, so no skill id appears in
 //! dispatch. Within a source, mapping its own skills to their code is the
 //! source's business.
+//!
+//! Sources also shape the assistant's requests: for each [`Turn`] a
+//! source may offer tools besides the conversation's loaded skills and a
+//! section of the system prompt, and [`Sources`] asks them in order.
 
 use std::rc::Rc;
 
@@ -19,7 +23,44 @@ use crate::permission::CallFacts;
 use crate::registry::{Registered, Registry, RegistryError};
 use crate::skill::{SkillDefinition, SkillId, SourceKey};
 
-/// One source of skills: what it registers and how its skills run.
+/// One request of an assistant conversation, as sources see it when
+/// they offer it tools and prompt sections.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Turn {
+    /// The conversation the request belongs to.
+    pub conversation_id: String,
+    /// The skills loaded into the conversation, which the request offers
+    /// whatever the sources say.
+    pub loaded: Vec<SkillId>,
+    /// Tool names the request already uses (discovery and the loaded
+    /// skills): a source's tools keep clear of them.
+    pub taken: Vec<String>,
+}
+
+impl Turn {
+    /// A turn of `conversation_id` with `loaded` skills; `always` are the
+    /// names every request offers besides them.
+    pub fn new(conversation_id: impl Into<String>, loaded: Vec<SkillId>, always: &[&str]) -> Self {
+        let taken = always
+            .iter()
+            .map(|s| s.to_string())
+            .chain(loaded.iter().map(|id| id.to_string()))
+            .collect();
+        Self {
+            conversation_id: conversation_id.into(),
+            loaded,
+            taken,
+        }
+    }
+
+    /// [`Turn::taken`] as string slices.
+    pub fn taken(&self) -> Vec<&str> {
+        self.taken.iter().map(String::as_str).collect()
+    }
+}
+
+/// One source of skills: what it registers, how its skills run, and what
+/// it offers the assistant on each request.
 pub trait SkillSource {
     /// The key stamped on every skill this source registers.
     fn key(&self) -> SourceKey;
@@ -48,6 +89,22 @@ pub trait SkillSource {
         _skill: &SkillDefinition,
         _call: &ToolCall,
     ) -> Option<Result<ToolCall, SkillError>> {
+        None
+    }
+
+    /// Tools this source offers on `turn`'s request besides the loaded
+    /// skills (for example the active Agent Skill's). Only this source's
+    /// registered skills make sense here: the assistant offers nothing
+    /// the registry and the permission layer do not know.
+    fn turn_tools(&self, _turn: &Turn) -> Vec<SkillDefinition> {
+        Vec::new()
+    }
+
+    /// A section for the system prompt of `turn`'s request (for example
+    /// the Agent Skills catalog, or the instructions of the MCP servers
+    /// whose tools are offered). `offered` is every tool the request
+    /// offers besides discovery, as the assistant decided them.
+    fn turn_prompt(&self, _turn: &Turn, _offered: &[SkillDefinition]) -> Option<String> {
         None
     }
 }
@@ -116,6 +173,30 @@ impl Sources {
             );
         }
         out
+    }
+
+    /// The tools the sources offer on `turn`'s request, in the order the
+    /// sources were added: each name once (the first source's), and none
+    /// the request already uses.
+    pub fn turn_tools(&self, turn: &Turn) -> Vec<SkillDefinition> {
+        let mut out: Vec<SkillDefinition> = Vec::new();
+        for def in self.sources.iter().flat_map(|s| s.turn_tools(turn)) {
+            let name = def.id.as_str();
+            if !turn.taken.iter().any(|t| t == name) && !out.iter().any(|d| d.id == def.id) {
+                out.push(def);
+            }
+        }
+        out
+    }
+
+    /// The system prompt sections the sources add to `turn`'s request, in
+    /// the order the sources were added; empty ones are left out.
+    pub fn turn_prompts(&self, turn: &Turn, offered: &[SkillDefinition]) -> Vec<String> {
+        self.sources
+            .iter()
+            .filter_map(|s| s.turn_prompt(turn, offered))
+            .filter(|section| !section.trim().is_empty())
+            .collect()
     }
 
     /// The source that runs `skill`, or why there is none.
@@ -452,5 +533,117 @@ mod tests {
         );
         let ids: Vec<&str> = registry.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["dup", "dup_2"]);
+    }
+
+    /// Offers `tools` on every turn and a prompt naming the turn and what
+    /// it offers, unless `quiet`.
+    struct Offering {
+        key: SourceKey,
+        tools: Vec<&'static str>,
+        quiet: bool,
+    }
+
+    impl SkillSource for Offering {
+        fn key(&self) -> SourceKey {
+            self.key
+        }
+        fn definitions(&self, _registry: &Registry) -> Vec<SkillDefinition> {
+            Vec::new()
+        }
+        fn execute<'a>(
+            &'a self,
+            _skill: &'a SkillDefinition,
+            _call: &'a ToolCall,
+        ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+            async { Ok(SkillOutput::text("ok")) }.boxed_local()
+        }
+        fn turn_tools(&self, _turn: &Turn) -> Vec<SkillDefinition> {
+            self.tools.iter().map(|id| skill(id)).collect()
+        }
+        fn turn_prompt(&self, turn: &Turn, offered: &[SkillDefinition]) -> Option<String> {
+            if self.quiet {
+                return Some("  \n".into());
+            }
+            let names: Vec<&str> = offered.iter().map(|d| d.id.as_str()).collect();
+            Some(format!(
+                "{} in {}: {}",
+                self.key.label(),
+                turn.conversation_id,
+                names.join(",")
+            ))
+        }
+    }
+
+    fn offering(key: SourceKey, tools: &[&'static str], quiet: bool) -> Rc<dyn SkillSource> {
+        Rc::new(Offering {
+            key,
+            tools: tools.to_vec(),
+            quiet,
+        })
+    }
+
+    #[test]
+    fn a_turn_takes_discovery_and_the_loaded_skills() {
+        let turn = Turn::new(
+            "c1",
+            vec![SkillId::new("calc").unwrap()],
+            &["discover_skills"],
+        );
+        assert_eq!(turn.conversation_id, "c1");
+        assert_eq!(turn.taken(), ["discover_skills", "calc"]);
+        assert_eq!(turn.loaded, [SkillId::new("calc").unwrap()]);
+    }
+
+    #[test]
+    fn turn_tools_come_in_source_order_each_once_and_clear_of_taken_names() {
+        let mut sources = Sources::new();
+        // A source that offers nothing is simply skipped.
+        sources.add(Named::new(SourceKey::Core, &["calc"])).unwrap();
+        sources
+            .add(offering(
+                SourceKey::AgentSkills,
+                &["activate_skill", "calc", "read_skill_file"],
+                false,
+            ))
+            .unwrap();
+        sources
+            .add(offering(
+                SourceKey::Mcp,
+                &["read_skill_file", "mcp_tool", "discover_skills"],
+                false,
+            ))
+            .unwrap();
+        let turn = Turn::new(
+            "c1",
+            vec![SkillId::new("calc").unwrap()],
+            &["discover_skills"],
+        );
+        let ids: Vec<String> = sources
+            .turn_tools(&turn)
+            .iter()
+            .map(|d| d.id.to_string())
+            .collect();
+        assert_eq!(ids, ["activate_skill", "read_skill_file", "mcp_tool"]);
+        assert!(Sources::new().turn_tools(&turn).is_empty());
+    }
+
+    #[test]
+    fn turn_prompts_come_in_source_order_and_empty_ones_are_left_out() {
+        let mut sources = Sources::new();
+        sources
+            .add(offering(SourceKey::AgentSkills, &[], false))
+            .unwrap();
+        sources.add(offering(SourceKey::Web, &[], true)).unwrap();
+        sources.add(Named::new(SourceKey::Core, &["calc"])).unwrap();
+        sources.add(offering(SourceKey::Mcp, &[], false)).unwrap();
+        let turn = Turn::new("c7", Vec::new(), &["discover_skills"]);
+        let offered = [skill("calc"), skill("mcp_tool")];
+        assert_eq!(
+            sources.turn_prompts(&turn, &offered),
+            [
+                format!("{} in c7: calc,mcp_tool", SourceKey::AgentSkills.label()),
+                format!("{} in c7: calc,mcp_tool", SourceKey::Mcp.label()),
+            ]
+        );
     }
 }

@@ -13,6 +13,7 @@ use crate::providers::{
     FinishReason, ProviderError, Speed, Usage, WireMessage, WireToolCall, WireToolResult,
 };
 use crate::skill::SkillId;
+use crate::source::Turn;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -269,6 +270,16 @@ impl Conversation {
             }
         }
         added
+    }
+
+    /// The next request of this conversation as skill sources see it:
+    /// discovery and the loaded skills are its tools already.
+    pub fn turn(&self) -> Turn {
+        Turn::new(
+            self.id.clone(),
+            self.loaded_skills.clone(),
+            &[DISCOVER_SKILLS_ID],
+        )
     }
 
     /// Removes a skill chip; says whether it was loaded.
@@ -787,6 +798,19 @@ mod tests {
             ]
         );
         assert_eq!(c.messages[2].status, MessageStatus::Cancelled);
+    }
+
+    #[test]
+    fn a_turn_names_the_conversation_and_what_it_offers_already() {
+        let mut c = Conversation::new("t1", 0.0);
+        c.load_skills([id("calculator"), id("notes_search")]);
+        let turn = c.turn();
+        assert_eq!(turn.conversation_id, "t1");
+        assert_eq!(turn.loaded, [id("calculator"), id("notes_search")]);
+        assert_eq!(
+            turn.taken(),
+            ["discover_skills", "calculator", "notes_search"]
+        );
     }
 
     #[test]
