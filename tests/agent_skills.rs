@@ -528,3 +528,73 @@ async fn call_skill_tool_passes_the_permission_layer_as_the_tool_itself() {
         .collect();
     assert_eq!(own, vec![ToolStatus::Denied; 3]);
 }
+
+/// The Agent Skills source offers the assistant its tools and its prompt
+/// section through the runtime's sources, per conversation: the catalog
+/// and `activate_skill` before anything is active, the active skill's
+/// tools after, and never a name the turn already uses.
+#[wasm_bindgen_test]
+async fn the_runtime_sources_offer_the_skill_tools_and_section_of_each_turn() {
+    use hearth_core::discovery::DISCOVER_SKILLS_ID;
+    use hearth_core::source::Turn;
+    let db = fresh("test-agent-skills-turns").await;
+    {
+        let (skills, _) = AgentSkills::load(&db).await.unwrap();
+        store_outcome(
+            &skills,
+            &db,
+            scan_folder(team_folder("PDFs."), None),
+            |_| PackageOrigin::Folder {
+                name: "team".into(),
+            },
+            1.0,
+        )
+        .await
+        .unwrap();
+    }
+    let rt = Runtime::start(db).await.unwrap();
+    let turn = Turn::new("conv-x", Vec::new(), &[DISCOVER_SKILLS_ID]);
+    let names = |turn: &Turn| -> Vec<String> {
+        rt.sources()
+            .turn_tools(turn)
+            .iter()
+            .map(|d| d.id.to_string())
+            .collect()
+    };
+    assert_eq!(names(&turn), ["activate_skill"]);
+    let expected = rt.agent_skills().model_turn("conv-x", &turn.taken());
+    let sections = rt.sources().turn_prompts(&turn, &[]);
+    assert_eq!(sections, [expected.prompt.clone()]);
+    assert!(expected.prompt.contains("pdf-tools"), "{}", expected.prompt);
+
+    let (_, r) = rt
+        .invoke_in(
+            SkillId::new("activate_skill").unwrap(),
+            json!({"name": "pdf-tools"}),
+            CallOrigin::User,
+            Some("conv-x".into()),
+        )
+        .await;
+    assert_eq!(r.status, ToolStatus::Completed, "{:?}", r.error);
+    assert_eq!(
+        names(&turn),
+        [
+            "activate_skill",
+            "read_skill_file",
+            "return_to_general",
+            "word_count"
+        ]
+    );
+    let expected = rt.agent_skills().model_turn("conv-x", &turn.taken());
+    assert_eq!(rt.sources().turn_prompts(&turn, &[]), [expected.prompt]);
+    // Another conversation has nothing active.
+    let other = Turn::new("conv-y", Vec::new(), &[DISCOVER_SKILLS_ID]);
+    assert_eq!(names(&other), ["activate_skill"]);
+    // A name the turn already uses is not offered twice.
+    let loaded = Turn::new(
+        "conv-x",
+        vec![SkillId::new("read_skill_file").unwrap()],
+        &[DISCOVER_SKILLS_ID],
+    );
+    assert!(!names(&loaded).iter().any(|n| n == "read_skill_file"));
+}
