@@ -564,7 +564,7 @@ async fn the_runtime_sources_offer_the_skill_tools_and_section_of_each_turn() {
     assert_eq!(names(&turn), ["activate_skill"]);
     let expected = rt.agent_skills().model_turn("conv-x", &turn.taken());
     let sections = rt.sources().turn_prompts(&turn, &[]);
-    assert_eq!(sections, [expected.prompt.clone()]);
+    assert_eq!(sections, std::slice::from_ref(&expected.prompt));
     assert!(expected.prompt.contains("pdf-tools"), "{}", expected.prompt);
 
     let (_, r) = rt
