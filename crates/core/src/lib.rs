@@ -29,7 +29,7 @@ pub mod notes;
 pub mod permission;
 pub mod providers;
 pub mod registry;
-pub mod schema;
+pub use hearth_base::schema;
 pub mod skill;
 pub mod source;
 pub mod tasks;
