@@ -1,6 +1,7 @@
 //! Hearth's browser app: a Leptos shell over hearth-core, with the browser
 //! adapters (IndexedDB, time, downloads) that core's traits ask for.
 
+pub mod activity;
 pub mod agent_skills;
 pub mod app;
 pub mod assistant;
