@@ -18,6 +18,7 @@ pub mod platform;
 pub mod pwa;
 pub mod runtime;
 pub mod sandbox;
+pub mod skill_import;
 pub mod storage;
 pub mod tabmodel;
 pub mod version;
