@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod memory;
 pub mod notes;
 pub mod permission;
+pub mod provider_form;
 pub mod providers;
 pub mod registry;
 pub mod schema;
