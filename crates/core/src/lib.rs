@@ -32,6 +32,7 @@ pub mod provider_form;
 pub mod providers;
 pub mod registry;
 pub mod schema;
+pub mod server_card;
 pub mod skill;
 pub mod source;
 pub mod sse;
