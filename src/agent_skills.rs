@@ -619,7 +619,8 @@ impl SkillSource for AgentSkillSource {
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         self.skills
-            .execute(&self.db, &self.sandbox, skill, call).boxed_local()
+            .execute(&self.db, &self.sandbox, skill, call)
+            .boxed_local()
     }
 
     /// `call_skill_tool` hands its call on to the package's tool, so the

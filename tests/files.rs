@@ -5,12 +5,12 @@
 
 use std::rc::Rc;
 
-use hearth::files::grants::{self, Access};
 use hearth::files::Files;
-use hearth_core::source::SkillSource;
+use hearth::files::grants::{self, Access};
 use hearth::sandbox;
 use hearth::storage::{ACTIVITY, Db, GRANTS, SCHEMA_V1, SCHEMA_V2, SETTINGS, current_schema};
 use hearth_core::code::grant::{GrantKind, GrantSource};
+use hearth_core::source::SkillSource;
 use hearth_core::{CallOrigin, SkillError, SkillId, ToolCall, builtin};
 use js_sys::{Array, Uint8Array};
 use serde_json::{Value, json};
@@ -66,31 +66,31 @@ async fn project(files: &Files) {
         .collect();
     let (record, skipped) = files
         .add_copy(
-        "project",
-        GrantKind::Directory,
-        vec![
-            (
-                segments("notes.md"),
-                file("notes.md", b"# Notes\nTODO: water the plants\n"),
-            ),
-            (
-                segments("data.csv"),
-                file("data.csv", b"city,population\nLisbon,545923\n"),
-            ),
-            (
-                segments("sub/latin1.txt"),
-                file("latin1.txt", b"caf\xE9 \x93ok\x94\n"),
-            ),
-            (segments("sub/utf16.txt"), file("utf16.txt", &utf16)),
-            (
-                segments("sub/pixel.png"),
-                file("pixel.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
-            ),
-            (segments("evil\u{202e}txt.exe"), file("x", b"hidden")),
-        ],
-    )
-    .await
-    .unwrap();
+            "project",
+            GrantKind::Directory,
+            vec![
+                (
+                    segments("notes.md"),
+                    file("notes.md", b"# Notes\nTODO: water the plants\n"),
+                ),
+                (
+                    segments("data.csv"),
+                    file("data.csv", b"city,population\nLisbon,545923\n"),
+                ),
+                (
+                    segments("sub/latin1.txt"),
+                    file("latin1.txt", b"caf\xE9 \x93ok\x94\n"),
+                ),
+                (segments("sub/utf16.txt"), file("utf16.txt", &utf16)),
+                (
+                    segments("sub/pixel.png"),
+                    file("pixel.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
+                ),
+                (segments("evil\u{202e}txt.exe"), file("x", b"hidden")),
+            ],
+        )
+        .await
+        .unwrap();
     assert_eq!(
         (
             record.name.as_str(),
@@ -188,7 +188,8 @@ async fn copied_grants_are_read_through_checked_paths() {
 async fn code_gets_granted_files_under_mnt_data() {
     let (_db, service) = fresh("test-files-run").await;
     project(&service).await;
-    let files = service.files_for_run(&["project/sub".into(), "/mnt/data/project/notes.md".into()])
+    let files = service
+        .files_for_run(&["project/sub".into(), "/mnt/data/project/notes.md".into()])
         .await
         .unwrap();
     let got: Vec<(String, u32)> = files
@@ -204,7 +205,8 @@ async fn code_gets_granted_files_under_mnt_data() {
             ("/mnt/data/project/notes.md".to_string(), 31),
         ]
     );
-    let refused = service.files_for_run(&["../project".into()])
+    let refused = service
+        .files_for_run(&["../project".into()])
         .await
         .err()
         .unwrap();
@@ -217,20 +219,22 @@ async fn code_gets_granted_files_under_mnt_data() {
 #[wasm_bindgen_test]
 async fn grants_get_unique_names_survive_reopening_and_revoke_their_copies() {
     let (db, files) = fresh("test-files-grants").await;
-    let (a, _) = files.add_copy(
-        "notes.txt",
-        GrantKind::File,
-        vec![(segments("notes.txt"), file("notes.txt", b"one"))],
-    )
-    .await
-    .unwrap();
-    let (b, _) = files.add_copy(
-        "notes.txt",
-        GrantKind::File,
-        vec![(segments("notes.txt"), file("notes.txt", b"two"))],
-    )
-    .await
-    .unwrap();
+    let (a, _) = files
+        .add_copy(
+            "notes.txt",
+            GrantKind::File,
+            vec![(segments("notes.txt"), file("notes.txt", b"one"))],
+        )
+        .await
+        .unwrap();
+    let (b, _) = files
+        .add_copy(
+            "notes.txt",
+            GrantKind::File,
+            vec![(segments("notes.txt"), file("notes.txt", b"two"))],
+        )
+        .await
+        .unwrap();
     assert_eq!(
         (a.name.as_str(), b.name.as_str()),
         ("notes.txt", "notes.txt (2)")

@@ -144,7 +144,10 @@ impl Files {
 
     /// The granted files a code run is handed (see
     /// [`skills::files_for_run`]).
-    pub async fn files_for_run(&self, paths: &[String]) -> Result<Vec<skills::RunFile>, FilesError> {
+    pub async fn files_for_run(
+        &self,
+        paths: &[String],
+    ) -> Result<Vec<skills::RunFile>, FilesError> {
         skills::files_for_run(&self.db, paths).await
     }
 

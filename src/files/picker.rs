@@ -118,7 +118,8 @@ async fn with_input(db: &Db, what: Pick) -> Result<Picked, FilesError> {
             let Some(root) = root else {
                 return Ok(picked);
             };
-            let (record, skipped) = grants::add_copy(db, &root, GrantKind::Directory, entries).await?;
+            let (record, skipped) =
+                grants::add_copy(db, &root, GrantKind::Directory, entries).await?;
             picked.granted.push(record);
             picked.skipped = skipped;
         }

@@ -7,10 +7,10 @@ use hearth_core::{SkillId, ToolStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::activity::{Watched, matching};
 use crate::icons::Icon;
 use crate::platform::{download_text, format_time};
 use crate::runtime::use_runtime;
-use crate::activity::{Watched, matching};
 use crate::views::card::{record_input, record_output};
 use crate::views::confirm::ConfirmDialog;
 use crate::views::modal::Modal;

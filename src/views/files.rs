@@ -11,8 +11,8 @@ use std::rc::Rc;
 use crate::files::Files;
 use crate::files::grants::{self, Access, Grant};
 use crate::files::picker::{self, Pick};
-use crate::runtime::use_runtime;
 use crate::icons::Icon;
+use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
 
 /// A grant with whether it can be read now.
@@ -57,7 +57,8 @@ pub fn GrantsPanel() -> impl IntoView {
     let busy = RwSignal::new(false);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let confirming: RwSignal<Option<Row>, LocalStorage> = RwSignal::new_local(None);
-    let service: StoredValue<Rc<Files>, LocalStorage> = StoredValue::new_local(use_runtime().files());
+    let service: StoredValue<Rc<Files>, LocalStorage> =
+        StoredValue::new_local(use_runtime().files());
 
     let refresh = move || {
         let files = service.get_value();

@@ -9,9 +9,7 @@ use hearth_core::mcp::hosted::StdioListing;
 use hearth_core::mcp::model::Tool;
 use hearth_core::mcp::servers::{NewServer, ServerSource};
 use hearth_core::mcp::skills::{ServerId, skill_id, ui_resource, visible_to_model};
-use hearth_core::server_card::{
-    self as card, removal_message, shown_resources, subtitle,
-};
+use hearth_core::server_card::{self as card, removal_message, shown_resources, subtitle};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

@@ -43,10 +43,7 @@ impl ProviderForm {
                 if c.in_tab() {
                     self.tab_model = c.model.clone();
                     self.tab_max_tokens = c.max_tokens.map(|n| n.to_string()).unwrap_or_default();
-                    self.tab_context = c
-                        .context_length
-                        .map(|n| n.to_string())
-                        .unwrap_or_default();
+                    self.tab_context = c.context_length.map(|n| n.to_string()).unwrap_or_default();
                 }
                 self.base_url = c.base_url.clone();
                 self.api_key = c.api_key.clone();
@@ -243,11 +240,8 @@ mod tests {
 
     #[test]
     fn a_stored_provider_fills_the_form_and_makes_the_same_config() {
-        let stored = ProviderConfig::custom(
-            ProviderKind::Anthropic,
-            "https://example.test/v1",
-            "claude",
-        );
+        let stored =
+            ProviderConfig::custom(ProviderKind::Anthropic, "https://example.test/v1", "claude");
         let mut form = ProviderForm::default();
         form.fill(Some(&stored));
         assert_eq!(form.choice, CUSTOM_ANTHROPIC);
@@ -324,7 +318,10 @@ mod tests {
         let mut form = ProviderForm::default();
         form.fill(None);
         form.choose(CUSTOM_OPENAI.into());
-        assert_eq!((form.choice.as_str(), form.base_url.as_str()), (CUSTOM_OPENAI, ""));
+        assert_eq!(
+            (form.choice.as_str(), form.base_url.as_str()),
+            (CUSTOM_OPENAI, "")
+        );
         assert!(form.needs_key());
         form.choose(FIRST_CHOICE.into());
         assert_eq!(
@@ -347,8 +344,9 @@ mod tests {
         let got = connected(&typed, &list[..1]);
         assert_eq!(got.pick, None);
         assert!(
-            got.text
-                .ends_with(": 1 model available. It has no model called 'c'; pick one from the list."),
+            got.text.ends_with(
+                ": 1 model available. It has no model called 'c'; pick one from the list."
+            ),
             "{}",
             got.text
         );

@@ -49,7 +49,10 @@ pub fn status_label(status: Option<&Status>, signing: bool) -> &'static str {
 
 /// The line under a server's name: what it says it is (empty when it has
 /// not said) and where it is.
-pub fn subtitle(source: &ServerSource, implementation: Option<&Implementation>) -> (String, String) {
+pub fn subtitle(
+    source: &ServerSource,
+    implementation: Option<&Implementation>,
+) -> (String, String) {
     let what = implementation
         .map(|i| {
             format!(
@@ -103,7 +106,11 @@ mod tests {
             (Some(Status::Connecting), false, "Connecting…"),
             (Some(Status::Connecting), true, "Waiting for sign-in"),
             (Some(Status::Connected), true, "Connected"),
-            (Some(Status::Failed("refused".into())), false, "Not connected"),
+            (
+                Some(Status::Failed("refused".into())),
+                false,
+                "Not connected",
+            ),
         ];
         for (status, signing, want) in cases {
             assert_eq!(
@@ -160,8 +167,10 @@ mod tests {
     fn a_card_lists_fifty_resources_and_counts_the_rest() {
         let many: Vec<Resource> = (0..53)
             .map(|i| {
-                serde_json::from_value(json!({"uri": format!("file:///{i}"), "name": format!("r{i}")}))
-                    .unwrap()
+                serde_json::from_value(
+                    json!({"uri": format!("file:///{i}"), "name": format!("r{i}")}),
+                )
+                .unwrap()
             })
             .collect();
         let (shown, more) = shown_resources(&many);
