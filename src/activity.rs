@@ -27,6 +27,9 @@ pub struct Activity {
     usage_version: RwSignal<u64>,
     /// Bumped when the log changes.
     version: RwSignal<u64>,
+    /// The record lists [`Activity::watch`] handed out, emptied at once
+    /// when the log is cleared.
+    watchers: RefCell<Vec<RwSignal<Vec<ActivityRecord>>>>,
 }
 
 /// Every record of the log, newest first, kept up to date by
@@ -52,6 +55,7 @@ impl Activity {
             usage,
             usage_version,
             version,
+            watchers: RefCell::new(Vec::new()),
         }
     }
 
@@ -88,6 +92,11 @@ impl Activity {
     pub fn watch(self: &Rc<Self>) -> Watched {
         let records = RwSignal::new(Vec::new());
         let error = RwSignal::new(None);
+        {
+            let mut watchers = self.watchers.borrow_mut();
+            watchers.retain(|w| !w.is_disposed());
+            watchers.push(records);
+        }
         let changed = self.changed();
         let this = self.clone();
         Effect::new(move |_| {
@@ -110,9 +119,15 @@ impl Activity {
         }
     }
 
-    /// Empties the log; watchers see it empty.
+    /// Empties the log. Watchers see it empty as soon as this returns
+    /// (what depends on there being records, such as the Clear button,
+    /// changes before the caller goes on); those of components that are
+    /// gone are forgotten.
     pub async fn clear(&self) -> Result<(), String> {
         self.db.clear(ACTIVITY).await.map_err(|e| e.to_string())?;
+        self.watchers
+            .borrow_mut()
+            .retain(|records| records.try_set(Vec::new()).is_none());
         bump(self.changed());
         Ok(())
     }
