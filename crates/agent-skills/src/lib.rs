@@ -24,8 +24,8 @@ pub mod archive;
 pub mod catalog;
 pub mod extensions;
 pub mod file;
-pub mod library;
 mod frontmatter;
+pub mod library;
 pub mod package;
 pub mod paths;
 pub mod properties;
@@ -37,10 +37,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use extensions::ScriptLanguage;
-pub use library::SkillLibrary;
 pub use catalog::{CatalogPlan, DEFAULT_CATALOG_BUDGET_TOKENS, estimate_tokens};
+pub use extensions::ScriptLanguage;
 pub use file::{FileKind, PackageFile};
+pub use library::SkillLibrary;
 pub use package::{SkillPackage, load_package};
 pub use properties::{
     AllowedTools, Metadata, ParsedSkillMd, SkillMdSource, SkillProperties, parse_skill_md,

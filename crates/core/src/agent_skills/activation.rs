@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 
 pub use super::extensions::ScriptLanguage;
 use super::extensions::{RESERVED_TOOL_NAMES, ScopedTool};
+pub use super::library::SkillLibrary;
 use super::package::{FileKind, SkillPackage};
 use super::paths::{self, PathError};
 use super::xml_escape;
-pub use super::library::SkillLibrary;
 use crate::call::{CallOrigin, SkillError, SkillOutput, ToolCall};
 use crate::schema;
 use crate::skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
