@@ -2,7 +2,7 @@
 // (copied from npm into /vendor/ by the build and precached by the service
 // worker) the first time a reply needs them, and answers one block or
 // formula at a time. Their answers are markup the Rust side checks before
-// it is shown (hearth_core::markdown::safe).
+// it is shown (hearth_markdown::safe).
 
 const loading = new Map();
 

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use hearth_core::markdown::{Enhance, MathState, Pending, SafeHtml, safe};
+use hearth_markdown::{Enhance, MathState, Pending, SafeHtml, safe};
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use wasm_bindgen::prelude::*;

@@ -201,7 +201,7 @@ fn NoteEditor(
             )
         }
     };
-    let rendered = move || hearth_core::markdown::to_safe_html(&body.get());
+    let rendered = move || hearth_markdown::to_safe_html(&body.get());
     let save_key = save.clone();
     let save_click = save.clone();
     let dirty_btn = dirty.clone();

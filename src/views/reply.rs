@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use hearth_core::agent::{Message, MessageStatus};
-use hearth_core::markdown::{Pending, StreamRender, to_chat_html_with};
+use hearth_markdown::{Pending, StreamRender, to_chat_html_with};
 use leptos::html;
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;

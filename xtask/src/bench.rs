@@ -269,15 +269,16 @@ fn steps() -> Vec<Step> {
         },
         Step {
             id: "core",
-            title: "hearth-core, native",
+            title: "hearth-core and hearth-markdown, native",
             needs: &[Need::Collections],
             kind: Kind::Command(|root| {
                 // One command for every core bench, so they share a build.
                 let mut cmd = Command::new("sh");
                 cmd.arg("-c")
                     .arg(
-                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry markdown streaming; do \
-                         cargo bench -p hearth-core --bench $b; done",
+                        "set -e; for b in call_path discovery tokens agent_skills mcp_registry; do \
+                         cargo bench -p hearth-core --bench $b; done; \
+                         for b in markdown streaming; do cargo bench -p hearth-markdown --bench $b; done",
                     )
                     .current_dir(root);
                 cmd

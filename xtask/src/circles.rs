@@ -31,7 +31,10 @@ use crate::util::{Failure, repo_root};
 
 /// Every crate of the workspace, by its root file(s): a library and a
 /// binary of one package are separate crates.
-pub const CRATES: [(&str, &str); 7] = [
+pub const CRATES: [(&str, &str); 10] = [
+    ("hearth-base", "crates/base/src/lib.rs"),
+    ("hearth-markdown", "crates/markdown/src/lib.rs"),
+    ("hearth-mcp", "crates/mcp/src/lib.rs"),
     ("hearth-core", "crates/core/src/lib.rs"),
     ("hearth-proxy", "crates/proxy/src/main.rs"),
     ("hearth-testkit (lib)", "crates/testkit/src/lib.rs"),
@@ -861,6 +864,21 @@ mod tests {
             .iter()
             .map(|c| c.to_string().lines().next().unwrap_or("").to_string())
             .collect()
+    }
+
+    #[test]
+    fn every_crate_root_under_crates_is_checked() {
+        let root = repo_root();
+        let listed: Vec<&str> = CRATES.iter().map(|(_, file)| *file).collect();
+        for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+            let dir = entry.unwrap().file_name().into_string().unwrap();
+            for file in ["lib.rs", "main.rs"] {
+                let rel = format!("crates/{dir}/src/{file}");
+                if root.join(&rel).exists() {
+                    assert!(listed.contains(&rel.as_str()), "{rel} is not in CRATES");
+                }
+            }
+        }
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub fn list_files(root: &Path, entries: &[String]) -> Result<Vec<String>, Failur
 
 /// The workspace crates the app links on wasm32, as folders relative to
 /// `root` (the app's own folder, the root, is covered by APP_INPUTS).
-fn linked_crates(root: &Path) -> Result<Vec<String>, Failure> {
+pub fn linked_crates(root: &Path) -> Result<Vec<String>, Failure> {
     let text = capture(
         Command::new("cargo")
             .args([

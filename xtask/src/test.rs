@@ -9,7 +9,17 @@ use crate::report::{self, ALLOW_LIST_PATH, AllowList, LevelRun, Tally, Verdict};
 use crate::setup;
 use crate::util::{Failure, capture, repo_root, run, run_tee, step, step_said};
 
-/// Crates hearth-core must never depend on; `gloo` stands for every
+/// The pure crates: every workspace crate the app links, by package name
+/// and folder. None of them may depend on `FORBIDDEN_IN_CORE`, directly
+/// or not (the purity step checks all of their trees).
+pub const PURE_CRATES: [(&str, &str); 4] = [
+    ("hearth-base", "crates/base"),
+    ("hearth-markdown", "crates/markdown"),
+    ("hearth-mcp", "crates/mcp"),
+    ("hearth-core", "crates/core"),
+];
+
+/// Crates the pure crates must never depend on; `gloo` stands for every
 /// `gloo-*` crate too (see `forbidden`).
 pub const FORBIDDEN_IN_CORE: [&str; 10] = [
     "web-sys",
@@ -370,20 +380,13 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     }
 
     if options.wants("purity") {
-        let purity = step("4. core purity: hearth-core's dependency tree", || {
-            let tree = capture(
-                Command::new("cargo")
-                    .args([
-                        "tree",
-                        "-p",
-                        "hearth-core",
-                        "-e",
-                        "normal",
-                        "--prefix",
-                        "none",
-                    ])
-                    .current_dir(&root),
-            )?;
+        let purity = step("4. purity: the pure crates' dependency trees", || {
+            let mut args = vec!["tree"];
+            for (name, _) in PURE_CRATES {
+                args.extend(["-p", name]);
+            }
+            args.extend(["-e", "normal", "--prefix", "none"]);
+            let tree = capture(Command::new("cargo").args(&args).current_dir(&root))?;
             let found: Vec<&str> = tree
                 .lines()
                 .filter_map(|l| l.split_whitespace().next())
@@ -396,7 +399,8 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                 Ok(())
             } else {
                 Err(Failure::new(format!(
-                    "hearth-core depends on {}",
+                    "a pure crate ({}) depends on {}",
+                    PURE_CRATES.map(|(name, _)| name).join(", "),
                     found.join(", ")
                 )))
             }
@@ -470,7 +474,23 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::forbidden;
+    use super::{PURE_CRATES, forbidden};
+
+    #[test]
+    fn every_crate_the_app_links_is_checked_for_purity() {
+        let root = crate::util::repo_root();
+        let linked = crate::fresh::linked_crates(&root).unwrap();
+        let listed: Vec<&str> = PURE_CRATES.iter().map(|(_, dir)| *dir).collect();
+        for dir in linked.iter().filter(|d| d.starts_with("crates/")) {
+            assert!(
+                listed.contains(&dir.as_str()),
+                "{dir} is linked by the app but missing from PURE_CRATES"
+            );
+        }
+        for dir in listed {
+            assert!(linked.iter().any(|d| d == dir), "{dir} is not linked");
+        }
+    }
 
     #[test]
     fn purity_forbids_idb_and_every_gloo_crate() {

@@ -21,12 +21,9 @@ use crate::permission::{CallFacts, DecidedBy, DecisionRecord};
 use crate::schema::{ValidationError, validate};
 use crate::skill::{SkillDefinition, SkillId};
 
-/// Wall time and a monotonic clock, given by the platform.
-pub trait TimeSource {
-    fn now_unix_ms(&self) -> f64;
-    /// Milliseconds from an arbitrary origin; only differences matter.
-    fn monotonic_ms(&self) -> f64;
-}
+/// Wall time and a monotonic clock, given by the platform (shared with
+/// the protocol crates, so it lives in hearth-base).
+pub use hearth_base::TimeSource;
 
 /// Runs skills. The app's executor is [`crate::source::Sources`], which
 /// hands each call to the source that registered its skill.

@@ -1,36 +1,11 @@
-//! The Model Context Protocol client: how Hearth talks to MCP servers.
-//!
-//! Split the way rmcp splits it: [`model`] and [`jsonrpc`] are wire types
-//! only; [`client`] is the protocol (both eras, over any transport);
-//! [`transport`] is the one trait the platform implements (fetch in the
-//! browser, reqwest in `hearth`). Around them: era detection ([`version`]),
-//! SSE reading ([`stream`]), mirrored headers ([`headers`]), OAuth 2.1
-//! ([`oauth`] pure, [`authorize`] driven), and the bridge into the skill
-//! registry ([`skills`]).
+//! MCP in Hearth's skill model: the protocol client is `hearth-mcp`,
+//! re-exported here whole; these modules are the adapters above it —
+//! [`skills`] (tools as integration-tier skills, and running them),
+//! [`apps`] (MCP Apps' calls and budget) and [`composer`] (prompts as
+//! `/` commands, resources as attachments).
+
+pub use hearth_mcp::*;
 
 pub mod apps;
-pub mod authorize;
-pub mod client;
 pub mod composer;
-pub mod error;
-#[cfg(test)]
-mod exchanges;
-pub mod headers;
-pub mod hosted;
-pub mod jsonrpc;
-pub mod model;
-pub mod oauth;
-pub mod servers;
 pub mod skills;
-pub mod stream;
-pub mod transport;
-pub mod url;
-pub mod version;
-
-pub use client::{
-    AuthProvider, CallOptions, ClientConfig, InputHandler, McpClient, NoInput, ServerEvent,
-    ServerInfo, Subscription, ToolListing, cancellation,
-};
-pub use error::McpError;
-pub use transport::{HttpMethod, HttpRequest, HttpResponse, HttpTransport, TransportError};
-pub use version::{Era, ServerMemory};

@@ -20,7 +20,7 @@ use super::{
     ChatRequest, DEFAULT_MAX_TOKENS, FinishReason, HttpRequest, Method, ModelInfo, ModelList,
     ProviderConfig, ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, join,
 };
-use crate::sse::{SseEvent, SseParser};
+use hearth_base::sse::{SseEvent, SseParser};
 
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 

@@ -21,7 +21,7 @@ use super::{
     ChatRequest, FinishReason, HttpRequest, Method, ModelInfo, ModelList, ProviderConfig,
     ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, join,
 };
-use crate::sse::{SseEvent, SseParser};
+use hearth_base::sse::{SseEvent, SseParser};
 
 pub(super) fn chat_body(config: &ProviderConfig, request: &ChatRequest) -> Value {
     let mut messages = Vec::new();

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::skills::ServerId;
+use super::server_id::ServerId;
 
 /// `GET` → [`StdioListing`].
 pub const STDIO_LIST_PATH: &str = "/api/mcp/stdio";

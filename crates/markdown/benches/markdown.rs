@@ -1,13 +1,13 @@
 //! Chat rendering: what core adds per 1,000 lines of code on top of the
 //! highlighter itself (Markdown to HTML, and the check of the
 //! highlighter's answer in `markdown::safe`), natively. Prints figures,
-//! asserts nothing. Run: `cargo bench -p hearth-core --bench markdown`.
+//! asserts nothing. Run: `cargo bench -p hearth-markdown --bench markdown`.
 
 use std::time::{Duration, Instant};
 
-use hearth_core::markdown::{Enhance, MathState, Plain, SafeHtml, safe, to_chat_html_with};
+use hearth_markdown::{Enhance, MathState, Plain, SafeHtml, safe, to_chat_html_with};
 
-#[path = "support/figure.rs"]
+#[path = "../../core/benches/support/figure.rs"]
 mod figure;
 use figure::figure;
 

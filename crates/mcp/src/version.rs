@@ -167,7 +167,7 @@ fn choose(supported: &[String], requested: &str) -> Option<Verdict> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::jsonrpc::HEADER_MISMATCH;
+    use crate::jsonrpc::HEADER_MISMATCH;
     use serde_json::json;
 
     fn unsupported(supported: &[&str]) -> ProbeOutcome {

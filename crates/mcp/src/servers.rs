@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hosted::{relay_path, stdio_path};
-use super::skills::{ServerId, ServerIdError};
+use super::server_id::{ServerId, ServerIdError};
 use super::url::HttpUrl;
 use super::version::ServerMemory;
 

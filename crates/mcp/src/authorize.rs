@@ -23,7 +23,7 @@ use super::oauth::{
 };
 use super::transport::{HttpMethod, HttpRequest, HttpTransport, TransportError};
 use super::url::HttpUrl;
-use crate::invoke::TimeSource;
+use hearth_base::TimeSource;
 
 /// The person's side of the sign-in: show the authorization server's page
 /// and come back with the URL it redirected to.

@@ -1031,10 +1031,10 @@ mod sign_in {
     //! the token exchange, the retried request, and a later refresh.
 
     use super::*;
-    use crate::invoke::TimeSource;
-    use crate::mcp::authorize::{Authorizer, OAuthConfig, OAuthFlow, Randomness};
-    use crate::mcp::oauth::{AuthState, ClientMetadata, s256};
-    use crate::mcp::url::form_decode;
+    use crate::authorize::{Authorizer, OAuthConfig, OAuthFlow, Randomness};
+    use crate::oauth::{AuthState, ClientMetadata, s256};
+    use crate::url::form_decode;
+    use hearth_base::TimeSource;
     use std::cell::Cell;
 
     struct Clock(Cell<f64>);
@@ -1270,8 +1270,8 @@ mod sign_in {
     /// never sent: the token stays home and the server must ask again.
     #[test]
     fn tokens_saved_for_one_server_are_never_sent_to_another() {
-        use crate::mcp::client::AuthProvider;
-        use crate::mcp::oauth::TokenSet;
+        use crate::client::AuthProvider;
+        use crate::oauth::TokenSet;
         let saved = |resource: &str| AuthState {
             tokens: Some(TokenSet {
                 access_token: "the-persons-token".into(),

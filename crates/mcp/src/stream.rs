@@ -1,6 +1,6 @@
 //! Reads JSON-RPC messages out of a response body, whether the server chose
 //! a single JSON object or an SSE stream, as they arrive. SSE goes through
-//! the shared incremental parser in `crate::sse`; empty events (the priming
+//! the shared incremental parser in `hearth_base::sse`; empty events (the priming
 //! event servers send to hand out an event id) are skipped, and the last
 //! event id and `retry` value are kept for resuming.
 
@@ -11,7 +11,7 @@ use futures::StreamExt;
 use super::error::McpError;
 use super::jsonrpc::Message;
 use super::transport::{BodyStream, HttpResponse, TransportError};
-use crate::sse::SseParser;
+use hearth_base::sse::SseParser;
 
 /// Bodies and events above this size are refused.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -184,7 +184,7 @@ impl MessageReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::jsonrpc::RequestId;
+    use crate::jsonrpc::RequestId;
     use futures::executor::block_on;
     use serde_json::json;
 

@@ -2,13 +2,13 @@
 //! render at the start and at the end of a 20,000-token reply, rendered
 //! block by block (`StreamRender`, what the chat does) and, as the
 //! anchor, whole on every piece. Natively; prints figures, asserts
-//! nothing. Run: `cargo bench -p hearth-core --bench streaming`.
+//! nothing. Run: `cargo bench -p hearth-markdown --bench streaming`.
 
 use std::time::Instant;
 
-use hearth_core::markdown::{Plain, StreamRender, to_chat_html_with};
+use hearth_markdown::{Plain, StreamRender, to_chat_html_with};
 
-#[path = "support/figure.rs"]
+#[path = "../../core/benches/support/figure.rs"]
 mod figure;
 use figure::figure;
 

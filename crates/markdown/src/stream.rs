@@ -225,7 +225,7 @@ fn block_starts(source: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::markdown::{MathState, Plain, SafeHtml, to_chat_html};
+    use crate::{MathState, Plain, SafeHtml, to_chat_html};
 
     /// Streams `reply` in pieces of `step` bytes (on char boundaries) and
     /// returns the renderer and the page as the updates built it.
@@ -424,10 +424,7 @@ mod tests {
             if !self.ready || language != "rust" {
                 return None;
             }
-            crate::markdown::safe::highlighted(
-                code,
-                &format!("<span class=\"hljs-keyword\">{code}</span>"),
-            )
+            crate::safe::highlighted(code, &format!("<span class=\"hljs-keyword\">{code}</span>"))
         }
         fn math(&self, _: &str, _: bool) -> MathState {
             MathState::NotYet
