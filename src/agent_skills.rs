@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use crate::sandbox::Sandbox;
 use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
 
 /// The settings key of the command bar's active skills.
@@ -520,6 +521,7 @@ impl AgentSkills {
     pub async fn execute(
         &self,
         db: &Db,
+        sandbox: &Rc<Sandbox>,
         skill: &SkillDefinition,
         call: &ToolCall,
     ) -> Result<SkillOutput, SkillError> {
@@ -568,7 +570,7 @@ impl AgentSkills {
                         })
                         .unwrap_or_default()
                 };
-                run_script(request, files, call.conversation_id.clone()).await
+                run_script(sandbox, request, files, call.conversation_id.clone()).await
             }
         }
     }
@@ -582,14 +584,21 @@ pub struct AgentSkillSource {
     skills: Rc<AgentSkills>,
     db: Rc<Db>,
     registry: Rc<RefCell<Registry>>,
+    sandbox: Rc<Sandbox>,
 }
 
 impl AgentSkillSource {
-    pub fn new(skills: Rc<AgentSkills>, db: Rc<Db>, registry: Rc<RefCell<Registry>>) -> Self {
+    pub fn new(
+        skills: Rc<AgentSkills>,
+        db: Rc<Db>,
+        registry: Rc<RefCell<Registry>>,
+        sandbox: Rc<Sandbox>,
+    ) -> Self {
         Self {
             skills,
             db,
             registry,
+            sandbox,
         }
     }
 }
@@ -609,7 +618,9 @@ impl SkillSource for AgentSkillSource {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        self.skills.execute(&self.db, skill, call).boxed_local()
+        self.skills
+            .execute(&self.db, &self.sandbox, skill, call)
+            .boxed_local()
     }
 
     /// `call_skill_tool` hands its call on to the package's tool, so the
@@ -634,6 +645,7 @@ const SCRIPT_TIMEOUT_MS: u32 = 30_000;
 /// `/mnt/data/`, and the answer is checked by core against the tool's
 /// output schema. A Python script runs in its conversation's interpreter.
 async fn run_script(
+    sandbox: &Rc<Sandbox>,
     request: ScriptRequest,
     files: Vec<(String, Vec<u8>)>,
     conversation: Option<String>,
@@ -654,6 +666,7 @@ async fn run_script(
         })
         .collect();
     let answer = crate::sandbox::run_script(
+        sandbox,
         language,
         &request.source,
         request.input.clone(),

@@ -107,6 +107,47 @@ pub async fn create(db: &Db, secrets: SecretsChoice) -> Result<Created, BackupAp
     })
 }
 
+/// Why a backup or export made for download did not reach the person.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OfferError {
+    /// Nothing was made.
+    NotMade(BackupAppError),
+    /// It was made, but the browser did not take the download.
+    NotSaved(String),
+}
+
+/// Makes one backup file of everything in `db` and offers it to the
+/// person as a download.
+pub async fn download_backup(db: &Db, secrets: SecretsChoice) -> Result<Created, OfferError> {
+    let created = create(db, secrets).await.map_err(OfferError::NotMade)?;
+    crate::platform::download_bytes(&created.file_name, "application/zip", &created.bytes)
+        .map_err(OfferError::NotSaved)?;
+    Ok(created)
+}
+
+/// Offers every stored conversation as Markdown (see
+/// [`conversations_markdown`]); the file's name, or `None` when there are
+/// no conversations.
+pub async fn download_conversations_markdown(db: &Db) -> Result<Option<String>, OfferError> {
+    match conversations_markdown(db).await {
+        Ok(Some((name, data, mime))) => crate::platform::download_bytes(&name, mime, &data)
+            .map(|()| Some(name))
+            .map_err(OfferError::NotSaved),
+        Ok(None) => Ok(None),
+        Err(e) => Err(OfferError::NotMade(e)),
+    }
+}
+
+/// Reads the backup file the person picked and opens it (see
+/// [`open_file`]).
+pub async fn open_picked(file: web_sys::File, schema: &Schema) -> Result<Backup, String> {
+    let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| format!("the browser could not read the file ({e:?})"))?;
+    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    open_file(&bytes, schema).map_err(|e| e.to_string())
+}
+
 /// Verifies a file and brings a backup made at an older schema up to this
 /// one with the same data migrations an upgrade runs.
 pub fn open_file(bytes: &[u8], schema: &Schema) -> Result<Backup, BackupError> {

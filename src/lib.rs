@@ -1,6 +1,7 @@
 //! Hearth's browser app: a Leptos shell over hearth-core, with the browser
 //! adapters (IndexedDB, time, downloads) that core's traits ask for.
 
+pub mod activity;
 pub mod agent_skills;
 pub mod app;
 pub mod assistant;
@@ -17,6 +18,7 @@ pub mod platform;
 pub mod pwa;
 pub mod runtime;
 pub mod sandbox;
+pub mod skill_import;
 pub mod storage;
 pub mod tabmodel;
 pub mod version;

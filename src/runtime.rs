@@ -9,7 +9,7 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::{ActivityHook, ActivityRecord, ActivityStore, Usage};
+use hearth_core::activity::{ActivityHook, Usage};
 use hearth_core::approval::{
     ApprovalAnswer, ApprovalRequest, Approver, PermissionHook, PolicySource,
 };
@@ -31,9 +31,12 @@ use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 use serde_json::Value;
 
+use crate::activity::Activity;
 use crate::agent_skills::{AgentSkillSource, AgentSkills};
+use crate::files::Files;
 use crate::platform::{BrowserTime, local_clock, new_id};
-use crate::storage::{ACTIVITY, Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
+use crate::sandbox::Sandbox;
+use crate::storage::{Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 use crate::version::bump;
 
 /// The settings record key of the permission settings.
@@ -78,7 +81,7 @@ pub struct Data {
     pub tasks: RefCell<TaskList>,
     pub memories: RefCell<Memories>,
     pub permissions: RefCell<PermissionSettings>,
-    pub usage: RefCell<HashMap<String, Usage>>,
+    pub usage: Rc<RefCell<HashMap<String, Usage>>>,
     pub versions: Versions,
 }
 
@@ -334,50 +337,6 @@ impl Approver for BrowserApprover {
     }
 }
 
-/// The execution log: each call's record goes to IndexedDB in one
-/// transaction with its skill's updated usage count.
-struct ActivityLog {
-    db: Rc<Db>,
-    data: Rc<Data>,
-}
-
-impl ActivityStore for ActivityLog {
-    fn append<'a>(&'a self, record: &'a ActivityRecord) -> LocalBoxFuture<'a, Result<(), String>> {
-        async move {
-            let mut usage = self
-                .data
-                .usage
-                .borrow()
-                .get(record.skill_id.as_str())
-                .cloned()
-                .unwrap_or_else(|| Usage {
-                    skill_id: record.skill_id.to_string(),
-                    ..Usage::default()
-                });
-            usage.record(&record.result);
-            let entries = [
-                (ACTIVITY, Db::value(record).map_err(|e| e.to_string())?),
-                (USAGE, Db::value(&usage).map_err(|e| e.to_string())?),
-            ];
-            let stored = self
-                .db
-                .put_across(&entries)
-                .await
-                .map_err(|e| e.to_string());
-            if stored.is_ok() {
-                self.data
-                    .usage
-                    .borrow_mut()
-                    .insert(usage.skill_id.clone(), usage);
-                bump(self.data.versions.usage);
-            }
-            bump(self.data.versions.activity);
-            stored
-        }
-        .boxed_local()
-    }
-}
-
 /// Finds a skill by id.
 pub type FindSkill = Rc<dyn Fn(&SkillId) -> Option<SkillDefinition>>;
 
@@ -400,6 +359,12 @@ pub struct Services {
     pub web: Rc<WebSkills>,
     /// Installed Agent Skills packages and the active skills.
     pub agent_skills: Rc<AgentSkills>,
+    /// The person's file grants, which the file skills and code runs read.
+    pub files: Rc<Files>,
+    /// The code sandbox: the opaque-origin iframe runs go to.
+    pub sandbox: Rc<Sandbox>,
+    /// The execution log, which views query.
+    pub activity: Rc<Activity>,
     /// The core skills' source, which panel edits use directly.
     core: Rc<CoreSkills>,
     /// The Agent Skills source, which registers the packages' tools.
@@ -429,7 +394,9 @@ impl Runtime {
             tasks: RefCell::new(Collection::new(load(&db, TASKS).await?)),
             memories: RefCell::new(Collection::new(load(&db, MEMORIES).await?)),
             permissions: RefCell::new(permissions),
-            usage: RefCell::new(usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect()),
+            usage: Rc::new(RefCell::new(
+                usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect(),
+            )),
             versions: Versions::new(),
         });
         // Agent Skills: a package that no longer loads stays stored, unused.
@@ -448,10 +415,14 @@ impl Runtime {
             data: data.clone(),
             index: index.clone(),
         });
+        // The enhanced tier's adapters: the code sandbox and granted files.
+        let sandbox = Sandbox::new();
+        let files = Rc::new(Files::new(db.clone()));
         let agent_source = Rc::new(AgentSkillSource::new(
             agent_skills.clone(),
             db.clone(),
             registry.clone(),
+            sandbox.clone(),
         ));
         let mcp = Rc::new(crate::mcp_skills::McpSkills::new());
         // Every source of skills, in the order the Skills panel lists
@@ -461,8 +432,11 @@ impl Runtime {
         let mut sources = Sources::new();
         let all: [Rc<dyn SkillSource>; 6] = [
             core.clone(),
-            Rc::new(crate::sandbox::skill::CodeSkills),
-            Rc::new(crate::files::skills::FileSkills),
+            Rc::new(crate::sandbox::skill::CodeSkills {
+                sandbox: sandbox.clone(),
+                files: files.clone(),
+            }),
+            Rc::new(files.skills()),
             web.clone(),
             agent_source.clone(),
             mcp.clone(),
@@ -483,9 +457,8 @@ impl Runtime {
         // The enabled packages are entries of the same index.
         agent_skills.attach_index(index.clone());
         let approver = Rc::new(BrowserApprover::new());
-        // The enhanced tier's adapters: granted files and the code sandbox.
-        crate::files::install(db.clone());
-        crate::sandbox::install(db.clone());
+        // The sandbox reads its stored preferences and starts soon.
+        crate::sandbox::install(sandbox.clone(), db.clone());
         // Skills outside the registry that still go through this one call
         // path (MCP tools only a server's apps may call): the model is only
         // ever offered registered skills, so it never reaches these.
@@ -500,6 +473,12 @@ impl Runtime {
                 })
             }
         };
+        let activity = Rc::new(Activity::new(
+            db.clone(),
+            data.usage.clone(),
+            data.versions.usage,
+            data.versions.activity,
+        ));
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
             data: data.clone(),
@@ -511,10 +490,7 @@ impl Runtime {
         let invoker = Invoker::new(lookup, Rc::new(sources), Rc::new(BrowserTime))
             .with_hook(Rc::new(crate::online::OfflineHook))
             .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
-            .with_hook(Rc::new(ActivityHook::new(Rc::new(ActivityLog {
-                db: db.clone(),
-                data: data.clone(),
-            }))));
+            .with_hook(Rc::new(ActivityHook::new(activity.clone())));
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
             mcp,
@@ -526,6 +502,9 @@ impl Runtime {
             approver,
             web,
             agent_skills,
+            files,
+            sandbox,
+            activity,
             core,
             agent_source,
         }))))
@@ -553,6 +532,18 @@ impl Runtime {
 
     pub fn web(&self) -> Rc<WebSkills> {
         self.0.web.clone()
+    }
+
+    pub fn files(&self) -> Rc<Files> {
+        self.0.files.clone()
+    }
+
+    pub fn sandbox(&self) -> Rc<Sandbox> {
+        self.0.sandbox.clone()
+    }
+
+    pub fn activity(&self) -> Rc<Activity> {
+        self.0.activity.clone()
     }
 
     pub fn registry(&self) -> std::cell::Ref<'_, Registry> {

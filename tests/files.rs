@@ -5,11 +5,12 @@
 
 use std::rc::Rc;
 
+use hearth::files::Files;
 use hearth::files::grants::{self, Access};
-use hearth::files::{self, skills};
 use hearth::sandbox;
 use hearth::storage::{ACTIVITY, Db, GRANTS, SCHEMA_V1, SCHEMA_V2, SETTINGS, current_schema};
 use hearth_core::code::grant::{GrantKind, GrantSource};
+use hearth_core::source::SkillSource;
 use hearth_core::{CallOrigin, SkillError, SkillId, ToolCall, builtin};
 use js_sys::{Array, Uint8Array};
 use serde_json::{Value, json};
@@ -26,19 +27,19 @@ fn segments(path: &str) -> Vec<String> {
     path.split('/').map(str::to_string).collect()
 }
 
-/// A fresh database installed for the file skills, with no grants.
-async fn fresh(name: &str) -> Rc<Db> {
+/// A fresh database and the files service on it, with no grants.
+async fn fresh(name: &str) -> (Rc<Db>, Files) {
     let _ = Db::delete_database(name).await;
     let db = Rc::new(Db::open_with(name, current_schema()).await.unwrap());
-    files::install(db.clone());
-    for g in grants::list().await.unwrap() {
-        grants::revoke(&g.record.id).await.unwrap();
+    let files = Files::new(db.clone());
+    for g in files.grants().await.unwrap() {
+        files.revoke(&g.record.id).await.unwrap();
     }
-    db
+    (db, files)
 }
 
 /// Runs a file skill as the call path would, returning its text or error.
-async fn call(skill: &str, arguments: Value) -> Result<String, SkillError> {
+async fn call(files: &Files, skill: &str, arguments: Value) -> Result<String, SkillError> {
     let registry = builtin::registry().unwrap();
     let def = registry.get_str(skill).unwrap().clone();
     let call = ToolCall {
@@ -48,7 +49,9 @@ async fn call(skill: &str, arguments: Value) -> Result<String, SkillError> {
         conversation_id: None,
         origin: CallOrigin::User,
     };
-    skills::run(&def, &call)
+    files
+        .skills()
+        .execute(&def, &call)
         .await
         .map(|out| match &out.content[0] {
             hearth_core::Content::Text { text } => text.clone(),
@@ -56,37 +59,38 @@ async fn call(skill: &str, arguments: Value) -> Result<String, SkillError> {
         })
 }
 
-async fn project() {
+async fn project(files: &Files) {
     let utf16: Vec<u8> = [0xFF, 0xFE]
         .into_iter()
         .chain("ünï ✓\n".encode_utf16().flat_map(u16::to_le_bytes))
         .collect();
-    let (record, skipped) = grants::add_copy(
-        "project",
-        GrantKind::Directory,
-        vec![
-            (
-                segments("notes.md"),
-                file("notes.md", b"# Notes\nTODO: water the plants\n"),
-            ),
-            (
-                segments("data.csv"),
-                file("data.csv", b"city,population\nLisbon,545923\n"),
-            ),
-            (
-                segments("sub/latin1.txt"),
-                file("latin1.txt", b"caf\xE9 \x93ok\x94\n"),
-            ),
-            (segments("sub/utf16.txt"), file("utf16.txt", &utf16)),
-            (
-                segments("sub/pixel.png"),
-                file("pixel.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
-            ),
-            (segments("evil\u{202e}txt.exe"), file("x", b"hidden")),
-        ],
-    )
-    .await
-    .unwrap();
+    let (record, skipped) = files
+        .add_copy(
+            "project",
+            GrantKind::Directory,
+            vec![
+                (
+                    segments("notes.md"),
+                    file("notes.md", b"# Notes\nTODO: water the plants\n"),
+                ),
+                (
+                    segments("data.csv"),
+                    file("data.csv", b"city,population\nLisbon,545923\n"),
+                ),
+                (
+                    segments("sub/latin1.txt"),
+                    file("latin1.txt", b"caf\xE9 \x93ok\x94\n"),
+                ),
+                (segments("sub/utf16.txt"), file("utf16.txt", &utf16)),
+                (
+                    segments("sub/pixel.png"),
+                    file("pixel.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
+                ),
+                (segments("evil\u{202e}txt.exe"), file("x", b"hidden")),
+            ],
+        )
+        .await
+        .unwrap();
     assert_eq!(
         (
             record.name.as_str(),
@@ -101,8 +105,8 @@ async fn project() {
 
 #[wasm_bindgen_test]
 async fn copied_grants_are_read_through_checked_paths() {
-    let _db = fresh("test-files-read").await;
-    project().await;
+    let (_db, files) = fresh("test-files-read").await;
+    project(&files).await;
     let cases: Vec<(&str, Value, Result<&str, &str>)> = vec![
         (
             "read_file",
@@ -174,7 +178,7 @@ async fn copied_grants_are_read_through_checked_paths() {
         ),
     ];
     for (skill, args, want) in cases {
-        let got = call(skill, args.clone()).await;
+        let got = call(&files, skill, args.clone()).await;
         let got = got.as_deref().map_err(|e| e.message.as_str());
         assert_eq!(got, want, "{skill} {args}");
     }
@@ -182,9 +186,10 @@ async fn copied_grants_are_read_through_checked_paths() {
 
 #[wasm_bindgen_test]
 async fn code_gets_granted_files_under_mnt_data() {
-    let _db = fresh("test-files-run").await;
-    project().await;
-    let files = skills::files_for_run(&["project/sub".into(), "/mnt/data/project/notes.md".into()])
+    let (_db, service) = fresh("test-files-run").await;
+    project(&service).await;
+    let files = service
+        .files_for_run(&["project/sub".into(), "/mnt/data/project/notes.md".into()])
         .await
         .unwrap();
     let got: Vec<(String, u32)> = files
@@ -200,7 +205,8 @@ async fn code_gets_granted_files_under_mnt_data() {
             ("/mnt/data/project/notes.md".to_string(), 31),
         ]
     );
-    let refused = skills::files_for_run(&["../project".into()])
+    let refused = service
+        .files_for_run(&["../project".into()])
         .await
         .err()
         .unwrap();
@@ -212,41 +218,43 @@ async fn code_gets_granted_files_under_mnt_data() {
 
 #[wasm_bindgen_test]
 async fn grants_get_unique_names_survive_reopening_and_revoke_their_copies() {
-    let db = fresh("test-files-grants").await;
-    let (a, _) = grants::add_copy(
-        "notes.txt",
-        GrantKind::File,
-        vec![(segments("notes.txt"), file("notes.txt", b"one"))],
-    )
-    .await
-    .unwrap();
-    let (b, _) = grants::add_copy(
-        "notes.txt",
-        GrantKind::File,
-        vec![(segments("notes.txt"), file("notes.txt", b"two"))],
-    )
-    .await
-    .unwrap();
+    let (db, files) = fresh("test-files-grants").await;
+    let (a, _) = files
+        .add_copy(
+            "notes.txt",
+            GrantKind::File,
+            vec![(segments("notes.txt"), file("notes.txt", b"one"))],
+        )
+        .await
+        .unwrap();
+    let (b, _) = files
+        .add_copy(
+            "notes.txt",
+            GrantKind::File,
+            vec![(segments("notes.txt"), file("notes.txt", b"two"))],
+        )
+        .await
+        .unwrap();
     assert_eq!(
         (a.name.as_str(), b.name.as_str()),
         ("notes.txt", "notes.txt (2)")
     );
     assert_eq!(
-        call("read_file", json!({"path": "notes.txt (2)"}))
+        call(&files, "read_file", json!({"path": "notes.txt (2)"}))
             .await
             .unwrap(),
         "notes.txt (2) (UTF-8, 3 B)\ntwo"
     );
 
     // A new connection (a reload) sees the same grants, allowed.
-    drop(db);
+    drop((db, files));
     let reopened = Rc::new(
         Db::open_with("test-files-grants", current_schema())
             .await
             .unwrap(),
     );
-    files::install(reopened.clone());
-    let listed = grants::list().await.unwrap();
+    let files = Files::new(reopened.clone());
+    let listed = files.grants().await.unwrap();
     assert_eq!(
         listed
             .iter()
@@ -257,9 +265,9 @@ async fn grants_get_unique_names_survive_reopening_and_revoke_their_copies() {
     for g in &listed {
         assert_eq!(grants::access(g).await, Access::Granted);
     }
-    grants::revoke(&a.id).await.unwrap();
+    files.revoke(&a.id).await.unwrap();
     assert_eq!(
-        call("read_file", json!({"path": "notes.txt"}))
+        call(&files, "read_file", json!({"path": "notes.txt"}))
             .await
             .unwrap_err()
             .message,

@@ -60,8 +60,8 @@ fn record() -> ActivityRecord {
 
 #[wasm_bindgen_test]
 async fn the_sandbox_starts_from_the_app_alone_and_has_no_network() {
-    use hearth::sandbox::{CodeRun, sandbox};
-    let sandbox = sandbox();
+    use hearth::sandbox::{CodeRun, Sandbox};
+    let sandbox = Sandbox::new();
     let r = sandbox
         .run(CodeRun::new(Language::Javascript, "6 * 7"))
         .await

@@ -20,9 +20,9 @@ use web_sys::{
 };
 
 use super::fs::{self, Node};
-use super::{FilesError, db, js_error_name, js_message};
+use super::{FilesError, js_error_name, js_message};
 use crate::platform::new_id;
-use crate::storage::GRANTS;
+use crate::storage::{Db, GRANTS};
 
 /// Where copied grants live in the origin private file system.
 const COPIES_DIR: &str = "grants";
@@ -78,8 +78,8 @@ fn storage(e: impl std::fmt::Display) -> FilesError {
 }
 
 /// Every grant, oldest first.
-pub async fn list() -> Result<Vec<Grant>, FilesError> {
-    let values = db()?.all_values(GRANTS).await.map_err(storage)?;
+pub async fn list(db: &Db) -> Result<Vec<Grant>, FilesError> {
+    let values = db.all_values(GRANTS).await.map_err(storage)?;
     let mut grants = Vec::with_capacity(values.len());
     for value in values {
         let handle = Reflect::get(&value, &"handle".into())
@@ -95,18 +95,22 @@ pub async fn list() -> Result<Vec<Grant>, FilesError> {
     Ok(grants)
 }
 
-async fn save(record: &GrantRecord, handle: Option<&FileSystemHandle>) -> Result<(), FilesError> {
+async fn save(
+    db: &Db,
+    record: &GrantRecord,
+    handle: Option<&FileSystemHandle>,
+) -> Result<(), FilesError> {
     let value = record
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(storage)?;
     if let Some(h) = handle {
         Reflect::set(&value, &"handle".into(), h).map_err(|e| storage(js_message(&e)))?;
     }
-    db()?.put_value(GRANTS, &value).await.map_err(storage)
+    db.put_value(GRANTS, &value).await.map_err(storage)
 }
 
-async fn taken_names() -> Result<Vec<String>, FilesError> {
-    Ok(list().await?.into_iter().map(|g| g.record.name).collect())
+async fn taken_names(db: &Db) -> Result<Vec<String>, FilesError> {
+    Ok(list(db).await?.into_iter().map(|g| g.record.name).collect())
 }
 
 /// Files and bytes below `node`, counting at most [`COUNT_LIMIT`] entries.
@@ -124,8 +128,8 @@ async fn summary(node: &Node, name: &str) -> Result<(u64, u64, bool), FilesError
 }
 
 /// Adds a grant for a handle the person picked.
-pub async fn add_handle(handle: FileSystemHandle) -> Result<GrantRecord, FilesError> {
-    let taken = taken_names().await?;
+pub async fn add_handle(db: &Db, handle: FileSystemHandle) -> Result<GrantRecord, FilesError> {
+    let taken = taken_names(db).await?;
     let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
     let name = unique_name(&handle.name(), &taken);
     let node = Node::from_handle(handle.clone());
@@ -144,7 +148,7 @@ pub async fn add_handle(handle: FileSystemHandle) -> Result<GrantRecord, FilesEr
         bytes,
         counted_all,
     };
-    save(&record, Some(&handle)).await?;
+    save(db, &record, Some(&handle)).await?;
     Ok(record)
 }
 
@@ -213,11 +217,12 @@ async fn write_file(
 /// private file system. Names that no path could name are left out and
 /// counted in the second value returned.
 pub async fn add_copy(
+    db: &Db,
     wanted_name: &str,
     kind: GrantKind,
     files: Vec<(Vec<String>, File)>,
 ) -> Result<(GrantRecord, usize), FilesError> {
-    let taken = taken_names().await?;
+    let taken = taken_names(db).await?;
     let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
     let name = unique_name(wanted_name, &taken);
     let id = new_id();
@@ -258,7 +263,7 @@ pub async fn add_copy(
         bytes,
         counted_all: true,
     };
-    save(&record, None).await?;
+    save(db, &record, None).await?;
     Ok((record, skipped))
 }
 
@@ -278,15 +283,15 @@ async fn remove_copy(id: &str) -> Result<(), FilesError> {
 }
 
 /// Forgets a grant; a copy's files are deleted.
-pub async fn revoke(id: &str) -> Result<(), FilesError> {
-    let grants = list().await?;
+pub async fn revoke(db: &Db, id: &str) -> Result<(), FilesError> {
+    let grants = list(db).await?;
     if let Some(grant) = grants.iter().find(|g| g.record.id == id) {
         match grant.record.source {
             GrantSource::Copy => remove_copy(id).await?,
             GrantSource::Handle => {}
         }
     }
-    db()?.delete(GRANTS, id).await.map_err(storage)
+    db.delete(GRANTS, id).await.map_err(storage)
 }
 
 fn read_descriptor() -> FileSystemHandlePermissionDescriptor {

@@ -14,7 +14,6 @@ pub mod grants;
 pub mod picker;
 pub mod skills;
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use hearth_core::code::grant::{PathError, ResolveError};
@@ -91,16 +90,69 @@ pub(crate) fn js_error_name(e: &wasm_bindgen::JsValue) -> String {
     String::new()
 }
 
-thread_local! {
-    static DB: RefCell<Option<Rc<Db>>> = const { RefCell::new(None) };
+/// The files service: the person's grants on the app's database, and what
+/// the file skills and code runs read through them. One is made at
+/// start-up, next to the other services.
+pub struct Files {
+    db: Rc<Db>,
 }
 
-/// Gives the file skills the app's database; called once at start-up.
-pub fn install(db: Rc<Db>) {
-    DB.with(|slot| *slot.borrow_mut() = Some(db));
-}
+impl Files {
+    pub fn new(db: Rc<Db>) -> Files {
+        Files { db }
+    }
 
-pub(crate) fn db() -> Result<Rc<Db>, FilesError> {
-    DB.with(|slot| slot.borrow().clone())
-        .ok_or_else(|| FilesError::Storage("the file skills were not given the database".into()))
+    /// Every grant, oldest first.
+    pub async fn grants(&self) -> Result<Vec<grants::Grant>, FilesError> {
+        grants::list(&self.db).await
+    }
+
+    /// Forgets a grant; a copy's files are deleted.
+    pub async fn revoke(&self, id: &str) -> Result<(), FilesError> {
+        grants::revoke(&self.db, id).await
+    }
+
+    /// Adds a grant by copying `files` into the private file system (see
+    /// [`grants::add_copy`]).
+    pub async fn add_copy(
+        &self,
+        wanted_name: &str,
+        kind: hearth_core::code::grant::GrantKind,
+        files: Vec<(Vec<String>, web_sys::File)>,
+    ) -> Result<(grants::GrantRecord, usize), FilesError> {
+        grants::add_copy(&self.db, wanted_name, kind, files).await
+    }
+
+    /// Lets the person pick a folder or files and grants them; must be
+    /// called from a click.
+    pub async fn pick(&self, what: picker::Pick) -> Result<picker::Picked, FilesError> {
+        picker::pick(&self.db, what).await
+    }
+
+    /// Attaches files in the chat, as copies.
+    pub async fn attach(&self) -> Result<picker::Picked, FilesError> {
+        picker::attach(&self.db).await
+    }
+
+    /// Grants files the app already has (dropped or attached), as copies.
+    pub async fn grant_files(
+        &self,
+        files: Vec<web_sys::File>,
+    ) -> Result<picker::Picked, FilesError> {
+        picker::grant_files(&self.db, files).await
+    }
+
+    /// The granted files a code run is handed (see
+    /// [`skills::files_for_run`]).
+    pub async fn files_for_run(
+        &self,
+        paths: &[String],
+    ) -> Result<Vec<skills::RunFile>, FilesError> {
+        skills::files_for_run(&self.db, paths).await
+    }
+
+    /// The source of the file skills over these grants.
+    pub fn skills(&self) -> skills::FileSkills {
+        skills::FileSkills::new(self.db.clone())
+    }
 }

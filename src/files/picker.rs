@@ -18,6 +18,7 @@ use web_sys::{
 
 use super::grants::{self, GrantRecord};
 use super::{FilesError, js_error_name, js_message};
+use crate::storage::Db;
 
 /// What to pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,15 +44,15 @@ pub fn has_pickers() -> bool {
 
 /// Lets the person pick a folder or files and grants them. Cancelling
 /// grants nothing.
-pub async fn pick(what: Pick) -> Result<Picked, FilesError> {
+pub async fn pick(db: &Db, what: Pick) -> Result<Picked, FilesError> {
     if has_pickers() {
-        with_pickers(what).await
+        with_pickers(db, what).await
     } else {
-        with_input(what).await
+        with_input(db, what).await
     }
 }
 
-async fn with_pickers(what: Pick) -> Result<Picked, FilesError> {
+async fn with_pickers(db: &Db, what: Pick) -> Result<Picked, FilesError> {
     let window = web_sys::window().ok_or_else(|| FilesError::Browser("no window".into()))?;
     let chosen = match what {
         Pick::Folder => {
@@ -86,13 +87,13 @@ async fn with_pickers(what: Pick) -> Result<Picked, FilesError> {
     for handle in handles {
         picked
             .granted
-            .push(grants::add_handle(handle.unchecked_into::<FileSystemHandle>()).await?);
+            .push(grants::add_handle(db, handle.unchecked_into::<FileSystemHandle>()).await?);
     }
     Ok(picked)
 }
 
 /// `<input type=file>`: the files' contents are copied and kept.
-async fn with_input(what: Pick) -> Result<Picked, FilesError> {
+async fn with_input(db: &Db, what: Pick) -> Result<Picked, FilesError> {
     let files = choose_with_input(what).await?;
     let mut picked = Picked::default();
     match what {
@@ -117,11 +118,12 @@ async fn with_input(what: Pick) -> Result<Picked, FilesError> {
             let Some(root) = root else {
                 return Ok(picked);
             };
-            let (record, skipped) = grants::add_copy(&root, GrantKind::Directory, entries).await?;
+            let (record, skipped) =
+                grants::add_copy(db, &root, GrantKind::Directory, entries).await?;
             picked.granted.push(record);
             picked.skipped = skipped;
         }
-        Pick::Files => return grant_files(files).await,
+        Pick::Files => return grant_files(db, files).await,
     }
     Ok(picked)
 }
@@ -129,8 +131,8 @@ async fn with_input(what: Pick) -> Result<Picked, FilesError> {
 /// Attaches files in the chat: always through `<input type=file>` and
 /// always as copies, since an attachment is what the file held when it was
 /// attached. Cancelling attaches nothing.
-pub async fn attach() -> Result<Picked, FilesError> {
-    grant_files(choose_with_input(Pick::Files).await?).await
+pub async fn attach(db: &Db) -> Result<Picked, FilesError> {
+    grant_files(db, choose_with_input(Pick::Files).await?).await
 }
 
 /// Opens a file input and waits for the person's choice (empty when they
@@ -197,12 +199,12 @@ async fn choose_with_input(what: Pick) -> Result<Vec<File>, FilesError> {
 
 /// Grants files the app already has (dropped or attached), as copies,
 /// one grant per file.
-pub async fn grant_files(files: Vec<File>) -> Result<Picked, FilesError> {
+pub async fn grant_files(db: &Db, files: Vec<File>) -> Result<Picked, FilesError> {
     let mut picked = Picked::default();
     for file in files {
         let name = file.name();
         let (record, skipped) =
-            grants::add_copy(&name, GrantKind::File, vec![(vec![name.clone()], file)]).await?;
+            grants::add_copy(db, &name, GrantKind::File, vec![(vec![name.clone()], file)]).await?;
         picked.granted.push(record);
         picked.skipped += skipped;
     }

@@ -2,6 +2,8 @@
 //! files handed to code runs. Paths are checked and resolved by
 //! hearth-core before any handle is touched.
 
+use std::rc::Rc;
+
 use futures::future::LocalBoxFuture;
 use futures::{FutureExt, StreamExt};
 use hearth_core::code::files::{
@@ -20,6 +22,7 @@ use serde_json::json;
 use super::FilesError;
 use super::fs::{self as hfs, Node, Walked};
 use super::grants::{self, Grant};
+use crate::storage::Db;
 
 /// The most files one run may be handed, counting inside folders.
 const MAX_RUN_FILE_COUNT: usize = 2000;
@@ -38,7 +41,15 @@ fn skill_error(e: FilesError) -> SkillError {
 }
 
 /// The source of the skills over granted files.
-pub struct FileSkills;
+pub struct FileSkills {
+    db: Rc<Db>,
+}
+
+impl FileSkills {
+    pub fn new(db: Rc<Db>) -> FileSkills {
+        FileSkills { db }
+    }
+}
 
 impl SkillSource for FileSkills {
     fn key(&self) -> SourceKey {
@@ -54,24 +65,28 @@ impl SkillSource for FileSkills {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        run(skill, call).boxed_local()
+        run(&self.db, skill, call).boxed_local()
     }
 }
 
 /// Runs a file skill's call.
-pub async fn run(skill: &SkillDefinition, call: &ToolCall) -> Result<SkillOutput, SkillError> {
+pub async fn run(
+    db: &Db,
+    skill: &SkillDefinition,
+    call: &ToolCall,
+) -> Result<SkillOutput, SkillError> {
     match skill.id.as_str() {
         "read_file" => {
             let args: ReadArgs = files::parse_args(&call.arguments).map_err(SkillError::new)?;
-            read_file(&args).await.map_err(skill_error)
+            read_file(db, &args).await.map_err(skill_error)
         }
         "list_files" => {
             let args: ListArgs = files::parse_args(&call.arguments).map_err(SkillError::new)?;
-            list_files(&args).await.map_err(skill_error)
+            list_files(db, &args).await.map_err(skill_error)
         }
         "search_files" => {
             let args: SearchArgs = files::parse_args(&call.arguments).map_err(SkillError::new)?;
-            search_files(&args).await.map_err(skill_error)
+            search_files(db, &args).await.map_err(skill_error)
         }
         other => Err(SkillError::new(format!("'{other}' is not a file skill"))),
     }
@@ -96,8 +111,8 @@ async fn locate(grants: &[Grant], raw: &str) -> Result<Located, FilesError> {
     Ok(Located { path, node })
 }
 
-async fn read_file(args: &ReadArgs) -> Result<SkillOutput, FilesError> {
-    let grants = grants::list().await?;
+async fn read_file(db: &Db, args: &ReadArgs) -> Result<SkillOutput, FilesError> {
+    let grants = grants::list(db).await?;
     let located = locate(&grants, &args.path).await?;
     let Node::File(handle) = &located.node else {
         return Err(FilesError::IsDirectory(located.path.to_string()));
@@ -189,8 +204,8 @@ async fn listing(
     Ok((entries, truncated))
 }
 
-async fn list_files(args: &ListArgs) -> Result<SkillOutput, FilesError> {
-    let grants = grants::list().await?;
+async fn list_files(db: &Db, args: &ListArgs) -> Result<SkillOutput, FilesError> {
+    let grants = grants::list(db).await?;
     let mut text = String::new();
     let mut all = Vec::new();
     let mut truncated = false;
@@ -259,8 +274,8 @@ async fn list_files(args: &ListArgs) -> Result<SkillOutput, FilesError> {
     ))
 }
 
-async fn search_files(args: &SearchArgs) -> Result<SkillOutput, FilesError> {
-    let grants = grants::list().await?;
+async fn search_files(db: &Db, args: &SearchArgs) -> Result<SkillOutput, FilesError> {
+    let grants = grants::list(db).await?;
     let max = args.max_results();
     let mut roots: Vec<(RelPath, Node)> = Vec::new();
     match &args.path {
@@ -376,7 +391,7 @@ pub struct RunFile {
 /// The files named by a run's `files` argument, read for the sandbox:
 /// each granted file, or every file below a granted folder, under
 /// `/mnt/data/<path>`.
-pub async fn files_for_run(paths: &[String]) -> Result<Vec<RunFile>, FilesError> {
+pub async fn files_for_run(db: &Db, paths: &[String]) -> Result<Vec<RunFile>, FilesError> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
@@ -385,7 +400,7 @@ pub async fn files_for_run(paths: &[String]) -> Result<Vec<RunFile>, FilesError>
             "at most {MAX_RUN_FILES} paths can be handed to one run"
         )));
     }
-    let grants = grants::list().await?;
+    let grants = grants::list(db).await?;
     let mut chosen: Vec<Walked> = Vec::new();
     for raw in paths {
         let located = locate(&grants, raw).await?;

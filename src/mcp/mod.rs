@@ -49,33 +49,7 @@ use crate::storage::MCP_SERVERS;
 use crate::version::bump;
 
 /// How a server is doing, for the Servers panel.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Status {
-    Off,
-    Connecting,
-    Connected,
-    Failed(String),
-}
-
-impl Status {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Status::Off => "off",
-            Status::Connecting => "connecting",
-            Status::Connected => "connected",
-            Status::Failed(_) => "failed",
-        }
-    }
-
-    pub fn label(&self) -> &'static str {
-        match self {
-            Status::Off => "Off",
-            Status::Connecting => "Connecting…",
-            Status::Connected => "Connected",
-            Status::Failed(_) => "Not connected",
-        }
-    }
-}
+pub use hearth_core::server_card::Status;
 
 /// One server as the panel shows it.
 #[derive(Clone, Debug, PartialEq)]

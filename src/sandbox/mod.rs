@@ -117,23 +117,21 @@ pub struct Sandbox {
     isolated: ArcRwSignal<Option<bool>>,
 }
 
-thread_local! {
-    static THE_SANDBOX: Rc<Sandbox> = Rc::new(Sandbox {
-        connection: RefCell::new(None),
-        starting: RefCell::new(None),
-        loading: RefCell::new(None),
-        python: ArcRwSignal::new(PythonState::NotLoaded),
-        persist_python: Cell::new(true),
-        isolated: ArcRwSignal::new(None),
-    });
-}
-
-/// The app's sandbox, made on first use.
-pub fn sandbox() -> Rc<Sandbox> {
-    THE_SANDBOX.with(Rc::clone)
-}
-
 impl Sandbox {
+    /// The app's sandbox, not started yet: the iframe is made on first use
+    /// (or by [`Sandbox::start`]). One is made at start-up, next to the
+    /// other services.
+    pub fn new() -> Rc<Sandbox> {
+        Rc::new(Sandbox {
+            connection: RefCell::new(None),
+            starting: RefCell::new(None),
+            loading: RefCell::new(None),
+            python: ArcRwSignal::new(PythonState::NotLoaded),
+            persist_python: Cell::new(true),
+            isolated: ArcRwSignal::new(None),
+        })
+    }
+
     /// Python's state, for views to follow.
     pub fn python_state(&self) -> ArcRwSignal<PythonState> {
         self.python.clone()
@@ -383,15 +381,15 @@ struct PythonPrefs {
 /// run.
 const WARM_UP_AFTER_MS: u32 = 1_500;
 
-/// Reads the stored preferences into the sandbox and starts it shortly
+/// Reads the stored preferences into `sandbox` and starts it shortly
 /// after start-up; called once.
-pub fn install(db: Rc<Db>) {
+pub fn install(sandbox: Rc<Sandbox>, db: Rc<Db>) {
     wasm_bindgen_futures::spawn_local(async move {
         if let Ok(Some(on)) = load_persist_python(&db).await {
-            sandbox().set_persist_python(on);
+            sandbox.set_persist_python(on);
         }
         gloo_timers::future::TimeoutFuture::new(WARM_UP_AFTER_MS).await;
-        if let Err(e) = sandbox().warm_up().await {
+        if let Err(e) = sandbox.warm_up().await {
             web_sys::console::warn_1(&format!("the code sandbox did not start: {e}").into());
         }
     });
@@ -427,6 +425,7 @@ fn new_request_id() -> String {
 /// its last expression, else its stdout as a string. A Python script runs
 /// in the interpreter of `conversation`, with fresh variables.
 pub async fn run_script(
+    sandbox: &Rc<Sandbox>,
     language: Language,
     source: &str,
     input: Value,
@@ -439,6 +438,6 @@ pub async fn run_script(
     run.files = files;
     run.timeout_ms = timeout_ms;
     run.conversation = conversation;
-    let result = sandbox().run(run).await.map_err(|e| e.to_string())?;
+    let result = sandbox.run(run).await.map_err(|e| e.to_string())?;
     output::script_output(language, &result.outcome, timeout_ms)
 }

@@ -10,10 +10,17 @@ use hearth_core::code::protocol::{Language, Limits};
 use hearth_core::source::SkillSource;
 use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 
-use super::{CodeRun, sandbox};
+use std::rc::Rc;
 
-/// The code sandbox's source of skills.
-pub struct CodeSkills;
+use super::{CodeRun, Sandbox};
+use crate::files::Files;
+
+/// The code sandbox's source of skills: runs go to `sandbox`, with the
+/// granted files they name read through `files`.
+pub struct CodeSkills {
+    pub sandbox: Rc<Sandbox>,
+    pub files: Rc<Files>,
+}
 
 impl SkillSource for CodeSkills {
     fn key(&self) -> SourceKey {
@@ -29,23 +36,28 @@ impl SkillSource for CodeSkills {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        run(skill, call).boxed_local()
+        run(&self.sandbox, &self.files, skill, call).boxed_local()
     }
 }
 
 /// Runs a code skill's call.
-pub async fn run(skill: &SkillDefinition, call: &ToolCall) -> Result<SkillOutput, SkillError> {
+pub async fn run(
+    sandbox: &Rc<Sandbox>,
+    files: &Files,
+    skill: &SkillDefinition,
+    call: &ToolCall,
+) -> Result<SkillOutput, SkillError> {
     let language = Language::from_skill_id(skill.id.as_str())
         .ok_or_else(|| SkillError::new(format!("'{}' is not a code skill", skill.id)))?;
     let args = RunArgs::parse(&call.arguments).map_err(SkillError::new)?;
     let timeout_ms = args.timeout_ms(language);
-    let files = crate::files::skills::files_for_run(&args.files)
+    let files = files
+        .files_for_run(&args.files)
         .await
         .map_err(|e| match e.needs_person() {
             true => SkillError::input_required(e.to_string()),
             false => SkillError::new(e.to_string()),
         })?;
-    let sandbox = sandbox();
     let session = match language {
         Language::Python if sandbox.persist_python() => Some(
             call.conversation_id

@@ -7,10 +7,10 @@ use hearth_core::{SkillId, ToolStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::activity::{Watched, matching};
 use crate::icons::Icon;
 use crate::platform::{download_text, format_time};
 use crate::runtime::use_runtime;
-use crate::storage::ACTIVITY;
 use crate::views::card::{record_input, record_output};
 use crate::views::confirm::ConfirmDialog;
 use crate::views::modal::Modal;
@@ -38,27 +38,7 @@ fn decision_text(r: &ActivityRecord) -> String {
 #[component]
 pub fn ActivityView() -> impl IntoView {
     let rt = use_runtime();
-    let records: RwSignal<Vec<ActivityRecord>> = RwSignal::new(Vec::new());
-    let error: RwSignal<Option<String>> = RwSignal::new(None);
-    let version = rt.versions().activity;
-    {
-        let rt = rt.clone();
-        Effect::new(move |_| {
-            version.track();
-            let db = rt.db();
-            spawn_local(async move {
-                match db.all::<ActivityRecord>(ACTIVITY).await {
-                    Ok((mut list, _)) => {
-                        list.sort_by(|a, b| {
-                            b.result.started_at_ms.total_cmp(&a.result.started_at_ms)
-                        });
-                        records.set(list);
-                    }
-                    Err(e) => error.set(Some(e.to_string())),
-                }
-            });
-        });
-    }
+    let Watched { records, error } = rt.activity().watch();
 
     let skill = RwSignal::new(String::new());
     let status = RwSignal::new(String::new());
@@ -76,12 +56,7 @@ pub fn ActivityView() -> impl IntoView {
     });
     let shown = Memo::new(move |_| {
         let f = filter.get();
-        records.with(|all| {
-            all.iter()
-                .filter(|r| f.matches(r))
-                .cloned()
-                .collect::<Vec<_>>()
-        })
+        records.with(|all| matching(all, &f))
     });
     let selected: RwSignal<Option<ActivityRecord>> = RwSignal::new(None);
     let confirming = RwSignal::new(false);
@@ -112,11 +87,10 @@ pub fn ActivityView() -> impl IntoView {
     let clear = {
         let rt = rt.clone();
         move || {
-            let db = rt.db();
+            let activity = rt.activity();
             spawn_local(async move {
-                match db.clear(ACTIVITY).await {
+                match activity.clear().await {
                     Ok(()) => {
-                        records.set(Vec::new());
                         notice.set(Some("The activity log was cleared.".into()));
                     }
                     Err(e) => notice.set(Some(format!("Nothing was cleared: {e}"))),

@@ -4,7 +4,6 @@
 //! files, tools and resources, on/off, export, remove with undo — plus the
 //! editor for skills written in Hearth.
 
-use hearth_core::agent_skills::archive::write_package_zip;
 use hearth_core::agent_skills::package::FileKind;
 use hearth_core::agent_skills::virtual_skill::{
     EditorField, VirtualSkillDraft, VirtualToolDraft, build_virtual_skill, editor_field,
@@ -13,190 +12,13 @@ use hearth_core::agent_skills::{Problem, ScriptLanguage, Severity};
 use leptos::ev::DragEvent;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::agent_skills::{
     self as adapter, ImportReport, Installed, PackageOrigin, StoredPackage, import_problem,
 };
-use crate::runtime::{Runtime, use_runtime};
+use crate::runtime::use_runtime;
+use crate::skill_import::{self, Incoming};
 use crate::views::modal::Modal;
-
-/// Where a batch of files came from.
-enum Incoming {
-    Folder(Vec<hearth_core::agent_skills::scan::SourceFile>),
-    Archive { name: String, bytes: Vec<u8> },
-    Failed(Problem),
-}
-
-/// Loads and stores every incoming batch, then shows the report.
-async fn import(rt: Runtime, batches: Vec<Incoming>, report: RwSignal<Option<ImportReport>>) {
-    let skills = rt.agent_skills();
-    let db = rt.db();
-    let mut total = ImportReport::default();
-    for batch in batches {
-        let now = js_sys::Date::now();
-        let stored = match batch {
-            Incoming::Failed(p) => {
-                total.rejected.push(p);
-                continue;
-            }
-            Incoming::Folder(files) => {
-                let root = adapter::common_root(&files).unwrap_or_default();
-                let outcome = adapter::scan_folder(files, None);
-                adapter::store_outcome(
-                    &skills,
-                    &db,
-                    outcome,
-                    |_| PackageOrigin::Folder { name: root.clone() },
-                    now,
-                )
-                .await
-            }
-            Incoming::Archive { name, bytes } => {
-                let outcome = adapter::scan_archive(&bytes, &name);
-                adapter::store_outcome(
-                    &skills,
-                    &db,
-                    outcome,
-                    |_| PackageOrigin::Archive { name: name.clone() },
-                    now,
-                )
-                .await
-            }
-        };
-        match stored {
-            Ok(r) => {
-                total.imported.extend(r.imported);
-                total.rejected.extend(r.rejected);
-            }
-            Err(e) => total
-                .rejected
-                .push(import_problem("", format!("nothing was stored: {e}"))),
-        }
-    }
-    if total.is_empty() {
-        total.rejected.push(import_problem(
-            "",
-            "no SKILL.md was found in what was given",
-        ));
-    }
-    rt.sync_agent_skills();
-    report.set(Some(total));
-}
-
-async fn read_input_files(list: Vec<web_sys::File>, folder: bool) -> Vec<Incoming> {
-    if folder {
-        return match adapter::files_from_list(list).await {
-            Ok(files) => vec![Incoming::Folder(files)],
-            Err(e) => vec![Incoming::Failed(import_problem("", e.to_string()))],
-        };
-    }
-    let mut out = Vec::new();
-    for file in list {
-        out.push(archive_from_file(&file).await);
-    }
-    out
-}
-
-async fn archive_from_file(file: &web_sys::File) -> Incoming {
-    let name = file.name();
-    if !adapter::is_archive(&name) {
-        return Incoming::Failed(import_problem(
-            &name,
-            "not a skill archive: give a .zip or .skill file, or a folder",
-        ));
-    }
-    match adapter::blob_bytes(file).await {
-        Ok(bytes) => Incoming::Archive { name, bytes },
-        Err(e) => Incoming::Failed(import_problem(&name, format!("cannot read it: {e}"))),
-    }
-}
-
-/// Reads what was dropped: folders through their File System Access
-/// handles (Chromium), archives as files.
-async fn read_drop(handles: Vec<js_sys::Promise>, files: Vec<web_sys::File>) -> Vec<Incoming> {
-    let mut out = Vec::new();
-    for promise in handles {
-        let Ok(handle) = JsFuture::from(promise).await else {
-            continue;
-        };
-        let kind = js_sys::Reflect::get(&handle, &"kind".into())
-            .ok()
-            .and_then(|k| k.as_string())
-            .unwrap_or_default();
-        if kind == "directory" {
-            out.push(match adapter::files_from_handle(&handle).await {
-                Ok(files) => Incoming::Folder(files),
-                Err(e) => Incoming::Failed(import_problem("", e.to_string())),
-            });
-        }
-    }
-    for file in files {
-        out.push(archive_from_file(&file).await);
-    }
-    out
-}
-
-/// Splits a drop into folder handles (as promises, asked for before any
-/// await, while the drop's data is still readable) and plain files.
-fn take_drop(ev: &DragEvent) -> (Vec<js_sys::Promise>, Vec<web_sys::File>) {
-    let mut handles = Vec::new();
-    let mut files = Vec::new();
-    let Some(dt) = ev.data_transfer() else {
-        return (handles, files);
-    };
-    let items = dt.items();
-    for i in 0..items.length() {
-        let Some(item) = items.get(i) else { continue };
-        if item.kind() != "file" {
-            continue;
-        }
-        let entry_is_dir = js_sys::Reflect::get(&item, &"webkitGetAsEntry".into())
-            .ok()
-            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-            .and_then(|f| f.call0(&item).ok())
-            .and_then(|e| js_sys::Reflect::get(&e, &"isDirectory".into()).ok())
-            .and_then(|d| d.as_bool())
-            .unwrap_or(false);
-        if entry_is_dir {
-            let promise = js_sys::Reflect::get(&item, &"getAsFileSystemHandle".into())
-                .ok()
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-                .and_then(|f| f.call0(&item).ok())
-                .and_then(|p| p.dyn_into::<js_sys::Promise>().ok());
-            if let Some(p) = promise {
-                handles.push(p);
-            }
-        } else if let Ok(Some(file)) = item.get_as_file() {
-            files.push(file);
-        }
-    }
-    (handles, files)
-}
-
-fn download_bytes(filename: &str, bytes: &[u8]) -> Result<(), String> {
-    let array = js_sys::Uint8Array::from(bytes);
-    let parts = js_sys::Array::of1(&array);
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/zip");
-    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
-        .map_err(|e| format!("cannot build the file: {e:?}"))?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)
-        .map_err(|e| format!("cannot offer the file: {e:?}"))?;
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or("no document")?;
-    let a: web_sys::HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(|e| format!("{e:?}"))?
-        .unchecked_into();
-    a.set_href(&url);
-    a.set_download(filename);
-    a.click();
-    let _ = web_sys::Url::revoke_object_url(&url);
-    Ok(())
-}
 
 fn format_bytes(n: usize) -> String {
     if n < 1024 {
@@ -255,7 +77,7 @@ pub fn AgentSkillsPanel() -> impl IntoView {
             report.set(None);
             spawn_local(async move {
                 let batches = batches.await;
-                import(rt, batches, report).await;
+                report.set(Some(skill_import::import(&rt, batches).await));
                 busy.set(false);
             });
         }
@@ -274,10 +96,7 @@ pub fn AgentSkillsPanel() -> impl IntoView {
             spawn_local(async move {
                 match adapter::pick_directory().await {
                     Ok(handle) => run_import(Box::pin(async move {
-                        match adapter::files_from_handle(&handle).await {
-                            Ok(files) => vec![Incoming::Folder(files)],
-                            Err(e) => vec![Incoming::Failed(import_problem("", e.to_string()))],
-                        }
+                        skill_import::from_directory(&handle).await
                     })),
                     Err(adapter::ImportError::Cancelled) => {}
                     Err(e) => report.set(Some(ImportReport {
@@ -298,7 +117,7 @@ pub fn AgentSkillsPanel() -> impl IntoView {
             if list.is_empty() {
                 return;
             }
-            run_import(Box::pin(read_input_files(list, folder)));
+            run_import(Box::pin(skill_import::from_input(list, folder)));
             // Reset later so choosing the same folder again re-imports it;
             // the FileList above is already held.
             input.set_value("");
@@ -315,11 +134,11 @@ pub fn AgentSkillsPanel() -> impl IntoView {
         move |ev: DragEvent| {
             ev.prevent_default();
             dragging.set(false);
-            let (handles, files) = take_drop(&ev);
-            if handles.is_empty() && files.is_empty() {
+            let dropped = skill_import::take_drop(&ev);
+            if dropped.is_empty() {
                 return;
             }
-            run_import(Box::pin(read_drop(handles, files)));
+            run_import(Box::pin(skill_import::from_drop(dropped)));
         }
     };
 
@@ -565,10 +384,7 @@ fn PackageRow(
     let export = {
         let package = package.clone();
         move |_| {
-            let result = write_package_zip(&package)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| download_bytes(&format!("{}.zip", package.name()), &bytes));
-            if let Err(e) = result {
+            if let Err(e) = skill_import::export_zip(&package) {
                 notice.set(Some(Notice {
                     message: format!("Export failed: {e}"),
                     restore: None,

@@ -11,9 +11,10 @@ use serde_json::Value;
 use wasm_bindgen::JsCast;
 use web_sys::File;
 
-use crate::files::FilesError;
-use crate::files::grants;
-use crate::files::picker::{self, Picked};
+use std::rc::Rc;
+
+use crate::files::picker::Picked;
+use crate::files::{Files, FilesError};
 use crate::icons::Icon;
 
 /// A file waiting for the next code run.
@@ -32,20 +33,22 @@ pub struct Attachments {
     busy: RwSignal<bool>,
     message: RwSignal<Option<String>>,
     dragging: RwSignal<bool>,
+    /// Where attached files are granted.
+    files: StoredValue<Rc<Files>, LocalStorage>,
 }
 
-impl Default for Attachments {
-    fn default() -> Self {
+impl Attachments {
+    /// No attachments yet; attached files are granted through `files`.
+    pub fn new(files: Rc<Files>) -> Self {
         Attachments {
             items: RwSignal::new(Vec::new()),
             busy: RwSignal::new(false),
             message: RwSignal::new(None),
             dragging: RwSignal::new(false),
+            files: StoredValue::new_local(files),
         }
     }
-}
 
-impl Attachments {
     /// `arguments` with the attached files added when `skill_id` is a code
     /// run, and whether they were (then the attachments are spent).
     pub fn hand_to(&self, skill_id: &str, arguments: Value) -> (Value, bool) {
@@ -94,7 +97,8 @@ impl Attachments {
         }
         self.busy.set(true);
         self.message.set(None);
-        spawn_local(async move { self.settle(picker::attach().await) });
+        let files = self.files.get_value();
+        spawn_local(async move { self.settle(files.attach().await) });
     }
 
     fn add(self, files: Vec<File>) {
@@ -103,7 +107,8 @@ impl Attachments {
         }
         self.busy.set(true);
         self.message.set(None);
-        spawn_local(async move { self.settle(picker::grant_files(files).await) });
+        let service = self.files.get_value();
+        spawn_local(async move { self.settle(service.grant_files(files).await) });
     }
 
     /// Takes an attachment back before any run used it: its copy is
@@ -111,8 +116,9 @@ impl Attachments {
     fn remove(self, attached: Attached) {
         self.items
             .update(|items| items.retain(|a| a.grant_id != attached.grant_id));
+        let files = self.files.get_value();
         spawn_local(async move {
-            if let Err(e) = grants::revoke(&attached.grant_id).await {
+            if let Err(e) = files.revoke(&attached.grant_id).await {
                 self.message.set(Some(format!(
                     "{} was taken off, but its copy could not be deleted: {e}. Revoke it in Settings → Files.",
                     attached.name

@@ -21,7 +21,6 @@ use crate::icons::Icon;
 use crate::mcp::apps::McpAppSlot;
 use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
-use crate::storage::ACTIVITY;
 use crate::views::approval::InlineApprovals;
 use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
 use crate::views::card::{ResultCard, ToolCallCard};
@@ -84,28 +83,21 @@ pub fn ChatView() -> impl IntoView {
     let rt = use_runtime();
     let a = use_assistant();
     // Files attached or dropped here go to the next code run.
-    let files = Attachments::default();
+    let files = Attachments::new(rt.files());
     provide_context(files);
     // The commands the person ran in conversations, from the activity log.
     let commands: RwSignal<Vec<ActivityRecord>> = RwSignal::new(Vec::new());
     let load_error: RwSignal<Option<String>> = RwSignal::new(None);
     let commands_loaded = RwSignal::new(false);
     {
-        let db = rt.db();
+        let activity = rt.activity();
         spawn_local(async move {
-            match db.all::<ActivityRecord>(ACTIVITY).await {
-                Ok((list, _)) => {
-                    let mut mine: Vec<ActivityRecord> = list
-                        .into_iter()
-                        .filter(|r| {
-                            r.origin == CallOrigin::User && r.result.conversation_id.is_some()
-                        })
-                        .collect();
-                    mine.sort_by(|x, y| x.result.started_at_ms.total_cmp(&y.result.started_at_ms));
+            match activity.person_calls_in_conversations().await {
+                Ok(mine) => {
                     let _ = commands.try_set(mine);
                 }
                 Err(e) => {
-                    let _ = load_error.try_set(Some(e.to_string()));
+                    let _ = load_error.try_set(Some(e));
                 }
             }
             let _ = commands_loaded.try_set(true);

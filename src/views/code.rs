@@ -17,7 +17,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
-use crate::sandbox::{PythonState, sandbox};
+use crate::runtime::use_runtime;
+use crate::sandbox::PythonState;
 
 /// The card's input for a code run: the code as written, then the files
 /// and input it was handed; `None` for other records.
@@ -219,7 +220,7 @@ fn percent(loaded: f64, total: f64) -> f64 {
 /// Python's loading progress, shown above the composer while it loads.
 #[component]
 pub fn PythonStatus() -> impl IntoView {
-    let state = sandbox().python_state();
+    let state = use_runtime().sandbox().python_state();
     move || {
         match state.get() {
         PythonState::NotLoaded | PythonState::Ready { .. } => ().into_any(),
@@ -317,7 +318,7 @@ const STOPPED_BY_RESTART: &str =
 /// The Code panel's line about interrupting runaway Python runs.
 #[component]
 fn InterruptRow() -> impl IntoView {
-    let isolated = sandbox().can_interrupt();
+    let isolated = use_runtime().sandbox().can_interrupt();
     let pwa = crate::pwa::use_pwa();
     let note = move || {
         let possible = !matches!(pwa.offline.get(), crate::pwa::Offline::Unsupported);
@@ -352,15 +353,16 @@ fn InterruptRow() -> impl IntoView {
 /// The Code panel in Settings.
 #[component]
 pub fn CodeSettings() -> impl IntoView {
-    let rt = crate::runtime::use_runtime();
-    let state = sandbox().python_state();
-    let persist = RwSignal::new(sandbox().persist_python());
+    let rt = use_runtime();
+    let sandbox = rt.sandbox();
+    let state = sandbox.python_state();
+    let persist = RwSignal::new(sandbox.persist_python());
     let restarting = RwSignal::new(false);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let toggle = move |ev: leptos::ev::Event| {
         let on = event_target_checked(&ev);
         persist.set(on);
-        sandbox().set_persist_python(on);
+        rt.sandbox().set_persist_python(on);
         let db = rt.db();
         spawn_local(async move {
             if let Err(e) = crate::sandbox::save_persist_python(&db, on).await {
@@ -373,8 +375,9 @@ pub fn CodeSettings() -> impl IntoView {
     let restart = move |_| {
         restarting.set(true);
         notice.set(None);
+        let sandbox = sandbox.clone();
         spawn_local(async move {
-            match sandbox().restart_python().await {
+            match sandbox.restart_python().await {
                 Ok(()) => notice.set(Some("Python was restarted with fresh variables.".into())),
                 Err(e) => notice.set(Some(e.to_string())),
             }

@@ -6,9 +6,13 @@ use hearth_core::code::grant::{GrantKind, GrantSource};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use std::rc::Rc;
+
+use crate::files::Files;
 use crate::files::grants::{self, Access, Grant};
 use crate::files::picker::{self, Pick};
 use crate::icons::Icon;
+use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
 
 /// A grant with whether it can be read now.
@@ -18,9 +22,9 @@ struct Row {
     access: Access,
 }
 
-async fn load_rows() -> Result<Vec<Row>, String> {
+async fn load_rows(files: &Files) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
-    for grant in grants::list().await.map_err(|e| e.to_string())? {
+    for grant in files.grants().await.map_err(|e| e.to_string())? {
         let access = grants::access(&grant).await;
         rows.push(Row { grant, access });
     }
@@ -53,10 +57,13 @@ pub fn GrantsPanel() -> impl IntoView {
     let busy = RwSignal::new(false);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let confirming: RwSignal<Option<Row>, LocalStorage> = RwSignal::new_local(None);
+    let service: StoredValue<Rc<Files>, LocalStorage> =
+        StoredValue::new_local(use_runtime().files());
 
     let refresh = move || {
+        let files = service.get_value();
         spawn_local(async move {
-            match load_rows().await {
+            match load_rows(&files).await {
                 Ok(r) => rows.set(r),
                 Err(e) => notice.set(Some(format!("Could not read the grants: {e}"))),
             }
@@ -68,8 +75,9 @@ pub fn GrantsPanel() -> impl IntoView {
     let grant = move |what: Pick| {
         busy.set(true);
         notice.set(None);
+        let files = service.get_value();
         spawn_local(async move {
-            match picker::pick(what).await {
+            match files.pick(what).await {
                 Ok(picked) if picked.granted.is_empty() => {}
                 Ok(picked) => {
                     let names: Vec<String> =
@@ -111,8 +119,9 @@ pub fn GrantsPanel() -> impl IntoView {
             return;
         };
         confirming.set(None);
+        let files = service.get_value();
         spawn_local(async move {
-            match grants::revoke(&row.grant.record.id).await {
+            match files.revoke(&row.grant.record.id).await {
                 Ok(()) => notice.set(Some(format!("Revoked {}.", row.grant.record.name))),
                 Err(e) => notice.set(Some(format!(
                     "Could not revoke {}: {e}",

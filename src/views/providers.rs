@@ -9,17 +9,16 @@
 
 use hearth_core::agent::always_loaded_suggestion;
 use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
-use hearth_core::providers::{
-    IN_TAB, ModelInfo, PRESETS, ProviderConfig, ProviderError, ProviderKind, preset,
+use hearth_core::provider_form::{
+    CUSTOM_ANTHROPIC, CUSTOM_OPENAI, FIRST_CHOICE, ProviderForm, connected, host, listed_window,
+    model_options,
 };
+use hearth_core::providers::{ModelInfo, PRESETS, ProviderConfig, ProviderError, preset};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::assistant::{AssistantSettings, fetch_models, use_assistant};
 use crate::runtime::use_runtime;
-
-const CUSTOM_OPENAI: &str = "custom-openai";
-const CUSTOM_ANTHROPIC: &str = "custom-anthropic";
 
 /// Where a connection test stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,20 +28,10 @@ enum Check {
     Failed(ProviderError),
 }
 
-fn host(url: &str) -> String {
-    url.split_once("://")
-        .map(|(_, r)| r)
-        .unwrap_or(url)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
-
 #[component]
 pub fn ProviderPanel() -> impl IntoView {
     let a = use_assistant();
-    let choice = RwSignal::new(String::from("ollama"));
+    let choice = RwSignal::new(String::from(FIRST_CHOICE));
     let base_url = RwSignal::new(String::new());
     let api_key = RwSignal::new(String::new());
     let model = RwSignal::new(String::new());
@@ -58,33 +47,37 @@ pub fn ProviderPanel() -> impl IntoView {
     let tab_max_tokens = RwSignal::new(String::new());
     let tab_context = RwSignal::new(String::new());
 
-    // Start from what is stored, once it has loaded.
-    let fill = move |c: Option<ProviderConfig>| match c {
-        Some(c) => {
-            choice.set(c.preset.clone().unwrap_or_else(|| match c.kind {
-                ProviderKind::OpenAiCompatible => CUSTOM_OPENAI.into(),
-                ProviderKind::Anthropic => CUSTOM_ANTHROPIC.into(),
-                ProviderKind::InTab => IN_TAB.into(),
-            }));
-            if c.in_tab() {
-                tab_model.set(c.model.clone());
-                tab_max_tokens.set(c.max_tokens.map(|n| n.to_string()).unwrap_or_default());
-                tab_context.set(c.context_length.map(|n| n.to_string()).unwrap_or_default());
+    // The form's fields as one plain value, and back.
+    let form = move || ProviderForm {
+        choice: choice.get(),
+        base_url: base_url.get(),
+        api_key: api_key.get(),
+        model: model.get(),
+        tab_model: tab_model.get(),
+        tab_max_tokens: tab_max_tokens.get(),
+        tab_context: tab_context.get(),
+    };
+    let set_form = move |f: ProviderForm| {
+        for (field, value) in [
+            (choice, f.choice),
+            (base_url, f.base_url),
+            (api_key, f.api_key),
+            (model, f.model),
+            (tab_model, f.tab_model),
+            (tab_max_tokens, f.tab_max_tokens),
+            (tab_context, f.tab_context),
+        ] {
+            if field.with_untracked(|now| *now != value) {
+                field.set(value);
             }
-            base_url.set(c.base_url.clone());
-            api_key.set(c.api_key.clone());
-            model.set(c.model.clone());
         }
-        None => {
-            choice.set("ollama".into());
-            base_url.set(
-                preset("ollama")
-                    .map(|p| p.base_url.to_string())
-                    .unwrap_or_default(),
-            );
-            api_key.set(String::new());
-            model.set(String::new());
-        }
+    };
+
+    // Start from what is stored, once it has loaded.
+    let fill = move |c: Option<ProviderConfig>| {
+        let mut f = untrack(form);
+        f.fill(c.as_ref());
+        set_form(f);
     };
     {
         let (loaded, provider) = (a.loaded, a.provider);
@@ -105,63 +98,14 @@ pub fn ProviderPanel() -> impl IntoView {
         }
     }
 
-    let in_tab = move || choice.get() == IN_TAB;
-    let config = move || {
-        let id = choice.get();
-        if id == IN_TAB {
-            let mut c = ProviderConfig::from_preset(
-                preset(IN_TAB).expect("the in-tab preset"),
-                "",
-                tab_model.get().trim(),
-            );
-            c.max_tokens = tab_max_tokens
-                .get()
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|n| *n > 0);
-            c.context_length = tab_context
-                .get()
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n >= 512);
-            return c;
-        }
-        let (kind, preset_id) = match id.as_str() {
-            CUSTOM_OPENAI => (ProviderKind::OpenAiCompatible, None),
-            CUSTOM_ANTHROPIC => (ProviderKind::Anthropic, None),
-            other => (
-                preset(other).map_or(ProviderKind::OpenAiCompatible, |p| p.kind),
-                Some(other.to_string()),
-            ),
-        };
-        ProviderConfig {
-            kind,
-            preset: preset_id,
-            base_url: base_url.get().trim().to_string(),
-            api_key: api_key.get().trim().to_string(),
-            model: model.get().trim().to_string(),
-            max_tokens: None,
-            temperature: None,
-            include_usage: true,
-            context_length: None,
-        }
-    };
-    let needs_key = move || {
-        let id = choice.get();
-        preset(&id).is_none_or(|p| p.needs_key)
-    };
+    let in_tab = move || form().in_tab();
+    let config = move || form().config();
+    let needs_key = move || form().needs_key();
 
-    // A preset brings its own URL; a custom provider starts with none, not
-    // the URL of the preset picked before.
     let on_preset = move |id: String| {
-        base_url.set(
-            preset(&id)
-                .map(|p| p.base_url.to_string())
-                .unwrap_or_default(),
-        );
-        choice.set(id);
+        let mut f = untrack(form);
+        f.choose(id);
+        set_form(f);
         models.set(Vec::new());
         check.set(None);
         problems.set(Vec::new());
@@ -173,28 +117,13 @@ pub fn ProviderPanel() -> impl IntoView {
         spawn_local(async move {
             match fetch_models(&c, 10_000).await {
                 Ok(list) => {
-                    let n = list.len();
-                    let missing =
-                        !c.model.is_empty() && n > 0 && !list.iter().any(|m| m.id == c.model);
-                    if c.model.is_empty()
-                        && let Some(first) = list.first()
-                    {
-                        model.set(first.id.clone());
+                    let answer = connected(&c, &list);
+                    if let Some(first) = answer.pick {
+                        model.set(first);
                     }
-                    typing_model.set(n == 0);
+                    typing_model.set(answer.type_name);
                     models.set(list);
-                    let mut text = format!(
-                        "Connected to {}: {n} model{} available.",
-                        c.display_name(),
-                        if n == 1 { "" } else { "s" }
-                    );
-                    if missing {
-                        text.push_str(&format!(
-                            " It has no model called '{}'; pick one from the list.",
-                            c.model
-                        ));
-                    }
-                    check.set(Some(Check::Connected(text)));
+                    check.set(Some(Check::Connected(answer.text)));
                 }
                 Err(e) => check.set(Some(Check::Failed(e))),
             }
@@ -211,11 +140,7 @@ pub fn ProviderPanel() -> impl IntoView {
                 return;
             }
             // The model in this tab's window comes from its file.
-            let window = models.with_untracked(|m| {
-                m.iter()
-                    .find(|m| m.id == c.model)
-                    .and_then(|m| m.context_length)
-            });
+            let window = models.with_untracked(|m| listed_window(m, &c.model));
             let shown_model = if c.in_tab() {
                 a.tab
                     .model(&c.model)
@@ -352,19 +277,8 @@ pub fn ProviderPanel() -> impl IntoView {
                         <div class="key-row">
                             <select id="provider-model" prop:value=move || model.get() on:change=move |ev| model.set(event_target_value(&ev))>
                                 {move || {
-                                    let mut list = models.get();
-                                    let m = model.get();
-                                    if !m.is_empty() && !list.iter().any(|x| x.id == m) {
-                                        list.insert(0, ModelInfo { id: m, name: None, context_length: None });
-                                    }
-                                    list.into_iter().map(|info| {
-                                        let label = match (&info.name, info.context_length) {
-                                            (Some(n), Some(c)) if *n != info.id => format!("{n} ({}, {c} tokens)", info.id),
-                                            (Some(n), None) if *n != info.id => format!("{n} ({})", info.id),
-                                            (_, Some(c)) => format!("{} ({c} tokens)", info.id),
-                                            _ => info.id.clone(),
-                                        };
-                                        view! { <option value=info.id.clone()>{label}</option> }
+                                    models.with(|list| model_options(list, &model.get())).into_iter().map(|(id, label)| {
+                                        view! { <option value=id>{label}</option> }
                                     }).collect_view()
                                 }}
                             </select>

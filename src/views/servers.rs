@@ -9,6 +9,7 @@ use hearth_core::mcp::hosted::StdioListing;
 use hearth_core::mcp::model::Tool;
 use hearth_core::mcp::servers::{NewServer, ServerSource};
 use hearth_core::mcp::skills::{ServerId, skill_id, ui_resource, visible_to_model};
+use hearth_core::server_card::{self as card, removal_message, shown_resources, subtitle};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -316,11 +317,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
         let id = id.clone();
         Memo::new(move |_| pending.with(|l| l.iter().any(|p| p.server == id)))
     };
-    let status_label = move || match status.get() {
-        Some(Status::Connecting) if signing.get() => "Waiting for sign-in",
-        Some(s) => s.label(),
-        None => "Off",
-    };
+    let status_label = move || status.with(|s| card::status_label(s.as_ref(), signing.get()));
     let permissions = rt.versions().permissions;
     let skill_state = {
         let rt = rt.clone();
@@ -370,8 +367,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
     let (sid_attr, sid_title, sid_switch, sid_confirm) =
         (sid.clone(), sid.clone(), sid.clone(), sid.clone());
     let (id_tools, id_prompts, id_relay) = (id.clone(), id.clone(), id.clone());
-    let skills_count =
-        Memo::new(move |_| tools.with(|t| t.iter().filter(|t| visible_to_model(t)).count()));
+    let skills_count = Memo::new(move |_| tools.with(|t| card::skills_count(t)));
 
     view! {
         <article
@@ -384,13 +380,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                 <div class="server-title">
                     <h2>{sid_title}</h2>
                     {move || head.get().map(|(entry, implementation, era)| {
-                        let what = implementation
-                            .map(|i| format!("{} {}", i.title.unwrap_or(i.name), i.version))
-                            .unwrap_or_default();
-                        let place = match &entry.source {
-                            ServerSource::Remote { url } => url.clone(),
-                            ServerSource::Stdio => "stdio, through hearth serve".to_string(),
-                        };
+                        let (what, place) = subtitle(&entry.source, implementation.as_ref());
                         view! {
                             <p class="muted server-sub">
                                 {(!what.is_empty()).then(|| view! { <span class="server-impl">{what}</span>" · " })}
@@ -470,10 +460,9 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                         <ul class="server-items" tabindex="0" aria-label="Resources">
                             {move || {
                                 let (list, templates) = resources.get();
-                                let shown = list.len().min(50);
-                                let more = list.len() - shown;
+                                let (shown, more) = shown_resources(&list);
                                 view! {
-                                    {list.into_iter().take(50).map(|r| view! {
+                                    {shown.iter().map(|r| view! {
                                         <li class="server-item" data-uri=r.uri.clone()>
                                             <span>{r.title.clone().unwrap_or(r.name.clone())}</span>
                                             <code class="muted">{r.uri.clone()}</code>
@@ -553,10 +542,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
             <Show when=move || confirming.get()>
                 <ConfirmDialog
                     title=format!("Remove {sid_confirm}?")
-                    message=format!(
-                        "Hearth forgets {sid_confirm}: its connection, its {} skills with their settings and approvals, and any sign-in. You can add it again later.",
-                        skills_count.get_untracked()
-                    )
+                    message=removal_message(&sid_confirm, skills_count.get_untracked())
                     confirm_label="Remove server".to_string()
                     on_confirm={
                         let remove = remove.clone();

@@ -12,9 +12,8 @@ use hearth_core::display::bytes;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen_futures::JsFuture;
 
-use crate::backup::{self, StoreStat};
+use crate::backup::{self, OfferError, StoreStat};
 use crate::icons::Icon;
 use crate::platform::{Estimate, persisted, request_persist, storage_estimate};
 use crate::pwa::{Offline, PythonCache, use_pwa};
@@ -263,14 +262,6 @@ enum Restore {
     Done(String),
 }
 
-/// Reads the file the person picked.
-async fn read_file(file: web_sys::File) -> Result<Vec<u8>, String> {
-    let buffer = JsFuture::from(file.array_buffer())
-        .await
-        .map_err(|e| format!("the browser could not read the file ({e:?})"))?;
-    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
-}
-
 fn done_message(plan: &RestorePlan) -> String {
     let added = plan.total(|c| c.added);
     let updated = plan.total(|c| c.updated);
@@ -312,7 +303,7 @@ pub fn BackupPanel() -> impl IntoView {
                 } else {
                     SecretsChoice::LeaveOut
                 };
-                let note = match backup::create(&rt.db(), secrets).await {
+                let note = match backup::download_backup(&rt.db(), secrets).await {
                     Ok(created) => {
                         let m = &created.manifest;
                         let secrets = if m.secrets.included {
@@ -327,21 +318,17 @@ pub fn BackupPanel() -> impl IntoView {
                         } else {
                             String::new()
                         };
-                        match crate::platform::download_bytes(
-                            &created.file_name,
-                            "application/zip",
-                            &created.bytes,
-                        ) {
-                            Ok(()) => Ok(format!(
-                                "Saved {} ({}, {} items).{secrets}",
-                                created.file_name,
-                                bytes(created.bytes.len() as f64),
-                                count(m.records())
-                            )),
-                            Err(e) => Err(format!("The backup could not be saved: {e}")),
-                        }
+                        Ok(format!(
+                            "Saved {} ({}, {} items).{secrets}",
+                            created.file_name,
+                            bytes(created.bytes.len() as f64),
+                            count(m.records())
+                        ))
                     }
-                    Err(e) => Err(format!("No backup was made: {e}.")),
+                    Err(OfferError::NotSaved(e)) => {
+                        Err(format!("The backup could not be saved: {e}"))
+                    }
+                    Err(OfferError::NotMade(e)) => Err(format!("No backup was made: {e}.")),
                 };
                 backup_note.set(Some(note));
                 busy.set(false);
@@ -361,15 +348,12 @@ pub fn BackupPanel() -> impl IntoView {
         let name = file.name();
         restore.set(Restore::Reading(name.clone()));
         spawn_local(async move {
-            let next = match read_file(file).await {
-                Err(e) => Restore::Refused(format!("Nothing was changed: {e}.")),
-                Ok(bytes) => match backup::open_file(&bytes, &schema) {
-                    Ok(b) => Restore::Preview {
-                        file: name,
-                        backup: Arc::new(b),
-                    },
-                    Err(e) => Restore::Refused(format!("Nothing was changed: {e}.")),
+            let next = match backup::open_picked(file, &schema).await {
+                Ok(b) => Restore::Preview {
+                    file: name,
+                    backup: Arc::new(b),
                 },
+                Err(e) => Restore::Refused(format!("Nothing was changed: {e}.")),
             };
             restore.set(next);
         });
@@ -380,15 +364,11 @@ pub fn BackupPanel() -> impl IntoView {
         move |_| {
             let rt = rt.clone();
             spawn_local(async move {
-                let note = match backup::conversations_markdown(&rt.db()).await {
-                    Ok(Some((name, data, mime))) => {
-                        match crate::platform::download_bytes(&name, mime, &data) {
-                            Ok(()) => Ok(format!("Saved {name}.")),
-                            Err(e) => Err(format!("Not saved: {e}")),
-                        }
-                    }
+                let note = match backup::download_conversations_markdown(&rt.db()).await {
+                    Ok(Some(name)) => Ok(format!("Saved {name}.")),
                     Ok(None) => Ok("There are no conversations to export yet.".into()),
-                    Err(e) => Err(format!("Not exported: {e}.")),
+                    Err(OfferError::NotSaved(e)) => Err(format!("Not saved: {e}")),
+                    Err(OfferError::NotMade(e)) => Err(format!("Not exported: {e}.")),
                 };
                 md_note.set(Some(note));
             });

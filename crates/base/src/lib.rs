@@ -1,7 +1,11 @@
-//! hearth-base: the few things every layer of Hearth shares, with almost no
-//! dependencies: the platform's clock ([`TimeSource`]) and the incremental
-//! SSE parser ([`sse`]) that model providers and MCP both stream through.
+//! hearth-base: the vocabulary every layer of Hearth shares: the
+//! platform's clock ([`TimeSource`]), the incremental SSE parser ([`sse`])
+//! that model providers and MCP both stream through, the id a skill is
+//! called by ([`skill_id`]) and the JSON Schema subset skills declare their
+//! inputs and outputs in ([`schema`]).
 
+pub mod schema;
+pub mod skill_id;
 pub mod sse;
 
 /// Wall time and a monotonic clock, given by the platform.

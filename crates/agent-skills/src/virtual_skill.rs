@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::extensions::{ScriptLanguage, TOOLS_FILE};
 use super::package::{self, PackageFile, PackageSource, SkillPackage};
 use super::{Problem, ValidationMode};
-use crate::skill::SkillId;
+use hearth_base::skill_id::SkillId;
 
 /// What the editor holds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -200,7 +200,7 @@ pub fn build_virtual_skill(draft: &VirtualSkillDraft) -> VirtualSkillOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent_skills::archive;
+    use crate::archive;
 
     fn draft() -> VirtualSkillDraft {
         VirtualSkillDraft {

@@ -3,14 +3,14 @@
 //! gate lets through is always a safe relative path.
 //!
 //! The default run is short. For a long run:
-//! `PROPTEST_CASES=200000 cargo test -p hearth-core --release --test agent_skills_props`.
+//! `PROPTEST_CASES=200000 cargo test -p hearth-agent-skills --release --test agent_skills_props`.
 
 use std::io::{Cursor, Write};
 
-use hearth_core::agent_skills::archive;
-use hearth_core::agent_skills::paths;
-use hearth_core::agent_skills::scan::{ScanOptions, SourceFile, scan};
-use hearth_core::agent_skills::{SkillMdSource, ValidationMode, parse_skill_md};
+use hearth_agent_skills::archive;
+use hearth_agent_skills::paths;
+use hearth_agent_skills::scan::{ScanOptions, SourceFile, scan};
+use hearth_agent_skills::{SkillMdSource, ValidationMode, parse_skill_md};
 use proptest::prelude::*;
 
 /// Pieces real frontmatter is made of, plus the usual ways it goes wrong.

@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 
 use super::file::{FileKind, PackageFile};
 use super::{Problem, Severity, ValidationMode, paths};
-use crate::schema::check_schema;
-use crate::skill::SkillId;
+use hearth_base::schema::check_schema;
+use hearth_base::skill_id::SkillId;
 
 pub const TOOLS_FILE: &str = "tools.json";
 pub const RESOURCES_FILE: &str = "resources.json";
@@ -468,13 +468,13 @@ fn load_tool(
     })
 }
 
-fn tool_name_error(e: &crate::skill::SkillIdError) -> String {
+fn tool_name_error(e: &hearth_base::skill_id::SkillIdError) -> String {
     match e {
-        crate::skill::SkillIdError::Empty => "a tool name cannot be empty".into(),
-        crate::skill::SkillIdError::TooLong(n) => {
+        hearth_base::skill_id::SkillIdError::Empty => "a tool name cannot be empty".into(),
+        hearth_base::skill_id::SkillIdError::TooLong(n) => {
             format!("a tool name has at most 64 characters, this one has {n}")
         }
-        crate::skill::SkillIdError::BadChar(c) => {
+        hearth_base::skill_id::SkillIdError::BadChar(c) => {
             format!("a tool name may hold only ASCII letters, digits, '_' and '-', not {c:?}")
         }
     }

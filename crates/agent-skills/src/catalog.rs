@@ -4,7 +4,7 @@
 //! the threshold the prompt carries one line and `discover_skills` finds
 //! packages, so the opening context stops growing with the library.
 
-use super::activation::SkillLibrary;
+use super::library::SkillLibrary;
 use super::xml_escape;
 
 /// The threshold, in estimated tokens, up to which the catalog stays in
@@ -156,8 +156,8 @@ pub fn render_reference_prompt(entries: &[PromptEntry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent_skills::package::SkillPackage;
-    use crate::agent_skills::properties::SkillProperties;
+    use crate::package::SkillPackage;
+    use crate::properties::SkillProperties;
 
     fn package(name: &str, description: &str) -> SkillPackage {
         SkillPackage {
