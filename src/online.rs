@@ -109,7 +109,11 @@ pub fn offline_message(skill_name: &str) -> String {
 
 /// Ends a network-tier call while Hearth is offline, before the permission
 /// layer would ask the person about something that cannot work. Nothing
-/// runs; the Activity log records the failed call like any other.
+/// runs; the Activity log records the failed call like any other. It is
+/// one of two offline checks, with one wording: this one covers every
+/// network-tier skill (MCP servers reached directly too) and comes before
+/// the approval prompt; the API client's (`ProxyClient`) covers what
+/// reaches `hearth serve` outside the call path.
 pub struct OfflineHook;
 
 impl Hook for OfflineHook {

@@ -1,6 +1,6 @@
 //! The browser side of the network-tier skills `web_fetch` and
 //! `web_search`: a client of `hearth serve`'s same-origin API (see
-//! `crates/proxy/src/net/mod.rs` for the contract) that sends the key from
+//! `crates/proxy/src/web/mod.rs` for the contract) that sends the key from
 //! the launch link (`crate::launch`) on every call, the skills' domain
 //! lists kept in IndexedDB, and the search backend chosen in Settings.
 //!
@@ -144,8 +144,8 @@ impl ApiTransport for BrowserTransport {
 /// Settings and MCP (stdio servers, relay registrations): the key sent on
 /// every call, read again (once) when the proxy refuses it, since another
 /// tab may have taken a newer one from a launch link; the session fetched
-/// once; a call that gets no answer told apart as offline or unreachable.
-/// Callers get a [`WebFailure`] and put it in their own words.
+/// once; nothing sent while the device is offline. Callers get a
+/// [`WebFailure`] and put it in their own words.
 pub struct ProxyClient {
     transport: Rc<dyn ApiTransport>,
     online: Rc<dyn Fn() -> bool>,
@@ -184,14 +184,22 @@ impl ProxyClient {
         self.session.borrow().clone()
     }
 
+    /// Sends one request: the client's only offline check. Offline, nothing
+    /// is sent and every caller gets [`WebFailure::Offline`] (one wording,
+    /// [`WebFailure::message`]). The call path's `OfflineHook` checks the
+    /// same thing earlier for every network-tier skill, before the approval
+    /// prompt; this check is still needed for what does not come through
+    /// the call path (MCP's stdio listing and relay registrations,
+    /// Settings) and for a direct [`ProxyClient::run_skill`]. Online, a
+    /// request that gets no answer means the local server is not there.
     async fn exchange(&self, request: ApiRequest) -> Result<ApiAnswer, WebFailure> {
-        self.transport.send(request).await.map_err(|_| {
-            if (self.online)() {
-                WebFailure::ProxyUnreachable
-            } else {
-                WebFailure::Offline
-            }
-        })
+        if !(self.online)() {
+            return Err(WebFailure::Offline);
+        }
+        self.transport
+            .send(request)
+            .await
+            .map_err(|_| WebFailure::ProxyUnreachable)
     }
 
     fn token(key: &Option<String>) -> Option<(String, String)> {
@@ -292,24 +300,14 @@ impl ProxyClient {
             ))
         })?;
         let fail = |f: WebFailure| f.into_skill_error(skill);
-        // Both skills reach the internet: nothing is sent while offline.
-        let offline = || -> Result<(), SkillError> {
-            if (self.online)() {
-                Ok(())
-            } else {
-                Err(fail(WebFailure::Offline))
-            }
-        };
         match skill {
             WEB_FETCH => {
                 let request = fetch_request(arguments, &policy)?;
-                offline()?;
                 let page: FetchResponse = self.post("/api/fetch", &request).await.map_err(fail)?;
                 Ok(fetch_output(&page))
             }
             WEB_SEARCH => {
                 let request = search_request(arguments, &policy)?;
-                offline()?;
                 let found: SearchResponse =
                     self.post("/api/search", &request).await.map_err(fail)?;
                 Ok(search_output(&found))

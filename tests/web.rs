@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth::mcp::proxy::HearthProxy;
+use hearth::mcp::proxy::{HearthProxy, SUBJECT};
 use hearth::web::{ApiAnswer, ApiMethod, ApiRequest, ApiTransport, NoAnswer, ProxyClient};
 use hearth_core::mcp::hosted::{RelayDescription, StdioListing};
 use hearth_core::mcp::skills::ServerId;
@@ -316,7 +316,8 @@ async fn offline_is_said_plainly_and_nothing_is_sent() {
     assert!(err.message.contains("offline"));
     assert_eq!(t.sent(), vec![]);
 
-    // The connection dropping while the browser goes offline reads the same.
+    // Any call of the API made once the browser went offline reads the
+    // same, and is not sent either.
     let online = Rc::new(Cell::new(true));
     let flag = online.clone();
     let t = Scripted::new(vec![session()]);
@@ -332,6 +333,7 @@ async fn offline_is_said_plainly_and_nothing_is_sent() {
         .await
         .unwrap_err();
     assert_eq!(err, WebFailure::Offline);
+    assert_eq!(t.sent().len(), 1, "only the session, sent while online");
 }
 
 #[wasm_bindgen_test]
@@ -486,17 +488,23 @@ async fn mcp_calls_share_the_web_skills_client_key_and_retry() {
 #[wasm_bindgen_test]
 async fn mcp_failures_are_said_in_mcps_words() {
     // Nothing listening (a static host): MCP says what stdio and the relay
-    // need, whether or not the device is online.
-    for online in [true, false] {
-        let t = Scripted::new(vec![Err(NoAnswer("Failed to fetch".into()))]);
-        let mcp = HearthProxy::new(Rc::new(client(&t, online)));
-        let err = mcp.stdio_servers().await.unwrap_err();
-        assert_eq!(
-            err,
-            "Hearth's local server is not answering. stdio servers and the relay work only when \
-             Hearth is opened from `hearth serve`"
-        );
-    }
+    // need.
+    let t = Scripted::new(vec![Err(NoAnswer("Failed to fetch".into()))]);
+    let mcp = HearthProxy::new(Rc::new(client(&t, true)));
+    let err = mcp.stdio_servers().await.unwrap_err();
+    assert_eq!(
+        err,
+        "Hearth's local server is not answering. stdio servers and the relay work only when \
+         Hearth is opened from `hearth serve`"
+    );
+    // Offline, nothing is sent, and MCP says so in the words every
+    // network-tier call uses.
+    let t = Scripted::new(vec![]);
+    let mcp = HearthProxy::new(Rc::new(client(&t, false)));
+    let err = mcp.stdio_servers().await.unwrap_err();
+    assert_eq!(err, WebFailure::Offline.message(SUBJECT));
+    assert!(err.starts_with("You are offline"), "{err}");
+    assert_eq!(t.sent(), vec![]);
     // A static file server's 404 reads the same.
     let t = Scripted::new(vec![answer(404, json!("not found"))]);
     let err = HearthProxy::new(Rc::new(client(&t, true)))

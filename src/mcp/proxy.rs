@@ -25,11 +25,16 @@ pub fn app_origin() -> String {
         .unwrap_or_default()
 }
 
-/// A failure of the API in MCP's words: no answer means the stdio servers
-/// and the relay are not there at all.
+/// What stdio servers and the relay are called in a failure's words.
+pub const SUBJECT: &str = "stdio servers and the relay";
+
+/// A failure of the API in MCP's words: offline, the words every
+/// network-tier call uses; no answer means the stdio servers and the relay
+/// are not there at all.
 pub fn failure_text(f: &WebFailure) -> String {
     match f {
-        WebFailure::Offline | WebFailure::ProxyUnreachable => {
+        WebFailure::Offline => f.message(SUBJECT),
+        WebFailure::ProxyUnreachable => {
             "Hearth's local server is not answering. stdio servers and the relay work only when \
              Hearth is opened from `hearth serve`"
                 .into()

@@ -17,6 +17,9 @@
 //!
 //! Code under `#[cfg(test)]` (test modules, test-only items) is left out:
 //! tests may reach anywhere.
+//!
+//! Crates listed in [`LAYERS`] also keep their top-level modules in
+//! layers: each module names only modules of a lower layer.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -46,6 +49,15 @@ pub const CRATES: [(&str, &str); 11] = [
 /// A circle listed here is printed but does not fail the check; a listed
 /// circle that no longer occurs fails it, so the list only shrinks.
 pub const KNOWN: [(&str, &str, &str); 0] = [];
+
+/// Layers among a crate's top-level modules, lowest first: a module may
+/// name only modules of a lower layer, so the modules of one layer never
+/// name each other and no layer names one above it. Top-level modules not
+/// listed (wiring, commands) sit above every layer; no layer may name them.
+pub const LAYERS: [(&str, &[&[&str]]); 1] = [(
+    "hearth-proxy",
+    &[&["api"], &["client"], &["web", "relay", "stdio"]],
+)];
 
 /// A module's path from its crate root (`[]` is the root).
 type ModPath = Vec<String>;
@@ -279,6 +291,34 @@ impl CrateGraph {
             }
         }
         levels
+    }
+
+    /// Every edge among the crate root's children that breaks `layers`
+    /// (lowest first): `from → to: file:line (written)`.
+    pub fn layer_breaches(&self, layers: &[&[&str]]) -> Vec<String> {
+        let rank = |m: &str| layers.iter().position(|l| l.contains(&m));
+        let mut out = Vec::new();
+        let levels = self.levels();
+        let Some(top) = levels.get(&Vec::new()) else {
+            return out;
+        };
+        for ((from, to), sites) in top {
+            let Some(from_rank) = rank(from) else {
+                continue;
+            };
+            if rank(to).is_some_and(|to_rank| to_rank < from_rank) {
+                continue;
+            }
+            for site in sites {
+                out.push(format!(
+                    "{from} → {to}: {}:{} ({})",
+                    site.file.display(),
+                    site.line,
+                    site.written
+                ));
+            }
+        }
+        out
     }
 
     /// Every circle, level by level: for each edge inside a strongly
@@ -770,6 +810,24 @@ pub fn check() -> Result<(), Failure> {
             }
             failures.push(format!("{name}: {} import circle(s)", unexpected.len()));
         }
+        if let Some((_, layers)) = LAYERS.iter().find(|(c, _)| *c == name) {
+            let breaches = graph.layer_breaches(layers);
+            if breaches.is_empty() {
+                println!("  {name}: the layers hold ({layers:?}, lowest first)");
+            } else {
+                println!(
+                    "  {name}: {} import(s) against the layers {layers:?}",
+                    breaches.len()
+                );
+                for b in &breaches {
+                    println!("    {}", b.replace(&format!("{}/", root.display()), ""));
+                }
+                failures.push(format!(
+                    "{name}: {} import(s) against its layers",
+                    breaches.len()
+                ));
+            }
+        }
         for path in &stale {
             failures.push(format!(
                 "{name}: the known circle {path} no longer occurs; remove it from circles::KNOWN"
@@ -848,6 +906,42 @@ mod tests {
             ]
         );
         assert_eq!(circles[0].sites[2].written, "crate::a::g");
+    }
+
+    #[test]
+    fn layers_refuse_imports_upward_and_between_features() {
+        let g = graph(&[
+            (
+                "src/lib.rs",
+                "mod api;\nmod client;\nmod web;\nmod relay;\nmod serve;\n",
+            ),
+            ("src/api.rs", "pub struct E;\n"),
+            ("src/client.rs", "use crate::api::E;\n"),
+            (
+                "src/web.rs",
+                "use crate::client::C;\nuse crate::relay::R;\n",
+            ),
+            (
+                "src/relay.rs",
+                "use crate::api::E;\nfn f() { crate::serve::go(); }\n",
+            ),
+            ("src/serve.rs", "use crate::web::W;\nuse crate::relay::R;\n"),
+        ]);
+        let layers: &[&[&str]] = &[&["api"], &["client"], &["web", "relay"]];
+        assert_eq!(
+            g.layer_breaches(layers),
+            [
+                "relay → serve: src/relay.rs:2 (crate::serve::go)",
+                "web → relay: src/web.rs:2 (crate::relay::R)",
+            ]
+        );
+        let fixed = graph(&[
+            ("src/lib.rs", "mod api;\nmod client;\nmod web;\n"),
+            ("src/api.rs", "pub struct E;\n"),
+            ("src/client.rs", "use crate::api::E;\n"),
+            ("src/web.rs", "use crate::client::C;\nuse crate::api::E;\n"),
+        ]);
+        assert!(fixed.layer_breaches(layers).is_empty());
     }
 
     #[test]

@@ -598,7 +598,7 @@ impl DomainLists {
 }
 
 // ---------------------------------------------------------------------------
-// Wire types of the proxy's API (see crates/proxy/src/net/mod.rs)
+// Wire types of the proxy's API (see crates/proxy/src/web/mod.rs)
 
 /// The header every call to the proxy's API carries the key in. A custom
 /// header (not `Authorization`), so the relay can forward a caller's own

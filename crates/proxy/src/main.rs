@@ -1,11 +1,15 @@
 //! The `hearth` binary: `hearth serve` and the CLI over hearth-core.
 
+mod api;
+mod client;
 mod mcp;
-mod net;
+mod relay;
 mod serve;
 mod skills_cli;
 mod skills_packages;
 mod skills_search;
+mod stdio;
+mod web;
 mod web_cli;
 
 use std::path::PathBuf;
@@ -102,7 +106,7 @@ fn main() -> ExitCode {
                 dist: dist.unwrap_or_else(serve::default_dist),
                 extra_connect_src: allow_connect,
             };
-            let Some(config_dir) = config_dir.or_else(net::config::default_config_dir) else {
+            let Some(config_dir) = config_dir.or_else(web::config::default_config_dir) else {
                 eprintln!(
                     "error: cannot tell where your config directory is; pass --config-dir or set HEARTH_CONFIG_DIR"
                 );
@@ -110,7 +114,7 @@ fn main() -> ExitCode {
             };
             let stdio_config = mcp_servers.unwrap_or_else(|| config_dir.join("mcp-servers.json"));
             let mut net_config =
-                match net::config::NetConfig::load(&config_dir, config_file.as_deref(), &|name| {
+                match web::config::NetConfig::load(&config_dir, config_file.as_deref(), &|name| {
                     std::env::var(name).ok()
                 }) {
                     Ok(c) => c,

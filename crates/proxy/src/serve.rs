@@ -29,12 +29,12 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use tower_http::services::ServeDir;
 
-use crate::net::NetState;
-use crate::net::client::ClientConfig;
-use crate::net::config::NetConfig;
-use crate::net::guard::AppGuard;
-use crate::net::resolve::SystemResolver;
-use crate::net::token::ApiToken;
+use crate::api::guard::AppGuard;
+use crate::api::token::ApiToken;
+use crate::client::ClientConfig;
+use crate::client::resolve::SystemResolver;
+use crate::web::NetState;
+use crate::web::config::NetConfig;
 
 /// Why the server cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -445,9 +445,11 @@ pub async fn run(
         Arc::new(SystemResolver),
         ClientConfig::default_tls(),
     ));
-    let mcp = crate::mcp::api::McpState::start(&stdio_config, relay_client);
-    let api = crate::net::router(state.clone())
-        .merge(crate::mcp::api::router(mcp.clone(), state.guard()));
+    let stdio = crate::stdio::routes::StdioState::start(&stdio_config);
+    let relays = Arc::new(crate::relay::Relays::new(relay_client));
+    let api = crate::web::router(state.clone())
+        .merge(crate::stdio::routes::router(stdio.clone(), state.guard()))
+        .merge(crate::relay::routes::router(relays, state.guard()));
     let app = router_with(&config, api)?;
     let shown_host = if addr.ip().is_loopback() {
         "127.0.0.1".to_string()
@@ -471,7 +473,7 @@ pub async fn run(
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;
-    mcp.stop();
+    stdio.stop();
     Ok(())
 }
 
@@ -842,5 +844,49 @@ mod tests {
         assert!(!is_hashed_asset("/sw.js"));
         assert!(!is_hashed_asset("/icons/icon-192.png"));
         assert!(!is_hashed_asset("/hearth-xyz.js"));
+    }
+
+    #[tokio::test]
+    async fn the_api_is_served_beside_the_app_with_its_headers() {
+        use crate::web::testing::{Call, Harness, harness};
+        use axum::http::Method;
+        use serde_json::json;
+
+        let dist = tempfile::tempdir().unwrap();
+        std::fs::write(dist.path().join("index.html"), "<!doctype html><p>app</p>").unwrap();
+        let h = harness(|_| {});
+        let app = crate::serve::router_with(
+            &crate::serve::ServeConfig {
+                dist: dist.path().to_path_buf(),
+                extra_connect_src: vec![],
+            },
+            h.app.clone(),
+        )
+        .unwrap();
+        let served = Harness {
+            app,
+            token: h.token.clone(),
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let mut session = Call::new(&served, Method::GET, "/api/session");
+        session.origin = None;
+        let (status, headers, _) = session.send(&served).await;
+        assert_eq!(status, StatusCode::OK);
+        for (name, value) in [
+            ("cache-control", "no-store"),
+            ("cross-origin-resource-policy", "same-origin"),
+            ("cross-origin-opener-policy", "same-origin"),
+            ("x-content-type-options", "nosniff"),
+        ] {
+            assert_eq!(headers[name], value, "{name}");
+        }
+        let mut index = Call::new(&served, Method::GET, "/");
+        index.token = None;
+        let (status, headers, body) = index.send(&served).await;
+        assert_eq!(
+            (status, headers["cache-control"].to_str().unwrap()),
+            (StatusCode::OK, "no-cache")
+        );
+        assert_eq!(body, json!("<!doctype html><p>app</p>"));
     }
 }

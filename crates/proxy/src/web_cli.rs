@@ -16,10 +16,10 @@ use clap::{Args, Subcommand};
 use hearth_core::web::{DomainPolicy, FetchResponse, MODEL_TEXT_MAX_CHARS, fetch_model_text};
 use url::Url;
 
-use crate::net::client::{ClientConfig, FetchError, GuardedClient};
-use crate::net::config::{NetConfig, default_config_dir};
-use crate::net::fetch::{self, FetchLimits};
-use crate::net::resolve::SystemResolver;
+use crate::client::resolve::SystemResolver;
+use crate::client::{ClientConfig, FetchError, GuardedClient};
+use crate::web::config::{NetConfig, default_config_dir};
+use crate::web::fetch::{self, FetchLimits};
 
 #[derive(Subcommand)]
 pub enum WebCommand {
@@ -109,7 +109,7 @@ fn read(args: &ReadArgs) -> Result<FetchResponse, String> {
             allow_private: config.allow_private.clone(),
             resolver: Arc::new(SystemResolver),
             tls: ClientConfig::default_tls(),
-            user_agent: hyper::header::HeaderValue::from_static(crate::net::USER_AGENT),
+            user_agent: hyper::header::HeaderValue::from_static(crate::web::USER_AGENT),
         });
         rt.block_on(fetch::fetch(
             &client,

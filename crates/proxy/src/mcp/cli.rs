@@ -480,9 +480,9 @@ async fn run_stdio(
     config: Option<std::path::PathBuf>,
     command: StdioCommand,
 ) -> Result<ExitCode, String> {
-    use super::stdio::config::{default_path, load};
-    use super::stdio::http::{Bridge, router};
-    use super::stdio::local::RouterTransport;
+    use crate::stdio::config::{default_path, load};
+    use crate::stdio::http::{Bridge, router};
+    use crate::stdio::local::RouterTransport;
 
     let path = config
         .or_else(default_path)

@@ -1,13 +1,10 @@
-//! MCP natively: the reqwest transport for hearth-core's client, the
-//! platform pieces OAuth needs, the `hearth mcp` commands (including the
-//! client mode the official conformance suite drives), and what
-//! `hearth serve` offers the app: the guarded stdio bridge and CORS relay
-//! ([`api`], [`relay`]).
+//! MCP natively, as a client: the reqwest transport for hearth-core's
+//! client, the platform pieces OAuth needs, and the `hearth mcp` commands
+//! (including the client mode the official conformance suite drives).
+//! What `hearth serve` offers the app over MCP is in the features `stdio`
+//! (the bridge) and `relay` (the CORS relay).
 
-pub mod api;
 pub mod cli;
 pub mod conformance;
 pub mod platform;
-pub mod relay;
-pub mod stdio;
 pub mod transport;

@@ -91,31 +91,26 @@
 //! | 503 | `no_search_backend` (the message says how to set one) |
 //! | 504 | `timeout` |
 //!
-//! Each variant of [`error::ApiError`], [`client::FetchError`],
+//! Each variant of [`ApiError`], [`client::FetchError`],
 //! [`guard::GuardError`] and [`search::SearchError`] documents its status
 //! and code.
 //!
 //! ## What is fetched
 //! http and https only; the host is resolved by the proxy and every address
-//! must be public ([`address`]), except destinations listed with
+//! must be public ([`client::address`]), except destinations listed with
 //! `--allow-private-fetch IP:PORT` or `[fetch] allow_private`. The checked
 //! address is the one connected to. At most 5 redirects, each checked the
 //! same way. Bodies over `max_bytes` and fetches over the time limits are
 //! refused. Rate limits are per skill (`web_fetch`, `web_search`).
 
-pub mod address;
-pub mod client;
 pub mod config;
 pub mod content;
-pub mod error;
 pub mod fetch;
-pub mod guard;
-pub mod ratelimit;
 pub mod reader;
-pub mod resolve;
 pub mod search;
-pub mod token;
 
+#[cfg(test)]
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 
@@ -138,14 +133,14 @@ use hearth_core::web::{
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use self::client::{ClientConfig, GuardedClient, parse_url, redact};
 use self::config::{FALLBACK_RATE_LIMIT, NetConfig, SEARCH_SETTINGS_FILE};
-use self::error::ApiError;
 use self::fetch::FetchLimits;
-use self::guard::{AppGuard, TOKEN_HEADER};
-use self::ratelimit::{RateLimiter, retry_after_secs};
-use self::resolve::Resolve;
 use self::search::{AppBackendSetting, SearchBackend, SearchError};
+use crate::api::error::{ApiError, Refusal};
+use crate::api::guard::{self, AppGuard, TOKEN_HEADER};
+use crate::api::ratelimit::{RateLimiter, retry_after_secs};
+use crate::client::resolve::Resolve;
+use crate::client::{self, ClientConfig, GuardedClient, parse_url, redact};
 
 /// The User-Agent of every outgoing request.
 pub const USER_AGENT: &str = concat!(
@@ -375,7 +370,7 @@ async fn fetch_handler(
         }
         Err(e) => {
             tracing::warn!(target: "hearth::net", skill = WEB_FETCH, to = %logged, code = e.code().as_str(), ms, "fetch refused or failed");
-            Err(ApiError::Fetch(e))
+            Err(e.into())
         }
     }
 }
@@ -399,10 +394,11 @@ async fn search_handler(
     }
     let (backend, _) = s.search_backend();
     let Some(backend) = backend else {
-        return Err(ApiError::Search(SearchError::NoBackend {
+        return Err(SearchError::NoBackend {
             problem: s.search_problem.clone(),
             config_path: s.config_path.display().to_string(),
-        }));
+        }
+        .into());
     };
     s.rate_limit(WEB_SEARCH)?;
     let started = Instant::now();
@@ -425,7 +421,7 @@ async fn search_handler(
         }
         Err(e) => {
             tracing::warn!(target: "hearth::net", skill = WEB_SEARCH, backend = backend.name(), code = e.code().as_str(), ms, "search failed");
-            Err(ApiError::Search(e))
+            Err(e.into())
         }
     }
 }
@@ -464,9 +460,10 @@ async fn put_backend(
     let backend = setting.to_backend().map_err(ApiError::InvalidRequest)?;
     let text = serde_json::to_string(&setting).map_err(|e| ApiError::Internal(e.to_string()))?;
     if let Some(dir) = s.settings_path.parent() {
-        token::create_private_dir(dir).map_err(|e| ApiError::Settings(e.to_string()))?;
+        crate::api::token::create_private_dir(dir)
+            .map_err(|e| ApiError::Settings(e.to_string()))?;
     }
-    token::replace_private(&s.settings_path, &text)
+    crate::api::token::replace_private(&s.settings_path, &text)
         .map_err(|e| ApiError::Settings(e.to_string()))?;
     *s.app_search.write().unwrap_or_else(|p| p.into_inner()) = Some(backend);
     tracing::info!(target: "hearth::net", backend = setting_name(&setting), "search backend set from the app");

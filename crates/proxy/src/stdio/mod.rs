@@ -2,15 +2,16 @@
 //! local file ([`config`]); each runs as a supervised process ([`process`])
 //! and is offered to the app as a Streamable HTTP endpoint ([`http`]).
 //!
-//! The seam with the network tier: [`http::router`] carries no access
+//! The seam with the API layer: [`http::router`] carries no access
 //! control. `hearth serve` mounts it under `/mcp/stdio` inside the same
 //! guard as `/api/…` (loopback peer, exact Host, same-origin, the
-//! per-install token): see `mcp::api`.
+//! per-install token): see [`routes`].
 
 pub mod config;
 pub mod http;
 pub mod local;
 pub mod process;
+pub mod routes;
 
 #[cfg(test)]
 mod tests {

@@ -31,10 +31,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::client::PrivateAllow;
 use super::fetch::FetchLimits;
-use super::ratelimit::BucketConfig;
 use super::search::SearchBackend;
+use crate::api::ratelimit::BucketConfig;
+use crate::client::PrivateAllow;
 
 /// The config file's name in the config directory.
 pub const CONFIG_FILE: &str = "config.toml";

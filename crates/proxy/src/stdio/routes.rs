@@ -1,4 +1,4 @@
-//! The MCP routes of `hearth serve`, all behind the network tier's guard
+//! The stdio bridge's routes of `hearth serve`, all behind the API guard
 //! with the key, exactly like `/api/…`:
 //!
 //! - `POST | GET | DELETE /mcp/stdio/{name}` — the stdio bridge: each
@@ -6,49 +6,38 @@
 //!   that file names servers; nothing the browser sends can start a program.
 //! - `GET /api/mcp/stdio` — those servers and their processes, for the
 //!   Servers panel ([`StdioListing`]).
-//! - `PUT | GET | DELETE /api/mcp/relay/{id}` — the CORS relay's target for
-//!   server `{id}` ([`RelayRegistration`] in, [`RelayDescription`] out).
-//! - `POST | GET | DELETE /mcp/relay/{id}` — the relay itself.
 //!
 //! Errors of these routes (not of the MCP servers behind them) are the
-//! network tier's JSON errors.
+//! API's JSON errors.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{Path as UrlPath, State};
-use axum::http::{HeaderMap, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, put};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::get;
 use axum::{Json, Router};
-use hearth_core::mcp::hosted::{
-    RelayDescription, RelayRegistration, StdioListing, StdioServerInfo, StdioSkipped,
-};
+use hearth_core::mcp::hosted::{StdioListing, StdioServerInfo, StdioSkipped};
 use hearth_core::web::ApiErrorCode;
-use serde_json::json;
 
-use super::relay::{RelayError, Relays};
-use super::stdio::config::{ConfigError, StdioConfig, load};
-use super::stdio::http::{Bridge, router as bridge_router};
-use crate::net::client::ClientConfig;
-use crate::net::error::error_response;
-use crate::net::guard::{self, AppGuard};
+use super::config::{ConfigError, StdioConfig, load};
+use super::http::{Bridge, router as bridge_router};
+use crate::api::error::error_response;
+use crate::api::guard::{self, AppGuard};
 
-/// The stdio servers and relays `hearth serve` runs.
-pub struct McpState {
+/// The stdio servers `hearth serve` runs.
+pub struct StdioState {
     bridge: Arc<Bridge>,
     config_path: PathBuf,
     problem: Option<String>,
     skipped: Vec<StdioSkipped>,
-    relays: Relays,
 }
 
-impl McpState {
+impl StdioState {
     /// Reads the stdio server list at `stdio_config` (a missing file means
     /// none) and starts the bridge. Must run inside a tokio runtime.
-    pub fn start(stdio_config: &Path, relay_client: ClientConfig) -> Arc<McpState> {
+    pub fn start(stdio_config: &Path) -> Arc<StdioState> {
         let (config, problem) = match load(stdio_config) {
             Ok(c) => (c, None),
             Err(ConfigError::Read { source, .. })
@@ -73,12 +62,11 @@ impl McpState {
         for s in bridge.servers() {
             tracing::info!(target: "hearth::mcp", server = %s.name(), "stdio MCP server available");
         }
-        Arc::new(McpState {
+        Arc::new(StdioState {
             bridge,
             config_path: stdio_config.to_path_buf(),
             problem,
             skipped,
-            relays: Relays::new(relay_client),
         })
     }
 
@@ -124,80 +112,17 @@ fn empty() -> StdioConfig {
 }
 
 /// The routes, each behind `guard` with the token.
-pub fn router(state: Arc<McpState>, guard: Arc<AppGuard>) -> Router {
+pub fn router(state: Arc<StdioState>, guard: Arc<AppGuard>) -> Router {
     let routes = Router::new()
         .route("/api/mcp/stdio", get(list_stdio))
-        .route(
-            "/api/mcp/relay/{id}",
-            put(register_relay).get(describe_relay).delete(remove_relay),
-        )
-        .route(
-            "/mcp/relay/{id}",
-            axum::routing::post(forward).get(forward).delete(forward),
-        )
-        .route("/mcp/relay/{id}/{*rest}", any(no_such_route))
         .with_state(state.clone())
         .nest("/mcp/stdio", bridge_router(state.bridge.clone()))
         .method_not_allowed_fallback(method_not_allowed);
     guard::protect(routes, guard)
 }
 
-async fn list_stdio(State(s): State<Arc<McpState>>) -> Json<StdioListing> {
+async fn list_stdio(State(s): State<Arc<StdioState>>) -> Json<StdioListing> {
     Json(s.listing())
-}
-
-async fn register_relay(
-    State(s): State<Arc<McpState>>,
-    UrlPath(id): UrlPath<String>,
-    body: Result<Json<RelayRegistration>, JsonRejection>,
-) -> Response {
-    let registration = match body {
-        Ok(Json(r)) => r,
-        Err(e) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                ApiErrorCode::InvalidRequest,
-                e.body_text(),
-            );
-        }
-    };
-    match s.relays.register(&id, registration).await {
-        Ok(d) => Json::<RelayDescription>(d).into_response(),
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn describe_relay(
-    State(s): State<Arc<McpState>>,
-    UrlPath(id): UrlPath<String>,
-) -> Result<Json<RelayDescription>, RelayError> {
-    s.relays.describe(&id).map(Json)
-}
-
-async fn remove_relay(State(s): State<Arc<McpState>>, UrlPath(id): UrlPath<String>) -> Response {
-    Json(json!({"removed": s.relays.remove(&id)})).into_response()
-}
-
-async fn forward(
-    State(s): State<Arc<McpState>>,
-    UrlPath(id): UrlPath<String>,
-    method: Method,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    match s.relays.forward(&id, method, &headers, body).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn no_such_route() -> Response {
-    error_response(
-        StatusCode::NOT_FOUND,
-        ApiErrorCode::NotFound,
-        "the relay forwards only to the server's registered URL; there are no paths below it"
-            .into(),
-    )
 }
 
 async fn method_not_allowed() -> Response {

@@ -6,8 +6,8 @@ use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
 use hearth_core::web::{DocumentKind, Link};
 use url::Url;
 
-use super::client::FetchError;
 use super::reader;
+use crate::client::FetchError;
 
 /// A body read as text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! It is no open proxy:
 //! - the target is registered per server by the app (behind the guard's
 //!   token) and the request's own path and query are never looked at;
-//! - every request goes through the network tier's [`GuardedClient`], so
+//! - every request goes through the guarded client ([`GuardedClient`]), so
 //!   the SSRF rules hold: public addresses only, plus the config file's
 //!   `allow_private` entries, plus — only for a server the person marked
 //!   as local — the loopback address of that server's own port;
@@ -16,6 +16,10 @@
 //!   back (an allow list), since the answer is served from Hearth's origin;
 //! - a server marked local may be on this machine, but never on one of the
 //!   Fetch standard's bad ports (mail, SSH, X11…).
+//!
+//! Its routes are in [`routes`].
+
+pub mod routes;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -32,10 +36,8 @@ use hearth_core::mcp::skills::ServerId;
 use hearth_core::web::ApiErrorCode;
 use url::{Host, Url};
 
-use crate::net::client::{
-    ClientConfig, FetchError, GuardedClient, PrivateAllow, parse_url, redact,
-};
-use crate::net::error::error_response;
+use crate::api::error::{Refusal, error_response};
+use crate::client::{ClientConfig, FetchError, GuardedClient, PrivateAllow, parse_url, redact};
 
 /// Why the relay did not forward. Each variant names its status and code.
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +118,7 @@ const DROPPED_REQUEST: &[&str] = &[
     "user-agent",
     "priority",
     "dnt",
-    crate::net::guard::TOKEN_HEADER,
+    crate::api::guard::TOKEN_HEADER,
 ];
 
 /// The only response headers that come back through the relay: what the
@@ -190,7 +192,7 @@ impl Relays {
         let target = client.check_target(&url).await?;
         // The loopback allowance lifts the address rule for this one
         // server; the port rule still holds.
-        if registration.local && crate::net::address::is_bad_port(target.port) {
+        if registration.local && crate::client::address::is_bad_port(target.port) {
             return Err(RelayError::Fetch(FetchError::BlockedPort(target.port)));
         }
         let description = RelayDescription {

@@ -7,9 +7,17 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hearth_core::web::{ApiErrorBody, ApiErrorCode, ApiErrorDetail};
 
-use super::client::FetchError;
 use super::guard::GuardError;
-use super::search::SearchError;
+
+/// A failure that knows its own status and code: the client's and the
+/// features' errors implement it, so this layer answers them without
+/// knowing them.
+pub trait Refusal: std::error::Error + Send + Sync + 'static {
+    /// The stable code of the JSON error.
+    fn code(&self) -> ApiErrorCode;
+    /// The HTTP status of the answer.
+    fn status(&self) -> StatusCode;
+}
 
 /// Everything an API call can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -17,12 +25,10 @@ pub enum ApiError {
     /// 403 with the guard's code: the caller is not the app.
     #[error(transparent)]
     Guard(#[from] GuardError),
-    /// The status and code of the [`FetchError`] variant.
-    #[error(transparent)]
-    Fetch(#[from] FetchError),
-    /// The status and code of the [`SearchError`] variant.
-    #[error(transparent)]
-    Search(#[from] SearchError),
+    /// A failure of a layer above this one (the outbound client, a
+    /// feature), with the status and code it chose for itself.
+    #[error("{0}")]
+    Refused(Box<dyn Refusal>),
     /// 400 `invalid_request`: the body is not the JSON this endpoint takes.
     #[error("{0}")]
     InvalidRequest(String),
@@ -46,12 +52,17 @@ pub enum ApiError {
     Internal(String),
 }
 
+impl<E: Refusal> From<E> for ApiError {
+    fn from(e: E) -> Self {
+        ApiError::Refused(Box::new(e))
+    }
+}
+
 impl ApiError {
     pub fn code(&self) -> ApiErrorCode {
         match self {
             ApiError::Guard(e) => e.code(),
-            ApiError::Fetch(e) => e.code(),
-            ApiError::Search(e) => e.code(),
+            ApiError::Refused(e) => e.code(),
             ApiError::InvalidRequest(_) => ApiErrorCode::InvalidRequest,
             ApiError::RateLimited { .. } => ApiErrorCode::RateLimited,
             ApiError::NotFound(_) => ApiErrorCode::NotFound,
@@ -64,61 +75,12 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Guard(_) => StatusCode::FORBIDDEN,
-            ApiError::Fetch(e) => e.status(),
-            ApiError::Search(e) => e.status(),
+            ApiError::Refused(e) => e.status(),
             ApiError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Settings(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-}
-
-impl FetchError {
-    pub fn code(&self) -> ApiErrorCode {
-        match self {
-            FetchError::InvalidUrl { .. } => ApiErrorCode::InvalidUrl,
-            FetchError::UnsupportedScheme(_) => ApiErrorCode::UnsupportedScheme,
-            FetchError::UrlHasCredentials => ApiErrorCode::UrlHasCredentials,
-            FetchError::BlockedPort(_) => ApiErrorCode::BlockedPort,
-            FetchError::BlockedAddress { .. } => ApiErrorCode::BlockedAddress,
-            FetchError::BlockedDomain(_) => ApiErrorCode::BlockedDomain,
-            FetchError::DnsFailed { .. } => ApiErrorCode::DnsFailed,
-            FetchError::ConnectFailed { .. } => ApiErrorCode::ConnectFailed,
-            FetchError::TlsFailed { .. } => ApiErrorCode::TlsFailed,
-            FetchError::Timeout { .. } => ApiErrorCode::Timeout,
-            FetchError::TooManyRedirects(_) => ApiErrorCode::TooManyRedirects,
-            FetchError::BadRedirect(_) => ApiErrorCode::BadRedirect,
-            FetchError::UpstreamStatus { .. } => ApiErrorCode::UpstreamStatus,
-            FetchError::UpstreamFailed { .. } => ApiErrorCode::UpstreamFailed,
-            FetchError::ResponseTooLarge { .. } => ApiErrorCode::ResponseTooLarge,
-            FetchError::UnsupportedContentType(_) => ApiErrorCode::UnsupportedContentType,
-            FetchError::UnsupportedContentEncoding(_) => ApiErrorCode::UnsupportedContentEncoding,
-            FetchError::InvalidJson(_) => ApiErrorCode::InvalidJson,
-        }
-    }
-
-    pub fn status(&self) -> StatusCode {
-        match self {
-            FetchError::InvalidUrl { .. }
-            | FetchError::UnsupportedScheme(_)
-            | FetchError::UrlHasCredentials => StatusCode::BAD_REQUEST,
-            FetchError::BlockedPort(_)
-            | FetchError::BlockedAddress { .. }
-            | FetchError::BlockedDomain(_) => StatusCode::FORBIDDEN,
-            FetchError::UnsupportedContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            FetchError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
-            FetchError::DnsFailed { .. }
-            | FetchError::ConnectFailed { .. }
-            | FetchError::TlsFailed { .. }
-            | FetchError::TooManyRedirects(_)
-            | FetchError::BadRedirect(_)
-            | FetchError::UpstreamStatus { .. }
-            | FetchError::UpstreamFailed { .. }
-            | FetchError::ResponseTooLarge { .. }
-            | FetchError::UnsupportedContentEncoding(_)
-            | FetchError::InvalidJson(_) => StatusCode::BAD_GATEWAY,
         }
     }
 }

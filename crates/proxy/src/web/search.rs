@@ -13,9 +13,10 @@ use hyper::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::client::{FetchError, GuardedClient, parse_url, redact};
-use super::fetch::{decode_content_encoding, read_limited};
 use super::reader::text_from_fragment;
+use crate::api::error::Refusal;
+use crate::client::body::{decode_content_encoding, read_limited};
+use crate::client::{FetchError, GuardedClient, parse_url, redact};
 
 /// Brave's web search endpoint.
 pub const BRAVE_ENDPOINT: &str = "https://api.search.brave.com/res/v1/web/search";
@@ -180,8 +181,8 @@ pub enum SearchError {
     },
 }
 
-impl SearchError {
-    pub fn code(&self) -> ApiErrorCode {
+impl Refusal for SearchError {
+    fn code(&self) -> ApiErrorCode {
         match self {
             SearchError::NoBackend { .. } => ApiErrorCode::NoSearchBackend,
             SearchError::Unreachable { .. }
@@ -190,7 +191,7 @@ impl SearchError {
         }
     }
 
-    pub fn status(&self) -> StatusCode {
+    fn status(&self) -> StatusCode {
         match self {
             SearchError::NoBackend { .. } => StatusCode::SERVICE_UNAVAILABLE,
             SearchError::Unreachable { .. }

@@ -14,7 +14,15 @@
 //!
 //! It ignores proxy environment variables on purpose: a proxy would do its
 //! own resolution, out of our sight. Redirects are the caller's business
-//! (see `fetch`), so each hop comes back through these checks.
+//! (see `web::fetch`), so each hop comes back through these checks; the
+//! size limits on what a response may carry are in [`body`].
+
+pub mod address;
+pub mod body;
+pub mod resolve;
+
+#[cfg(test)]
+mod attacks;
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -22,18 +30,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use hearth_core::web::ApiErrorCode;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HOST, HeaderMap, HeaderValue};
-use hyper::{Method, Request, Response};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use url::{Host, Position, Url};
 
-use super::address::{self, BlockedAddress};
-use super::resolve::Resolve;
+use self::address::BlockedAddress;
+use self::resolve::Resolve;
+use crate::api::error::Refusal;
 
 /// Why a request to a remote server did not produce a usable response.
 /// The HTTP status the API answers with is given for each variant.
@@ -107,6 +117,54 @@ pub enum FetchError {
     /// 502 `invalid_json`: declared JSON that does not parse.
     #[error("the server sent invalid JSON: {0}")]
     InvalidJson(String),
+}
+
+impl Refusal for FetchError {
+    fn code(&self) -> ApiErrorCode {
+        match self {
+            FetchError::InvalidUrl { .. } => ApiErrorCode::InvalidUrl,
+            FetchError::UnsupportedScheme(_) => ApiErrorCode::UnsupportedScheme,
+            FetchError::UrlHasCredentials => ApiErrorCode::UrlHasCredentials,
+            FetchError::BlockedPort(_) => ApiErrorCode::BlockedPort,
+            FetchError::BlockedAddress { .. } => ApiErrorCode::BlockedAddress,
+            FetchError::BlockedDomain(_) => ApiErrorCode::BlockedDomain,
+            FetchError::DnsFailed { .. } => ApiErrorCode::DnsFailed,
+            FetchError::ConnectFailed { .. } => ApiErrorCode::ConnectFailed,
+            FetchError::TlsFailed { .. } => ApiErrorCode::TlsFailed,
+            FetchError::Timeout { .. } => ApiErrorCode::Timeout,
+            FetchError::TooManyRedirects(_) => ApiErrorCode::TooManyRedirects,
+            FetchError::BadRedirect(_) => ApiErrorCode::BadRedirect,
+            FetchError::UpstreamStatus { .. } => ApiErrorCode::UpstreamStatus,
+            FetchError::UpstreamFailed { .. } => ApiErrorCode::UpstreamFailed,
+            FetchError::ResponseTooLarge { .. } => ApiErrorCode::ResponseTooLarge,
+            FetchError::UnsupportedContentType(_) => ApiErrorCode::UnsupportedContentType,
+            FetchError::UnsupportedContentEncoding(_) => ApiErrorCode::UnsupportedContentEncoding,
+            FetchError::InvalidJson(_) => ApiErrorCode::InvalidJson,
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        match self {
+            FetchError::InvalidUrl { .. }
+            | FetchError::UnsupportedScheme(_)
+            | FetchError::UrlHasCredentials => StatusCode::BAD_REQUEST,
+            FetchError::BlockedPort(_)
+            | FetchError::BlockedAddress { .. }
+            | FetchError::BlockedDomain(_) => StatusCode::FORBIDDEN,
+            FetchError::UnsupportedContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            FetchError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            FetchError::DnsFailed { .. }
+            | FetchError::ConnectFailed { .. }
+            | FetchError::TlsFailed { .. }
+            | FetchError::TooManyRedirects(_)
+            | FetchError::BadRedirect(_)
+            | FetchError::UpstreamStatus { .. }
+            | FetchError::UpstreamFailed { .. }
+            | FetchError::ResponseTooLarge { .. }
+            | FetchError::UnsupportedContentEncoding(_)
+            | FetchError::InvalidJson(_) => StatusCode::BAD_GATEWAY,
+        }
+    }
 }
 
 /// One destination that may be fetched although it is not public, e.g. a
