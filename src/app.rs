@@ -7,16 +7,10 @@ use wasm_bindgen::closure::Closure;
 
 use crate::icons::Icon;
 use crate::online::provide_online;
+use crate::places::LazyPlace;
 use crate::runtime::Runtime;
-use crate::views::activity::ActivityView;
 use crate::views::approval::ApprovalDialog;
 use crate::views::chat::ChatView;
-use crate::views::memory::MemoryView;
-use crate::views::notes::NotesView;
-use crate::views::servers::ServersView;
-use crate::views::settings::SettingsView;
-use crate::views::skills::SkillsView;
-use crate::views::tasks::TasksView;
 use crate::views::web::OfflineIndicator;
 
 /// The places in the app.
@@ -196,15 +190,11 @@ pub fn App(runtime: Runtime) -> impl IntoView {
             </nav>
             <main class="content">
                 <crate::views::offline::UpdateBanner/>
+                // Chat is the first screen; every other place loads its
+                // code the first time it opens.
                 {move || match place.get() {
                     Place::Chat => view! { <ChatView/> }.into_any(),
-                    Place::Notes => view! { <NotesView/> }.into_any(),
-                    Place::Tasks => view! { <TasksView/> }.into_any(),
-                    Place::Memory => view! { <MemoryView/> }.into_any(),
-                    Place::Skills => view! { <SkillsView/> }.into_any(),
-                    Place::Servers => view! { <ServersView/> }.into_any(),
-                    Place::Activity => view! { <ActivityView/> }.into_any(),
-                    Place::Settings => view! { <SettingsView/> }.into_any(),
+                    other => view! { <LazyPlace place=other/> }.into_any(),
                 }}
             </main>
             <ApprovalDialog/>

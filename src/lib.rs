@@ -14,6 +14,7 @@ pub mod launch;
 pub mod mcp;
 pub mod mcp_skills;
 pub mod online;
+pub mod places;
 pub mod platform;
 pub mod pwa;
 pub mod runtime;

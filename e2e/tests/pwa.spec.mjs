@@ -172,6 +172,76 @@ test('after one visit, Hearth runs with the network off and the server stopped',
   }
 });
 
+// The places other than Chat load their code on demand (src/places.rs):
+// each is a wasm chunk the first visit does not fetch. The service worker
+// precaches them after the first render, so a visit that opened only Chat
+// is enough for every place, panel and editor to open offline.
+test('after a visit that opened only Chat, every place loads its chunk with the network off and the server stopped', async ({ page, context }) => {
+  test.setTimeout(120_000);
+  const server = await startServe();
+  let stopped = false;
+  const wasm = [];
+  page.on('request', (r) => {
+    const name = new URL(r.url()).pathname;
+    if (name.endsWith('.wasm') && !name.startsWith('/pyodide/') && !name.startsWith('/wllama/')) wasm.push(name);
+  });
+  try {
+    const errors = await openControlled(page, server.url);
+    // The first load fetched only the main module.
+    expect(wasm.filter((n) => n.startsWith('/hearth-app-'))).toHaveLength(1);
+    expect(wasm.filter((n) => !n.startsWith('/hearth-app-'))).toEqual([]);
+
+    await context.setOffline(true);
+    await server.stop();
+    stopped = true;
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    await expect(page.getByRole('status').filter({ hasText: 'Offline' })).toBeVisible();
+    wasm.length = 0;
+
+    const places = [
+      ['Notes', 'Notes'],
+      ['Tasks', 'Tasks'],
+      ['Memory', 'Memory'],
+      ['Skills', 'Skills'],
+      ['Servers', 'Servers'],
+      ['Activity', 'Activity'],
+      ['Settings', 'Settings'],
+    ];
+    for (const [link, title] of places) {
+      await page.getByRole('link', { name: link, exact: true }).click();
+      await expect(page.getByRole('heading', { level: 1, name: title })).toBeVisible();
+      await expect(page.getByRole('alert').filter({ hasText: 'could not be opened' })).toHaveCount(0);
+    }
+    // Each place came from a chunk of its own, served by the worker.
+    for (const chunk of ['notes', 'tasks', 'memory', 'skills', 'servers', 'activity', 'settings']) {
+      expect(wasm.some((n) => n.startsWith(`/split_${chunk}-`)), `${chunk}'s chunk in ${wasm}`).toBe(true);
+    }
+
+    // Settings' panels: providers, files, code, storage, backup.
+    for (const name of ['Model provider', 'Assistant', 'Files', 'Code', 'Storage', 'Backup and restore']) {
+      await expect(page.getByRole('heading', { level: 2, name, exact: true })).toBeVisible();
+    }
+    // The Agent Skills editor and an MCP server form.
+    await page.getByRole('link', { name: 'Skills', exact: true }).click();
+    await page.getByRole('button', { name: 'New skill' }).click();
+    await expect(page.getByRole('heading', { name: 'New skill' })).toBeVisible();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('link', { name: 'Servers', exact: true }).click();
+    await expect(page.getByRole('heading', { name: 'Add a server' })).toBeVisible();
+    // Back to Chat, which still answers.
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    await runCommand(page, '/calc 6*7');
+    await expect(page.locator('.result-card .card-output').last()).toHaveText('42');
+    await saveScreenshot(page, 'offline-every-place');
+    expect(errors).toEqual([]);
+  } finally {
+    await context.setOffline(false);
+    if (!stopped) await server.stop();
+  }
+});
+
 test('the Python runtime is never fetched at install: it is cached on first use or on request, then served offline', async ({
   page,
   context,

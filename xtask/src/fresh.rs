@@ -6,8 +6,9 @@
 //! (`src/`, `Cargo.toml`) and every workspace crate it links, `index.html`,
 //! `Trunk.toml`, `public/` (with the Pyodide copy), `styles/`, the
 //! lockfiles (`Cargo.lock`; `package-lock.json` pins wasm-opt and
-//! Pyodide), and xtask's `pwa.rs` (the `precache` hook that writes `sw.js`
-//! and stamps `index.html`); plus the tool versions and `RUSTFLAGS`. After
+//! Pyodide), `build.rs`, and xtask's `pwa.rs` and `split.rs` (the
+//! `precache` hook that splits the module, writes `sw.js` and stamps
+//! `index.html`) with xtask's `Cargo.toml` (the splitter's version); plus the tool versions and `RUSTFLAGS`. After
 //! each release build, `target/xtask/app-build.json` records each input's
 //! size, modification time and SHA-256, and each dist/ file's size and
 //! modification time. dist/ is current when the same inputs exist with the
@@ -26,7 +27,7 @@ use crate::util::{Failure, capture};
 
 /// Files and folders of the repository the app build reads, besides the
 /// workspace crates it links (found from `cargo metadata`).
-pub const APP_INPUTS: [&str; 10] = [
+pub const APP_INPUTS: [&str; 13] = [
     "Cargo.toml",
     "Cargo.lock",
     "package-lock.json",
@@ -36,6 +37,9 @@ pub const APP_INPUTS: [&str; 10] = [
     "public",
     "styles",
     "xtask/src/pwa.rs",
+    "xtask/src/split.rs",
+    "xtask/Cargo.toml",
+    "build.rs",
     ".cargo",
 ];
 

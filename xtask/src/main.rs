@@ -20,7 +20,8 @@
 //!   Skills collections discovery's quality test ranks, into
 //!   target/skill-collections/ (the test run does this itself).
 //! - `cargo xtask precache [DIR]`: write the service worker's file list
-//!   (trunk runs this after every build).
+//!   (trunk runs this after every build, first splitting the app's wasm
+//!   into its lazily loaded chunks).
 //! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ and
 //!   wllama into public/wllama/ (the build does this itself; run it before
 //!   a hand-made `trunk build`).
@@ -34,6 +35,7 @@ mod fresh;
 mod pwa;
 mod report;
 mod setup;
+mod split;
 mod test;
 mod util;
 

@@ -1,6 +1,7 @@
 //! `cargo xtask precache [DIR]`: after every trunk build (a post_build hook
-//! in Trunk.toml runs it on trunk's staging folder), lists every file of the
-//! build with its SHA-256 and size, writes that list into the service worker
+//! in Trunk.toml runs it on trunk's staging folder, where it first splits
+//! the app's module into lazily loaded chunks, `split.rs`), lists every
+//! file of the build with its SHA-256 and size, writes that list into the service worker
 //! (`sw.js`), and stamps the build's id into `index.html`. The service
 //! worker precaches exactly this list, so it is never maintained by hand.
 //!
@@ -216,7 +217,14 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let dir = match args.first() {
         Some(d) => PathBuf::from(d),
         None => match std::env::var_os("TRUNK_STAGING_DIR") {
-            Some(d) => PathBuf::from(d),
+            Some(d) => {
+                // In trunk's hook: split the module first, so the list
+                // holds the chunks.
+                let dir = PathBuf::from(d);
+                let release = std::env::var("TRUNK_PROFILE").is_ok_and(|p| p == "release");
+                crate::split::split(&dir, release)?;
+                dir
+            }
             None => crate::util::repo_root().join("dist"),
         },
     };

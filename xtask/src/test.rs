@@ -335,6 +335,10 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                     "--target",
                     "wasm32-unknown-unknown",
                     "--all-targets",
+                    // The release build's split points (src/places.rs);
+                    // the wasm tests build the app without them.
+                    "--features",
+                    "hearth/split",
                     "--",
                     "-D",
                     "warnings",
@@ -443,6 +447,12 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
         let build = step("6. release build", crate::build_release);
         built = build.is_ok();
         summary.check("build", build);
+        if built {
+            let budget = step("6b. first-load budget (the build's own output)", || {
+                crate::bench::check_first_load_budget(&root.join("dist"))
+            });
+            summary.check("first-load budget", budget);
+        }
     }
 
     if options.wants("e2e") {
