@@ -150,6 +150,26 @@ fn rebuild(record: &StoredPackage, files: Vec<PackageFile>) -> Option<SkillPacka
     .package
 }
 
+crate::places::split_point!(
+    packages,
+    fn rebuild_all(
+        records: Vec<StoredPackage>,
+        files: HashMap<String, Vec<PackageFile>>,
+    ) -> (Vec<Installed>, Vec<String>) {
+        let mut files = files;
+        let mut installed = Vec::new();
+        let mut broken = Vec::new();
+        for record in records {
+            let own = files.remove(&record.name).unwrap_or_default();
+            match rebuild(&record, own) {
+                Some(package) => installed.push(Installed { record, package }),
+                None => broken.push(record.name),
+            }
+        }
+        (installed, broken)
+    }
+);
+
 /// Every installed package, enabled or not, and the active skills of the
 /// command bar. Views re-read when `version` changes.
 pub struct AgentSkills {
@@ -176,15 +196,18 @@ impl AgentSkills {
                 files.entry(package).or_default().push(file);
             }
         }
-        let mut installed = Vec::new();
-        let mut broken = Vec::new();
-        for record in records {
-            let own = files.remove(&record.name).unwrap_or_default();
-            match rebuild(&record, own) {
-                Some(package) => installed.push(Installed { record, package }),
-                None => broken.push(record.name),
-            }
-        }
+        // Reading packages (YAML, the spec's checks) is code of its own,
+        // fetched only when there are packages to read.
+        let (installed, broken) = if records.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            rebuild_all(records, files).await.map_err(|_| {
+                StorageError::Read(
+                    "the part of Hearth that reads Agent Skills did not load; reload once online"
+                        .into(),
+                )
+            })?
+        };
         let command: ConversationSkills = db.setting(COMMAND_SKILLS_KEY).await?.unwrap_or_default();
         let skills = AgentSkills {
             installed: RefCell::new(installed),

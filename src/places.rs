@@ -1,4 +1,5 @@
-//! The places that load on demand. Each place but Chat is a split point:
+//! The places that load on demand, and the split points other modules
+//! declare with `split_point!`. Each place but Chat is a split point:
 //! in a build with the `split` feature (the release build, through
 //! `cargo xtask precache`'s split step) its code, and whatever only it
 //! uses, goes into a separate wasm chunk that is fetched the first time
@@ -25,61 +26,62 @@ impl From<leptos::wasm_split::SplitLoaderError> for LoadError {
 
 /// A function whose body becomes its own chunk in a split build, and an
 /// ordinary async function otherwise. A failed load is an `Err`, never a
-/// panic.
+/// panic. Arguments and the result pass by value between the modules.
 macro_rules! split_point {
-    ($chunk:ident, fn $name:ident() $body:block) => {
+    ($chunk:ident, fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
         #[cfg(feature = "split")]
         #[leptos::wasm_split::wasm_split($chunk, wasm_split_path = ::leptos::wasm_split, fallible)]
-        fn $name() -> Result<AnyView, LoadError> {
+        fn $name($($arg: $ty),*) -> Result<$ret, $crate::places::LoadError> {
             Ok($body)
         }
 
         #[cfg(not(feature = "split"))]
-        async fn $name() -> Result<AnyView, LoadError> {
+        async fn $name($($arg: $ty),*) -> Result<$ret, $crate::places::LoadError> {
             Ok($body)
         }
     };
 }
+pub(crate) use split_point;
 
 split_point!(
     notes,
-    fn notes() {
+    fn notes() -> AnyView {
         view! { <crate::views::notes::NotesView/> }.into_any()
     }
 );
 split_point!(
     tasks,
-    fn tasks() {
+    fn tasks() -> AnyView {
         view! { <crate::views::tasks::TasksView/> }.into_any()
     }
 );
 split_point!(
     memory,
-    fn memory() {
+    fn memory() -> AnyView {
         view! { <crate::views::memory::MemoryView/> }.into_any()
     }
 );
 split_point!(
     skills,
-    fn skills() {
+    fn skills() -> AnyView {
         view! { <crate::views::skills::SkillsView/> }.into_any()
     }
 );
 split_point!(
     servers,
-    fn servers() {
+    fn servers() -> AnyView {
         view! { <crate::views::servers::ServersView/> }.into_any()
     }
 );
 split_point!(
     activity,
-    fn activity() {
+    fn activity() -> AnyView {
         view! { <crate::views::activity::ActivityView/> }.into_any()
     }
 );
 split_point!(
     settings,
-    fn settings() {
+    fn settings() -> AnyView {
         view! { <crate::views::settings::SettingsView/> }.into_any()
     }
 );

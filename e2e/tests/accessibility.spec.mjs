@@ -46,6 +46,8 @@ test('every panel and dialog passes axe in both themes', async ({ page }) => {
   await page.getByRole('link', { name: 'Skills' }).click();
   await page.getByRole('combobox', { name: 'Approval for Calculator' }).selectOption('never-allow');
   await page.getByRole('link', { name: 'Chat' }).click();
+  // The conversation's cards are back before the next one is counted.
+  await expect(page.locator('.result-card')).toHaveCount(5);
   await run(page, '/calc 2+2');
 
   // The help panel and the suggestions.

@@ -190,15 +190,22 @@ test('after a visit that opened only Chat, every place loads its chunk with the 
     // The first load fetched only the main module.
     expect(wasm.filter((n) => n.startsWith('/hearth-app-'))).toHaveLength(1);
     expect(wasm.filter((n) => !n.startsWith('/hearth-app-'))).toEqual([]);
+    // A stored Agent Skills package: reading it at start is a chunk too.
+    await page.getByRole('link', { name: 'Skills', exact: true }).click();
+    await page
+      .getByLabel('Import a skill archive')
+      .setInputFiles(path.join(repoRoot, 'e2e', 'fixtures', 'agent-skills', 'csv-helper.zip'));
+    await expect(page.getByRole('status', { name: 'Import result' })).toContainText('Imported 1 skill.');
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
 
     await context.setOffline(true);
     await server.stop();
     stopped = true;
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    wasm.length = 0;
     await page.reload();
     await page.waitForSelector('body[data-ready]');
     await expect(page.getByRole('status').filter({ hasText: 'Offline' })).toBeVisible();
-    wasm.length = 0;
 
     const places = [
       ['Notes', 'Notes'],
@@ -215,7 +222,7 @@ test('after a visit that opened only Chat, every place loads its chunk with the 
       await expect(page.getByRole('alert').filter({ hasText: 'could not be opened' })).toHaveCount(0);
     }
     // Each place came from a chunk of its own, served by the worker.
-    for (const chunk of ['notes', 'tasks', 'memory', 'skills', 'servers', 'activity', 'settings']) {
+    for (const chunk of ['packages', 'notes', 'tasks', 'memory', 'skills', 'servers', 'activity', 'settings']) {
       expect(wasm.some((n) => n.startsWith(`/split_${chunk}-`)), `${chunk}'s chunk in ${wasm}`).toBe(true);
     }
 
@@ -225,6 +232,8 @@ test('after a visit that opened only Chat, every place loads its chunk with the 
     }
     // The Agent Skills editor and an MCP server form.
     await page.getByRole('link', { name: 'Skills', exact: true }).click();
+    // The package was read at start, and the Skills place lists it.
+    await expect(page.locator('.package[data-package="csv-helper"]')).toContainText('archive csv-helper.zip');
     await page.getByRole('button', { name: 'New skill' }).click();
     await expect(page.getByRole('heading', { name: 'New skill' })).toBeVisible();
     await page.getByRole('button', { name: 'Cancel' }).click();
