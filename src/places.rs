@@ -28,7 +28,7 @@ impl From<leptos::wasm_split::SplitLoaderError> for LoadError {
 /// ordinary async function otherwise. A failed load is an `Err`, never a
 /// panic. Arguments and the result pass by value between the modules.
 macro_rules! split_point {
-    ($chunk:ident, fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+    ($chunk:ident, fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
         #[cfg(feature = "split")]
         #[leptos::wasm_split::wasm_split($chunk, wasm_split_path = ::leptos::wasm_split, fallible)]
         fn $name($($arg: $ty),*) -> Result<$ret, $crate::places::LoadError> {

@@ -8,7 +8,8 @@
 //! lockfiles (`Cargo.lock`; `package-lock.json` pins wasm-opt and
 //! Pyodide), `build.rs`, and xtask's `pwa.rs` and `split.rs` (the
 //! `precache` hook that splits the module, writes `sw.js` and stamps
-//! `index.html`) with xtask's `Cargo.toml` (the splitter's version); plus the tool versions and `RUSTFLAGS`. After
+//! `index.html`) with xtask's `Cargo.toml` (the splitter's version);
+//! plus the tool versions and `RUSTFLAGS`. After
 //! each release build, `target/xtask/app-build.json` records each input's
 //! size, modification time and SHA-256, and each dist/ file's size and
 //! modification time. dist/ is current when the same inputs exist with the
