@@ -89,6 +89,7 @@ split_point!(
 /// The view of a place other than Chat, loading its code first.
 async fn load(place: Place) -> Result<AnyView, LoadError> {
     match place {
+        // Chat is in the main module; the shell never routes it here.
         Place::Chat => Err(LoadError),
         Place::Notes => notes().await,
         Place::Tasks => tasks().await,
@@ -100,7 +101,7 @@ async fn load(place: Place) -> Result<AnyView, LoadError> {
     }
 }
 
-/// A place that loads on demand: a short "Loading…" while its code
+/// A place that loads on demand: "Opening …" while its code
 /// arrives, and, if it cannot arrive, what happened and a way to try
 /// again.
 #[component]
