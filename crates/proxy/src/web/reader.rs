@@ -963,6 +963,15 @@ mod tests {
             &out[out.len().saturating_sub(80)..]
         );
         assert!(out.len() < 100_000);
+        // The same inside a marked main region, which is read without
+        // Readability.
+        let words = "deep words for a main region long enough to be read ".repeat(5);
+        let out = run(format!(
+            "<main>{}{words}</main>",
+            "<div><blockquote><ul><li>".repeat(5000)
+        ));
+        assert!(out.ends_with("long enough to be read"), "{out:.80}");
+        assert!(out.len() < 100_000);
         let out = run("<span><b><i>".repeat(20_000) + "inline");
         assert!(out.contains("inline"));
         let many_scripts = "<script>a</script>".repeat(20_000) + "<p>end</p>";
