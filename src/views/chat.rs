@@ -945,7 +945,11 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
 }
 
 /// Runs a skill the person chose, in the open conversation, through the
-/// call path; its card joins the timeline and `done` runs at its end.
+/// call path; its card joins the timeline once the call path returns (its
+/// Activity record committed) and `done` runs at its end. Marking the
+/// conversation as just used re-sorts the conversation list and saves the
+/// conversation, which the card need not wait for: that comes after the
+/// frame that shows the card.
 fn run_skill(
     a: Assistant,
     commands: RwSignal<Vec<ActivityRecord>>,
@@ -962,10 +966,18 @@ fn run_skill(
             .await;
         let record = ActivityRecord::new(&call, Some(&skill), &result);
         let _ = commands.try_update(|l| l.push(record));
-        if let Some(id) = conv {
-            a.touch(&id);
-        }
         done();
+        if let Some(id) = conv {
+            after_next_paint(move || a.touch(&id));
+        }
+    });
+}
+
+/// Runs `f` once the browser has drawn the next frame: from a timer the
+/// next animation frame sets, so `f`'s work lands after that frame's paint.
+fn after_next_paint(f: impl FnOnce() + 'static) {
+    request_animation_frame(move || {
+        let _ = gloo_timers::callback::Timeout::new(0, f).forget();
     });
 }
 
