@@ -6,6 +6,10 @@
 //!   median time of a calculator call minus the median of the calculator
 //!   alone, against its anchor in the same run: a bare IndexedDB put of a
 //!   record of the same kind, in its own transaction, until it commits;
+//! - the warm JavaScript round trip through the app's real call path
+//!   (`Runtime::invoke` of `run_javascript`), layer by layer, against a
+//!   bare Worker's `postMessage`, a bare sandboxed iframe relaying to a
+//!   Worker and a bare IndexedDB put, in the same run;
 //! - notes search over 10,000 notes.
 #![cfg(all(target_arch = "wasm32", feature = "bench"))]
 

@@ -974,11 +974,23 @@ fn run_skill(
 }
 
 /// Runs `f` once the browser has drawn the next frame: from a timer the
-/// next animation frame sets, so `f`'s work lands after that frame's paint.
+/// next animation frame sets, so `f`'s work lands after that frame's
+/// paint. A hidden tab draws no frames, so a plain timer runs it there.
 fn after_next_paint(f: impl FnOnce() + 'static) {
+    let once = std::rc::Rc::new(std::cell::Cell::new(Some(f)));
+    let run = {
+        let once = once.clone();
+        move || {
+            if let Some(f) = once.take() {
+                f();
+            }
+        }
+    };
+    let fallback = run.clone();
     request_animation_frame(move || {
-        let _ = gloo_timers::callback::Timeout::new(0, f).forget();
+        let _ = gloo_timers::callback::Timeout::new(0, run).forget();
     });
+    let _ = gloo_timers::callback::Timeout::new(100, fallback).forget();
 }
 
 /// What carries out the effects core's composer returns.
