@@ -5,8 +5,8 @@
 //!
 //! What it keeps: for every common English word, the other words of its
 //! (at most two) most frequent senses and the words WordNet derives from
-//! them ("injection" → "inject", "intermittent" → "intermittence").
-//! "Common" means seen at least [`MIN_COUNT`] times in the sense-tagged
+//! them ("error" → "mistake", "decide" → "decision", "determine").
+//! "Common" means seen at least `MIN_COUNT` times in the sense-tagged
 //! corpus WordNet counts its senses in (`cntlist.rev`), for the word and
 //! for each relative alike; senses the corpus never saw are left out. This
 //! keeps the words people use in requests and drops rare ones, which bring

@@ -852,9 +852,9 @@ impl SkillIndex {
                         }
                     }
                     // General English reaches words no hand-written group
-                    // holds ("scrape" → "scratch", "injection" →
-                    // "inject"), at a steeper discount: a lexicon relative
-                    // is often another sense than the one meant.
+                    // holds ("error" → "mistake", "test" → "examine"), at
+                    // a steeper discount: a lexicon relative is often
+                    // another sense than the one meant.
                     if self.weights.lexicon > 0.0 {
                         for rel in lexicon(p) {
                             if let Some(t) = self.live_term(rel) {

@@ -407,7 +407,7 @@ pub fn synonyms(stem: &str) -> &'static [String] {
 /// is kept and why.
 const LEXICON: &str = include_str!("lexicon.txt");
 
-/// The stems of a stem's relatives in general English (see [`LEXICON`]),
+/// The stems of a stem's relatives in general English (see `LEXICON`),
 /// without the stem itself.
 pub fn lexicon(stem_of_word: &str) -> &'static [String] {
     static TABLE: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
