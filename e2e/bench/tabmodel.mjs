@@ -2,14 +2,19 @@
 // this machine. Prints figures; asserts nothing.
 //
 //   In the tab (headless Chromium, `hearth serve`, the app's own worker
-//   and wllama, CPU, multi-threaded): prompt processing and generation
-//   tokens/s (llama.cpp's timings, median of the runs), the model's load
-//   time from the private file system (median of cold loads), and the
-//   tab's memory while it answers (performance.measureUserAgentSpecificMemory,
-//   which counts the page and its workers).
-//   Native: the same file, messages, context and threads through
-//   llama-cpp-python (HEARTH_LLAMA_PYTHON is its interpreter).
-//   The ratio tab / native for both speeds, against a goal of 0.5x.
+//   and wllama, CPU): prompt processing and generation tokens/s
+//   (llama.cpp's timings, median of the runs, after a first answer that is
+//   reported apart), the model's load time from the private file system
+//   (median of cold loads), and the tab's memory while it answers
+//   (performance.measureUserAgentSpecificMemory, which counts the page and
+//   its workers).
+//   Native: the same file, messages, context, threads and flash attention
+//   through llama-cpp-python (HEARTH_LLAMA_PYTHON is its interpreter),
+//   after a warm-up answer, taking turns with the tab answer by answer so
+//   both meet the same machine load.
+//   Measured with the app's own choice of threads and build (the figures
+//   with the goal: a ratio tab / native of 0.5x for both speeds), then with
+//   the other thread count of 1 and 2 and with the other wllama build.
 //
 // The last line is the figures as JSON, for the bench table.
 import { chromium } from 'playwright-core';
@@ -43,6 +48,10 @@ const MESSAGES = [
   },
 ];
 
+// A different start each run, so no cached prompt is reused; the tab and
+// native llama.cpp get the same messages for the same run.
+const messagesFor = (run) => MESSAGES.map((m, j) => (j === 0 ? { ...m, content: `Run ${run}. ${m.content}` } : m));
+
 if (!fs.existsSync(MODEL)) throw new Error(`${MODEL} is missing: cargo xtask test-model installs it`);
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
@@ -62,10 +71,6 @@ try {
   const page = await context.newPage();
   await page.goto(`${base}/#/settings`);
   await page.waitForSelector('body[data-ready]');
-  // The tab runs with the thread count the app picks (the worker's
-  // default: one core left for the page), so the figure is what a person
-  // gets; the native anchor then runs with the same count.
-  const threads = undefined;
   if (!(await page.evaluate(() => self.crossOriginIsolated))) throw new Error('the page is not cross-origin isolated: no threads');
 
   // Store the model the way a person does: picked in the provider settings.
@@ -119,104 +124,146 @@ try {
   });
 
   // Load time from the private file system, cold each time (unloaded
-  // between); the first also fetches the runtime.
+  // between); the first also fetches the runtime. The app's own choice of
+  // threads and build.
   const loads = [];
+  let chosen;
   for (let i = 0; i < LOADS; i++) {
     await page.evaluate(() => window.__bench.unload());
     const r = await page.evaluate(
-      ({ model, context, threads }) => window.__bench.run({ type: 'load', model, context, threads }),
-      { model: modelId, context: CONTEXT, threads },
+      ({ model, context }) => window.__bench.run({ type: 'load', model, context }),
+      { model: modelId, context: CONTEXT },
     );
     if (!r.loaded) throw new Error(`the model did not load: ${r.lines.join('\n')}`);
     loads.push(r.loaded.ms);
-    figures.tab_threads = r.loaded.threads;
+    chosen = r.loaded;
   }
   figures.load_ms = median(loads);
+  figures.tab_threads = chosen.threads;
+  figures.tab_build = chosen.build;
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  figures.cores = cores;
 
-  // The first answer after a load runs partly on V8's baseline wasm code
-  // until the hot functions are optimised; it is measured apart, and the
-  // runs after it give the steady speed the ratio is taken on.
-  const prompt = [];
-  const generate = [];
-  let last;
-  for (let i = -1; i < RUNS; i++) {
+  // What is measured: the app's own choice first (the figures with the
+  // goal), then the other thread count of 1 and 2 and the other build, so
+  // the table shows what each costs on this machine.
+  const otherBuild = chosen.build === 'wasm64' ? 'wasm32' : 'wasm64';
+  const configs = [{ threads: chosen.threads, build: chosen.build, app: true }];
+  for (const t of [1, 2]) {
+    if (t !== chosen.threads && t <= cores) configs.push({ threads: t, build: chosen.build });
+  }
+  if (await page.evaluate(() => typeof WebAssembly.Suspending === 'function') || otherBuild === 'wasm32') {
+    configs.push({ threads: chosen.threads, build: otherBuild });
+  }
+
+  // One answer in the tab: llama.cpp's own timings from the last chunk.
+  const tabAnswer = async (config, run, measure) => {
     const r = await page.evaluate(
-      ({ model, context, threads, messages, maxTokens, measure, run }) =>
+      ({ model, context, threads, build, messages, maxTokens, measure }) =>
         window.__bench.run({
           type: 'chat',
           model,
           context,
           threads,
+          build,
           measureMemory: measure,
-          // A different start each run, so no cached prompt is reused.
-          body: {
-            messages: messages.map((m, j) => (j === 0 ? { ...m, content: `Run ${run}. ${m.content}` } : m)),
-            max_tokens: maxTokens,
-            temperature: 0,
-            timings_per_token: true,
-            stream: true,
-          },
+          body: { messages, max_tokens: maxTokens, temperature: 0, timings_per_token: true, stream: true },
         }),
-      { model: modelId, context: CONTEXT, threads, messages: MESSAGES, maxTokens: MAX_TOKENS, measure: i === 0, run: i },
+      { model: modelId, context: CONTEXT, threads: config.threads, build: config.build, messages: messagesFor(run), maxTokens: MAX_TOKENS, measure },
     );
     const chunks = r.lines.map((l) => JSON.parse(l));
     const failed = chunks.find((c) => c.error);
     if (failed) throw new Error(`the model failed: ${JSON.stringify(failed.error)}`);
-    last = chunks.at(-1).timings;
-    if (i < 0) {
-      figures.tab_first_prompt_per_second = last.prompt_per_second;
-      figures.tab_first_output_per_second = last.predicted_per_second;
-      continue;
-    }
-    prompt.push(last.prompt_per_second);
-    generate.push(last.predicted_per_second);
-    if (r.memory !== null) figures.tab_memory_bytes = r.memory;
-  }
-  figures.tab_prompt_tokens = last.prompt_n;
-  figures.tab_prompt_per_second = median(prompt);
-  figures.tab_output_tokens = last.predicted_n;
-  figures.tab_output_per_second = median(generate);
-  await context.close();
+    return { timings: chunks.at(-1).timings, memory: r.memory };
+  };
+  // One answer in native llama.cpp, after a warm-up answer, in a fresh
+  // process: same file, messages, context, threads and flash attention.
+  const nativeAnswer = (threads, run) => {
+    if (!PYTHON) throw new Error('HEARTH_LLAMA_PYTHON is not set: cargo xtask bench installs llama-cpp-python');
+    const out = execFileSync(PYTHON, [path.join(here, 'tabmodel_native.py'), JSON.stringify({
+      model: MODEL, context: CONTEXT, threads, runs: 1, warmup: 1, max_tokens: MAX_TOKENS, messages: messagesFor(run),
+    })], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    return JSON.parse(out.trim().split('\n').at(-1));
+  };
 
-  // The native anchor: same file, messages, context and threads.
-  if (!PYTHON) throw new Error('HEARTH_LLAMA_PYTHON is not set: cargo xtask bench installs llama-cpp-python');
-  const native = JSON.parse(
-    execFileSync(PYTHON, [path.join(here, 'tabmodel_native.py'), JSON.stringify({
-      model: MODEL, context: CONTEXT, threads: figures.tab_threads, runs: RUNS, max_tokens: MAX_TOKENS, messages: MESSAGES,
-    })], { encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').at(-1),
-  );
-  figures.native_load_ms = native.load_ms;
-  figures.native_prompt_tokens = native.prompt_tokens;
-  figures.native_prompt_per_second = native.prompt_per_second;
-  figures.native_output_per_second = native.output_per_second;
-  figures.prompt_ratio = figures.tab_prompt_per_second / native.prompt_per_second;
-  figures.output_ratio = figures.tab_output_per_second / native.output_per_second;
+  const results = [];
+  for (const config of configs) {
+    // Loaded afresh, then a first answer apart: it runs partly on V8's
+    // baseline wasm code until the hot functions are optimised.
+    await page.evaluate(() => window.__bench.unload());
+    const first = await tabAnswer(config, -1, false);
+    const tab = { prompt: [], output: [] };
+    const native = { prompt: [], output: [], load: [] };
+    let last;
+    // The tab and native llama.cpp take turns, so both meet the same load.
+    // The other configurations are there to compare, and 2 threads on a
+    // busy 2-core machine can take minutes an answer: one answer each.
+    const runs = config.app ? RUNS : 1;
+    for (let i = 0; i < runs; i++) {
+      const t = await tabAnswer(config, i, config.app && i === 0);
+      last = t.timings;
+      tab.prompt.push(t.timings.prompt_per_second);
+      tab.output.push(t.timings.predicted_per_second);
+      if (typeof t.memory === 'number') figures.tab_memory_bytes = t.memory;
+      const n = nativeAnswer(config.threads, i);
+      native.prompt.push(n.prompt_per_second);
+      native.output.push(n.output_per_second);
+      native.load.push(n.load_ms);
+      native.prompt_tokens = n.prompt_tokens;
+    }
+    results.push({
+      ...config,
+      first_prompt: first.timings.prompt_per_second,
+      first_output: first.timings.predicted_per_second,
+      prompt_tokens: last.prompt_n,
+      output_tokens: last.predicted_n,
+      tab_prompt: median(tab.prompt),
+      tab_output: median(tab.output),
+      native_prompt: median(native.prompt),
+      native_output: median(native.output),
+      native_prompt_tokens: native.prompt_tokens,
+      native_load_ms: median(native.load),
+      runs,
+    });
+  }
+  figures.configs = results;
+  const app = results[0];
+  figures.prompt_ratio = app.tab_prompt / app.native_prompt;
+  figures.output_ratio = app.tab_output / app.native_output;
 
   const tps = (x) => `${x.toFixed(1)} tok/s`;
-  console.log(`  model: ${path.basename(MODEL)}, context ${CONTEXT}, ${MAX_TOKENS} tokens out, ${figures.tab_threads} threads, median of ${RUNS}`);
+  const label = (c) => `${c.threads} thread${c.threads === 1 ? '' : 's'}, ${c.build}${c.app ? ' (the app\'s choice)' : ''}`;
+  console.log(`  model: ${path.basename(MODEL)}, context ${CONTEXT}, ${MAX_TOKENS} tokens out, ${cores} cores, median of ${RUNS}, tab and native in turn`);
   line('store the picked file in the private file system', `${(figures.store_ms / 1000).toFixed(1)} s`);
   line(`load from the private file system (median of ${LOADS})`, `${(figures.load_ms / 1000).toFixed(2)} s`);
-  line(`prompt processing in the tab (${figures.tab_prompt_tokens} tokens)`, tps(figures.tab_prompt_per_second));
-  line(`prompt processing, native llama.cpp (${native.prompt_tokens} tokens)`, tps(native.prompt_per_second));
-  line('prompt processing ratio tab / native', `${figures.prompt_ratio.toFixed(2)}x`, 'goal: >= 0.5x');
-  line('generation in the tab', tps(figures.tab_output_per_second));
-  line('first answer after a load: prompt / generation', `${tps(figures.tab_first_prompt_per_second)} / ${tps(figures.tab_first_output_per_second)}`);
-  line('generation, native llama.cpp', tps(native.output_per_second));
-  line('generation ratio tab / native', `${figures.output_ratio.toFixed(2)}x`, 'goal: >= 0.5x');
-  line('native load time', `${(native.load_ms / 1000).toFixed(2)} s`);
+  line('native load time', `${(app.native_load_ms / 1000).toFixed(2)} s`);
+  for (const c of results) {
+    console.log(`  ${label(c)}:`);
+    line(`  prompt processing, tab / native (${c.prompt_tokens} / ${c.native_prompt_tokens} tokens)`, `${tps(c.tab_prompt)} / ${tps(c.native_prompt)}`);
+    line('  prompt processing ratio tab / native', `${(c.tab_prompt / c.native_prompt).toFixed(2)}x`, c.app ? 'goal: >= 0.5x' : '');
+    line('  generation, tab / native', `${tps(c.tab_output)} / ${tps(c.native_output)}`);
+    line('  generation ratio tab / native', `${(c.tab_output / c.native_output).toFixed(2)}x`, c.app ? 'goal: >= 0.5x' : '');
+    line('  first answer after a load: prompt / generation', `${tps(c.first_prompt)} / ${tps(c.first_output)}`);
+  }
   line('the tab\'s memory while answering', typeof figures.tab_memory_bytes === 'number' ? `${(figures.tab_memory_bytes / 1e6).toFixed(0)} MB` : String(figures.tab_memory_bytes));
   console.log(`tabmodel-figures ${JSON.stringify(figures)}`);
   // The figures for `cargo xtask bench`'s table.
-  const detail = `SmolLM2-135M Q4_1, ${figures.tab_threads} threads, median of ${RUNS}`;
-  const tabPrompt = { figure: 'in-tab model: prompt processing', value: figures.tab_prompt_per_second };
-  const nativePrompt = { figure: 'native llama.cpp: prompt processing', value: native.prompt_per_second };
-  const tabOut = { figure: 'in-tab model: generation', value: figures.tab_output_per_second };
-  const nativeOut = { figure: 'native llama.cpp: generation', value: native.output_per_second };
-  for (const f of [tabPrompt, nativePrompt, tabOut, nativeOut]) figure({ ...f, unit: 'tok/s', detail });
-  ratio('in-tab model: prompt processing vs native', tabPrompt, nativePrompt, { min: 0.5 });
-  ratio('in-tab model: generation vs native', tabOut, nativeOut, { min: 0.5 });
-  figure({ figure: 'in-tab model: generation, first answer after a load', value: figures.tab_first_output_per_second, unit: 'tok/s', detail: 'before V8 has optimised the hot wasm' });
-  figure({ figure: 'in-tab model: load from the private file system', value: figures.load_ms, unit: 'ms', detail: `median of ${LOADS} cold loads` });
+  for (const c of results) {
+    const suffix = c.app ? '' : ` (${c.threads} thread${c.threads === 1 ? '' : 's'}, ${c.build})`;
+    const detail = `SmolLM2-135M Q4_1, ${label(c)}, ${c.runs === 1 ? 'one answer' : `median of ${c.runs}`}, in turn with native`;
+    const tabPrompt = { figure: `in-tab model: prompt processing${suffix}`, value: c.tab_prompt };
+    const nativePrompt = { figure: `native llama.cpp: prompt processing${suffix}`, value: c.native_prompt };
+    const tabOut = { figure: `in-tab model: generation${suffix}`, value: c.tab_output };
+    const nativeOut = { figure: `native llama.cpp: generation${suffix}`, value: c.native_output };
+    for (const f of [tabPrompt, nativePrompt, tabOut, nativeOut]) figure({ ...f, unit: 'tok/s', detail });
+    ratio(`in-tab model: prompt processing vs native${suffix}`, tabPrompt, nativePrompt, c.app ? { min: 0.5 } : undefined);
+    ratio(`in-tab model: generation vs native${suffix}`, tabOut, nativeOut, c.app ? { min: 0.5 } : undefined);
+    if (c.app) {
+      figure({ figure: 'in-tab model: generation, first answer after a load', value: c.first_output, unit: 'tok/s', detail: 'before V8 has optimised the hot wasm' });
+    }
+  }
+  figure({ figure: 'in-tab model: load from the private file system', value: figures.load_ms, unit: 'ms', detail: `median of ${LOADS} cold loads, ${figures.tab_build}` });
+  figure({ figure: 'native llama.cpp: load', value: app.native_load_ms, unit: 'ms' });
   if (typeof figures.tab_memory_bytes === 'number') {
     figure({ figure: 'in-tab model: the tab\'s memory while answering', value: figures.tab_memory_bytes / 1e6, unit: 'MB' });
   }

@@ -1,9 +1,11 @@
 """The native anchor for the in-tab model bench: the same GGUF file, the
 same chat messages, context and thread count, run by llama.cpp through
 llama-cpp-python (built by `cargo xtask bench`, never by the tests).
+Flash attention is on, as wllama's llama.cpp turns it on for the CPU.
 
 Prints one JSON object: load time, and prompt and generation speed from
-llama.cpp's own counters (llama_perf_context), median over the runs.
+llama.cpp's own counters (llama_perf_context), median over the runs that
+follow `warmup` answers left out.
 """
 import json
 import statistics
@@ -22,12 +24,14 @@ def main():
         n_threads=spec["threads"],
         n_threads_batch=spec["threads"],
         n_gpu_layers=0,
+        flash_attn=True,
         verbose=False,
     )
     load_ms = (time.perf_counter() - started) * 1000
     prompt, generate = [], []
     prompt_n = output_n = 0
-    for _ in range(spec["runs"]):
+    warmup = spec.get("warmup", 0)
+    for run in range(warmup + spec["runs"]):
         # A fresh cache each run, as the tab's measurement starts fresh.
         llm.reset()
         llama_perf_context_reset(llm._ctx.ctx)
@@ -37,6 +41,8 @@ def main():
             temperature=0,
         )
         p = llama_perf_context(llm._ctx.ctx)
+        if run < warmup:
+            continue
         prompt_n, output_n = p.n_p_eval, p.n_eval
         prompt.append(p.n_p_eval / (p.t_p_eval_ms / 1000))
         generate.append(p.n_eval / (p.t_eval_ms / 1000))

@@ -4,7 +4,9 @@
 // figure, stops at once, is still listed after a reload, answers with the
 // network off and the server stopped, and frees its storage when deleted.
 // Then what can go wrong when adding one: not a model, a link whose host
-// forbids CORS, a download cut short, too little space.
+// forbids CORS, a download cut short, too little space. Last, the
+// worker's own choice of build and threads, and the 32-bit build (what
+// browsers without JSPI or 64-bit memory run) answering for real.
 //
 // The machine these run on may be slow and busy: timeouts are generous
 // and answers short. Speeds are benchmarks (`cargo xtask bench`), never
@@ -321,5 +323,71 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
     expect(errors).toEqual([]);
   } finally {
     await files.close();
+  }
+});
+
+test('the worker picks the 64-bit build and half the cores here, and the 32-bit build (for browsers without JSPI or 64-bit memory) answers too', async ({
+  page,
+}) => {
+  test.setTimeout(900_000);
+  const server = await startServe();
+  try {
+    const errors = await openControlled(page, server, 'settings');
+    const panel = await chooseInTab(page);
+    await panel.getByLabel('Model file', { exact: true }).setInputFiles(MODEL);
+    const item = panel.locator('.tab-model');
+    await expect(item).toHaveCount(1, { timeout: 180_000 });
+    const model = await item.getAttribute('data-model');
+
+    // The app's worker, driven as the assistant drives it.
+    const runs = await page.evaluate(async (model) => {
+      const worker = new Worker('/tabmodel/worker.js', { type: 'module' });
+      let next = 1;
+      const run = (message) =>
+        new Promise((resolve) => {
+          const id = next++;
+          const out = { loaded: null, lines: [] };
+          worker.addEventListener('message', function listen(e) {
+            const m = e.data;
+            if (m.id !== id) return;
+            if (m.type === 'loaded') out.loaded = m;
+            if (m.type === 'line') out.lines.push(JSON.parse(m.line));
+            if (m.type === 'done') {
+              worker.removeEventListener('message', listen);
+              resolve(out);
+            }
+          });
+          worker.postMessage({ ...message, id });
+        });
+      const body = {
+        messages: [{ role: 'user', content: 'Name one color.' }],
+        max_tokens: 16,
+        temperature: 0,
+        timings_per_token: true,
+        stream: true,
+      };
+      const own = await run({ type: 'load', model, context: 1024 });
+      const wasm32 = await run({ type: 'chat', model, context: 1024, build: 'wasm32', body });
+      worker.terminate();
+      return { own, wasm32, cores: navigator.hardwareConcurrency };
+    }, model);
+
+    expect(runs.own.lines, JSON.stringify(runs.own.lines)).toEqual([]);
+    expect(runs.own.loaded.build).toBe('wasm64');
+    expect(runs.own.loaded.threads).toBe(Math.max(1, Math.min(8, Math.floor(runs.cores / 2))));
+    const errorsOf = runs.wasm32.lines.filter((l) => l.error);
+    expect(errorsOf, JSON.stringify(errorsOf)).toEqual([]);
+    expect(runs.wasm32.loaded.build).toBe('wasm32');
+    const text = runs.wasm32.lines.map((c) => c.choices?.[0]?.delta?.content || '').join('');
+    expect(text.trim().length).toBeGreaterThan(0);
+    expect(runs.wasm32.lines.at(-1).timings.predicted_n).toBeGreaterThan(0);
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.locator('.provider-panel .tab-model').getByRole('button', { name: /^Delete / }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete model' }).click();
+    await expect(page.locator('.provider-panel .tab-model')).toHaveCount(0);
+    expect(errors).toEqual([]);
+  } finally {
+    await server.stop();
   }
 });

@@ -4,33 +4,45 @@
 // private file system, where the app stored them.
 //
 // App -> worker:
-//   {type: 'chat', id, model, context, threads?, chatTemplate?, body}
+//   {type: 'chat', id, model, context, threads?, build?, chatTemplate?, body}
 //       Loads `model` (models/<model>.gguf) with `context` tokens if it is
 //       not the one loaded, then runs `body` (an OpenAI-style chat request)
-//       through wllama's createChatCompletion, streaming.
-//   {type: 'load', id, model, context, threads?, chatTemplate?}
+//       through wllama's createChatCompletion, streaming. `threads` and
+//       `build` ('wasm64' or 'wasm32') override the worker's own choice
+//       (the bench and the tests use them).
+//   {type: 'load', id, model, context, threads?, build?, chatTemplate?}
 //       Loads without asking anything (the bench; warming up).
 //   {type: 'stop', id}      Interrupts that request at the next token.
 //   {type: 'unload'}        Frees the model (before its file is deleted).
 //
 // Worker -> app:
 //   {type: 'progress', id, phase: 'runtime'|'model', loaded, total}
-//   {type: 'loaded', id, model, ms, threads, context}
+//   {type: 'loaded', id, model, ms, threads, multithread, build, context}
 //   {type: 'line', id, line}   one chunk of the reply as a line of JSON, or
 //                              {"error": {"type", "message"}} when it failed
 //   {type: 'done', id}         the request is over (after its last line)
 //
-// wllama's files (/wllama/index.js and /wllama/wllama.wasm) are copied from
-// npm into the build and cached by the service worker on first use. The
-// wasm is handed to wllama as a blob: URL of bytes fetched here, so
+// wllama's files are copied from npm into the build and cached by the
+// service worker on first use. There are two builds of the same llama.cpp:
+// - 'wasm64' (/wllama/wllama.wasm): 64-bit memory and JSPI, wllama's main
+//   build; used wherever the browser has both.
+// - 'wasm32' (/wllama/compat/): 32-bit memory, with Asyncify in place of
+//   JSPI; used where either is missing, so such a browser still runs models
+//   (it is never fetched elsewhere).
+// Both run the same kernels at about the same speed (docs/benchmarks.md).
+// The wasm is handed to wllama as a blob: URL of bytes fetched here, so
 // wllama's own nested workers never need the network or the service worker.
 'use strict';
 
 const RUNTIME_JS = '/wllama/index.js';
-const RUNTIME_WASM = '/wllama/wllama.wasm';
+const BUILDS = {
+  wasm64: { wasm: '/wllama/wllama.wasm' },
+  wasm32: { wasm: '/wllama/compat/wllama.wasm', glue: '/wllama/compat/wllama.js' },
+};
 const MODELS_DIR = 'models';
 
-let runtime = null; // {Wllama, wasmUrl}
+let Wllama = null;
+const runtimes = new Map(); // build -> {wasmUrl, glue}
 let loaded = null; // {key, model, context, wllama}
 let loading = null; // a promise while a load runs
 const requests = new Map(); // id -> AbortController
@@ -50,17 +62,33 @@ function errorLine(e) {
   return JSON.stringify({ error: { type, message } });
 }
 
-// JSPI and 64-bit memory are what wllama's main build needs; without them
-// it would fetch a compatibility build from a CDN, which Hearth never does.
-function checkBrowser() {
-  if (typeof WebAssembly.Suspending !== 'function') {
-    throw new HearthError('unsupported', 'this browser has no WebAssembly JSPI');
-  }
+function hasMemory64() {
   try {
     new WebAssembly.Memory({ address: 'i64', initial: 1n });
+    return true;
   } catch {
-    throw new HearthError('unsupported', 'this browser has no 64-bit WebAssembly memory');
+    return false;
   }
+}
+
+// The smallest module with a SIMD instruction (v128.const in a function).
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
+]);
+
+// The build to run: the one asked for, else the 64-bit one where JSPI and
+// 64-bit memory exist, else the 32-bit one. Both need WebAssembly SIMD.
+function chooseBuild(requested) {
+  if (typeof WebAssembly !== 'object' || !WebAssembly.validate(SIMD_PROBE)) {
+    throw new HearthError('unsupported', 'this browser has no WebAssembly SIMD, which the model runtime needs');
+  }
+  const wasm64 = typeof WebAssembly.Suspending === 'function' && hasMemory64();
+  if (requested === 'wasm64' && !wasm64) {
+    throw new HearthError('unsupported', 'this browser lacks WebAssembly JSPI or 64-bit memory, which the wasm64 build needs');
+  }
+  if (requested === 'wasm64' || requested === 'wasm32') return requested;
+  return wasm64 ? 'wasm64' : 'wasm32';
 }
 
 async function fetchWithProgress(url, onBytes) {
@@ -82,14 +110,23 @@ async function fetchWithProgress(url, onBytes) {
   return new Blob(parts, { type: 'application/wasm' });
 }
 
-async function loadRuntime(id) {
-  if (runtime) return runtime;
-  checkBrowser();
-  const wasm = await fetchWithProgress(RUNTIME_WASM, (loaded, total) =>
+async function loadRuntime(id, build) {
+  if (!Wllama) ({ Wllama } = await import(RUNTIME_JS));
+  if (runtimes.has(build)) return runtimes.get(build);
+  const files = BUILDS[build];
+  const wasm = await fetchWithProgress(files.wasm, (loaded, total) =>
     post({ type: 'progress', id, phase: 'runtime', loaded, total }),
   );
-  const { Wllama } = await import(RUNTIME_JS);
-  runtime = { Wllama, wasmUrl: URL.createObjectURL(wasm) };
+  let glue = null;
+  if (files.glue) {
+    const response = await fetch(files.glue);
+    if (!response.ok) {
+      throw new HearthError('load_error', `${files.glue} answered ${response.status}: the model runtime is not in this build`);
+    }
+    glue = await response.text();
+  }
+  const runtime = { wasmUrl: URL.createObjectURL(wasm), glue };
+  runtimes.set(build, runtime);
   return runtime;
 }
 
@@ -110,11 +147,16 @@ async function modelFile(model) {
   }
 }
 
+// llama.cpp's threads spin while they wait for each other, so more threads
+// than free cores costs far more than it gains (measured: on 2 busy cores,
+// 2 threads ran slower than 1). Half the logical cores is about one thread
+// per physical core where cores have two hardware threads, and leaves room
+// for the page and the rest of the machine; threads need cross-origin
+// isolation.
 function threadsFor(requested) {
   if (Number.isInteger(requested) && requested > 0) return requested;
-  // Leave a core for the page; threads need cross-origin isolation.
   if (!self.crossOriginIsolated) return 1;
-  return Math.max(1, Math.min(8, (navigator.hardwareConcurrency || 1) - 1));
+  return Math.max(1, Math.min(8, Math.floor((navigator.hardwareConcurrency || 1) / 2)));
 }
 
 async function unload() {
@@ -129,8 +171,8 @@ async function unload() {
   }
 }
 
-async function load(id, { model, context, threads, chatTemplate }) {
-  const key = JSON.stringify([model, context, threads || 0, chatTemplate || '']);
+async function load(id, { model, context, threads, build: requestedBuild, chatTemplate }) {
+  const key = JSON.stringify([model, context, threads || 0, requestedBuild || '', chatTemplate || '']);
   if (loaded && loaded.key === key) return loaded;
   while (loading) {
     try {
@@ -142,7 +184,8 @@ async function load(id, { model, context, threads, chatTemplate }) {
   }
   loading = (async () => {
     await unload();
-    const { Wllama, wasmUrl } = await loadRuntime(id);
+    const build = chooseBuild(requestedBuild);
+    const { wasmUrl, glue } = await loadRuntime(id, build);
     const file = await modelFile(model);
     // wllama reads the file in slices as llama.cpp asks for them; the
     // bytes read so far are the load's progress.
@@ -161,8 +204,14 @@ async function load(id, { model, context, threads, chatTemplate }) {
     };
     const quiet = { debug() {}, log() {}, warn() {}, error: (...a) => console.error('wllama:', ...a) };
     const wllama = new Wllama({ default: wasmUrl }, { logger: quiet, suppressNativeLog: true });
-    // Never the CDN compatibility build.
+    // Never the CDN copy of the 32-bit build: wllama would fetch it itself
+    // where JSPI or 64-bit memory is missing.
     wllama.setCompat(null);
+    if (build === 'wasm32') {
+      // wllama picks its 32-bit build only where the browser lacks a
+      // feature; this chooses it here, with the files of this build.
+      wllama.getWorkerResources = () => ({ wasmPath: wasmUrl, jsPath: { code: glue }, compat: true });
+    }
     const started = performance.now();
     const n = threadsFor(threads);
     const params = { n_ctx: context, n_threads: n, n_parallel: 1, n_gpu_layers: 0 };
@@ -191,6 +240,7 @@ async function load(id, { model, context, threads, chatTemplate }) {
       ms,
       threads: wllama.getNumThreads(),
       multithread: wllama.isMultithread(),
+      build,
       context,
     });
     return loaded;

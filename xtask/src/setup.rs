@@ -207,7 +207,7 @@ pub fn reader_corpus() -> Result<PathBuf, Failure> {
 
 /// `apt-get install -y PACKAGES`, as root or through passwordless sudo,
 /// updating the package lists once if the first try fails.
-fn apt_install(packages: &[&str]) -> Result<(), Failure> {
+pub fn apt_install(packages: &[&str]) -> Result<(), Failure> {
     let is_root = capture(Command::new("id").arg("-u"))
         .map(|s| s.trim() == "0")
         .unwrap_or(false);
@@ -247,21 +247,34 @@ fn apt_install(packages: &[&str]) -> Result<(), Failure> {
 }
 
 /// wllama's files the app serves from /wllama/: the ES module (with its
-/// worker code inside) and the WebAssembly build. Copied from npm's
-/// `@wllama/wllama` into `public/wllama/` (gitignored) before every build,
-/// never committed.
+/// worker code inside) and the WebAssembly build (64-bit memory, JSPI).
+/// Copied from npm's `@wllama/wllama` into `public/wllama/` (gitignored)
+/// before every build, never committed.
 pub const WLLAMA_FILES: [(&str, &str); 2] = [
     ("esm/index.js", "index.js"),
     ("esm/wasm/wllama.wasm", "wllama.wasm"),
 ];
 
-/// Copies wllama from node_modules into public/wllama/, skipping files
-/// already there with the same size.
+/// The same llama.cpp built for 32-bit memory without JSPI (npm's
+/// `@wllama/wllama-compat`), served from /wllama/compat/: the worker runs it
+/// on browsers that lack either feature. It is cached only where it is used.
+pub const WLLAMA_COMPAT_FILES: [(&str, &str); 2] = [
+    ("wasm/wllama.js", "wllama.js"),
+    ("wasm/wllama.wasm", "wllama.wasm"),
+];
+
+/// Copies wllama's two builds from node_modules into public/wllama/,
+/// skipping files already there with the same size.
 pub fn wllama_runtime() -> Result<(), Failure> {
     copy_from_npm(
         "wllama",
         WLLAMA_FILES.map(|(from, name)| (format!("@wllama/wllama/{from}"), name)),
         "public/wllama",
+    )?;
+    copy_from_npm(
+        "wllama 32-bit",
+        WLLAMA_COMPAT_FILES.map(|(from, name)| (format!("@wllama/wllama-compat/{from}"), name)),
+        "public/wllama/compat",
     )
 }
 

@@ -6,12 +6,15 @@
 //! parses the page exactly as the HTML5 standard says (every named entity,
 //! implied end tags, misnested markup); `dom_smoothie`, a port of Mozilla's
 //! Readability, picks the article out of the navigation, sidebars and
-//! footers; `htmd` writes the article as Markdown. Around them this module
-//! does what a reader for a model needs and they leave open: it bounds the
-//! tree's depth (both libraries recurse), drops what a person would not see
-//! (hidden elements, form controls), keeps only links a person could follow
-//! (http, https, mailto; never `javascript:`), shows images as their
-//! description, and lists the article's links.
+//! footers; `htmd` writes the article as Markdown. A page that marks its
+//! one main region (`<main>`, `role=main`) has already said where its
+//! content is: that region is read without its asides and footers, and
+//! Readability's scoring, most of a read's time, is skipped. Around the
+//! libraries this module does what a reader for a model needs and they
+//! leave open: it bounds the tree's depth (both libraries recurse), drops
+//! what a person would not see (hidden elements, form controls), keeps only
+//! links a person could follow (http, https, mailto; never `javascript:`),
+//! shows images as their description, and lists the article's links.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -66,32 +69,26 @@ const CHROME: &str = "nav, header, footer, aside, form, [role=navigation], [role
 
 /// Converts `html`, fetched from `url`, to Markdown.
 ///
-/// The page is parsed once. Readability picks the article in that tree,
-/// and the article is copied from it straight into htmd's tree, where its
-/// links are made safe and htmd writes it: it is never serialized and
-/// parsed again.
+/// The page is parsed once. Its marked main region, or else the article
+/// Readability picks in that tree, is copied from it straight into htmd's
+/// tree, where its links are made safe and htmd writes it: it is never
+/// serialized and parsed again.
 pub fn to_markdown(html: &str, url: &Url) -> Converted {
     let doc = Document::from(html);
     let head = prune(&doc, Prune::Page);
     let base = base_of(&head, url);
     let page_title = head_title(&head);
-    let readability =
-        Readability::with_document(doc, Some(base.as_str()), Some(readability_config()));
-    let mut readability = readability.ok();
-    let article = readability.as_mut().and_then(|r| r.parse().ok());
-    let (title, tree) = match (article, &readability) {
-        (Some(article), Some(r)) if has_words(&article.text_content) => {
-            // The page's own title, as the browser's tab shows it;
-            // Readability's guess (which may cut a "Site: Headline" title
-            // at the colon) only when the page has none.
-            let title = page_title
-                .or_else(|| Some(article.title.trim().to_string()).filter(|t| !t.is_empty()));
-            // Readability leaves the article in its document under this id.
-            let root = r.doc.select_single("#readability-page-1");
-            let tree = root.nodes().first().map(to_htmd_tree);
-            (title, tree)
-        }
-        _ => (page_title, None),
+    // A page that marks its one main region has said where its content
+    // is: that region is read as it stands, and Readability (which would
+    // score every paragraph of the page to find it) is not asked.
+    let main = head
+        .main
+        .filter(|main| head.mains == 1 && is_substantial(main))
+        .map(|main| to_htmd_tree(&main, &ASIDES));
+    drop(head);
+    let (title, tree) = match main {
+        Some(tree) => (page_title, Some(tree)),
+        None => readability_article(doc, &base, page_title),
     };
     let converter = converter();
     let tree = match tree {
@@ -117,6 +114,55 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
     }
 }
 
+/// The article Readability picks out of `doc`, copied into htmd's tree,
+/// and the title to show with it; no tree when it finds none.
+fn readability_article(
+    doc: Document,
+    base: &Url,
+    page_title: Option<String>,
+) -> (Option<String>, Option<Handle>) {
+    let readability =
+        Readability::with_document(doc, Some(base.as_str()), Some(readability_config()));
+    let mut readability = readability.ok();
+    let article = readability.as_mut().and_then(|r| r.parse().ok());
+    match (article, &readability) {
+        (Some(article), Some(r)) if has_words(&article.text_content) => {
+            // The page's own title, as the browser's tab shows it;
+            // Readability's guess (which may cut a "Site: Headline" title
+            // at the colon) only when the page has none.
+            let title = page_title
+                .or_else(|| Some(article.title.trim().to_string()).filter(|t| !t.is_empty()));
+            // Readability leaves the article in its document under this id.
+            let root = r.doc.select_single("#readability-page-1");
+            let tree = root.nodes().first().map(|root| to_htmd_tree(root, &[]));
+            (title, tree)
+        }
+        _ => (page_title, None),
+    }
+}
+
+/// What a main region holds beside its content, left out when it is read:
+/// asides (notes, pull quotes, related links) and footers (bylines, tags,
+/// sharing), as Readability leaves them out of an article.
+const ASIDES: [&str; 2] = ["aside", "footer"];
+
+/// Attributes htmd reads (a link's target, an image's description, a code
+/// block's language, an ordered list's first number); no other is copied.
+const KEPT_ATTRIBUTES: [&str; 4] = ["href", "alt", "class", "start"];
+
+/// A main region with less text than this (letters and digits) is taken
+/// for a placeholder, and the page is read as if it had none.
+const MIN_MAIN_CHARS: usize = 140;
+
+fn is_substantial(main: &NodeRef<'_>) -> bool {
+    main.text()
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .take(MIN_MAIN_CHARS)
+        .count()
+        >= MIN_MAIN_CHARS
+}
+
 /// How Readability is asked to pick the article.
 fn readability_config() -> Config {
     Config {
@@ -134,13 +180,14 @@ fn readability_config() -> Config {
 }
 
 /// A copy of `root` and what is under it as a document in htmd's tree
-/// (`<html><body>` around it, as the HTML parser would give). Only what
-/// htmd reads is copied: elements with their attributes, and text, with
-/// neighbouring text joined into one node; comments are left out.
+/// (`<html><body>` around it, as the HTML parser would give), without the
+/// elements named in `skip`. Only what htmd reads is copied: elements with
+/// the attributes it reads, and text, with neighbouring text joined into
+/// one node; comments are left out.
 /// The tree is copied as Readability left it; markup the HTML parser would
 /// rebuild if the article were serialized and parsed again (table cells
 /// in a table Readability renamed to a `<div>`) stays as it is.
-fn to_htmd_tree(root: &NodeRef<'_>) -> Handle {
+fn to_htmd_tree(root: &NodeRef<'_>, skip: &[&str]) -> Handle {
     let element = |name: &str| {
         Node::new(NodeData::Element {
             name: QualName::new(None, ns!(html), LocalName::from(name)),
@@ -176,11 +223,15 @@ fn to_htmd_tree(root: &NodeRef<'_>) -> Handle {
         let Some(el) = node.element_ref() else {
             continue;
         };
+        if skip.contains(&&*el.name.local) {
+            continue;
+        }
         let copy = Node::new(NodeData::Element {
             name: QualName::new(None, ns!(html), LocalName::from(&*el.name.local)),
             attrs: RefCell::new(
                 el.attrs
                     .iter()
+                    .filter(|a| KEPT_ATTRIBUTES.contains(&&*a.name.local))
                     .map(|a| Attribute {
                         name: QualName::new(None, ns!(), LocalName::from(&*a.name.local)),
                         value: StrTendril::from(&*a.value),
@@ -270,10 +321,14 @@ fn has_words(text: &str) -> bool {
 
 /// What [`prune`] noted in passing, in page order: the first of each.
 #[derive(Default)]
-struct Head {
+struct Head<'a> {
     base_href: Option<String>,
     title: Option<String>,
     og_title: Option<String>,
+    /// The first main region (`<main>` or `role=main`) not inside another.
+    main: Option<NodeRef<'a>>,
+    /// How many main regions there are, not counting those inside another.
+    mains: usize,
 }
 
 /// One walk over the tree that drops what a person would not see or
@@ -283,12 +338,12 @@ struct Head {
 /// so the tree below is at most that deep (both libraries recurse); and
 /// notes the page's `<base href>` and titles on the way, so no other walk
 /// has to look for them. An explicit stack: no recursion here either.
-fn prune(doc: &Document, what: Prune) -> Head {
+fn prune(doc: &Document, what: Prune) -> Head<'_> {
     let mut head = Head::default();
     let mut dropped = Vec::new();
     let mut too_deep = Vec::new();
-    let mut stack = vec![(doc.root(), 0usize)];
-    while let Some((node, depth)) = stack.pop() {
+    let mut stack = vec![(doc.root(), 0usize, false)];
+    while let Some((node, depth, in_main)) = stack.pop() {
         // Last to first onto the stack, so the page is walked in order.
         for child in node.children_it(true) {
             let Some(el) = child.element_ref() else {
@@ -322,14 +377,19 @@ fn prune(doc: &Document, what: Prune) -> Head {
                 _ => {}
             }
             let is_title = name == "title";
+            let is_main = name == "main" || attr("role") == Some("main");
             drop(el);
             if is_title && head.title.is_none() {
                 head.title = Some(collapse_whitespace(&child.text()));
             }
+            if is_main && !in_main {
+                head.mains += 1;
+                head.main.get_or_insert(child);
+            }
             if depth + 1 >= MAX_DEPTH {
                 too_deep.push(child);
             } else {
-                stack.push((child, depth + 1));
+                stack.push((child, depth + 1, in_main || is_main));
             }
         }
     }
@@ -652,6 +712,58 @@ mod tests {
         }
     }
 
+    /// A page that marks one main region is read as that region, with its
+    /// headings as the page wrote them, and nothing outside it nor its
+    /// asides and footers.
+    #[test]
+    fn a_marked_main_region_is_read_as_it_stands() {
+        let body = "<p>The hearth was the centre of the household for most of history, \
+                    where food was cooked, water heated and stories told in the \
+                    evening.</p><aside>Related: bellows</aside>\
+                    <p>Short line.</p><footer>Share this</footer>";
+        let page = |main: &str| {
+            format!(
+                "<title>Hearths</title><header><a href='/'>Site</a></header>\
+                 <div class='sidebar'><p>Ten stoves, a very popular list of stoves and more \
+                 stoves, with commas, many, many commas, in it.</p></div>{main}\
+                 <footer>Privacy</footer>"
+            )
+        };
+        for main in [
+            format!("<main><h1>Hearths</h1>{body}</main>"),
+            format!("<div role=main><h1>Hearths</h1>{body}</div>"),
+            // One region marked twice is still one.
+            format!("<main><div role=main><h1>Hearths</h1>{body}</div></main>"),
+        ] {
+            let c = to_markdown(&page(&main), &url());
+            assert_eq!(c.title.as_deref(), Some("Hearths"));
+            assert!(
+                c.markdown
+                    .starts_with("# Hearths\n\nThe hearth was the centre"),
+                "{main}: {}",
+                c.markdown
+            );
+            assert!(c.markdown.ends_with("Short line."), "{}", c.markdown);
+            for chrome in ["Site", "stoves", "Privacy", "bellows", "Share"] {
+                assert!(!c.markdown.contains(chrome), "{chrome} in {}", c.markdown);
+            }
+        }
+        // A hidden main region, an empty one, or two of them say nothing
+        // about where the content is: Readability looks for it.
+        for main in [
+            "<main hidden><p>ghost</p></main>",
+            "<main><p>Loading…</p></main>",
+            "<main><p>one</p></main><main><p>two</p></main>",
+        ] {
+            let out = md(&article("").replace("<body>", &format!("<body>{main}")));
+            assert!(
+                out.starts_with("## The hearth\n\nThe hearth was the centre"),
+                "{out}"
+            );
+            assert!(!out.contains("ghost") && !out.contains("Loading"), "{out}");
+        }
+    }
+
     #[test]
     fn scripts_styles_hidden_parts_and_controls_are_dropped() {
         let html = r#"<!doctype html><html><head><title>T</title>
@@ -850,6 +962,15 @@ mod tests {
             "{}",
             &out[out.len().saturating_sub(80)..]
         );
+        assert!(out.len() < 100_000);
+        // The same inside a marked main region, which is read without
+        // Readability.
+        let words = "deep words for a main region long enough to be read ".repeat(5);
+        let out = run(format!(
+            "<main>{}{words}</main>",
+            "<div><blockquote><ul><li>".repeat(5000)
+        ));
+        assert!(out.ends_with("long enough to be read"), "{out:.80}");
         assert!(out.len() < 100_000);
         let out = run("<span><b><i>".repeat(20_000) + "inline");
         assert!(out.contains("inline"));
