@@ -169,3 +169,51 @@ fn the_code_panel_says_why_python_cannot_be_interrupted() {
         }
     }
 }
+
+/// Every code call is in the Activity log, committed, by the time its
+/// result comes back — a value, a thrown error, a run stopped at its time
+/// limit, and input the skill refuses alike: a second connection to the
+/// database, opened only after the call returned, reads each record with
+/// its input, result, duration and permission decision.
+#[wasm_bindgen_test]
+async fn every_code_call_is_committed_to_the_log_before_its_result_returns() {
+    use hearth::runtime::Runtime;
+    use hearth::storage::{ACTIVITY, Db, current_schema};
+    const NAME: &str = "sandbox-calls-committed";
+    let _ = Db::delete_database(NAME).await;
+    let rt = Runtime::start(Db::open_with(NAME, current_schema()).await.unwrap())
+        .await
+        .unwrap();
+    let id = SkillId::new("run_javascript").unwrap();
+    let cases = [
+        (json!({"code": "6 * 7"}), ToolStatus::Completed, "42"),
+        (
+            json!({"code": "throw new RangeError('out of range')"}),
+            ToolStatus::Failed,
+            "out of range",
+        ),
+        (
+            json!({"code": "while (true) {}", "timeout_ms": 300}),
+            ToolStatus::Failed,
+            "",
+        ),
+        (json!({"code": 5}), ToolStatus::Failed, "invalid input"),
+    ];
+    for (args, status, says) in cases {
+        let (call, result) = rt.invoke(id.clone(), args.clone(), CallOrigin::User).await;
+        assert_eq!(result.status, status, "{args}: {:?}", result.error);
+        let other = Db::open_with(NAME, current_schema()).await.unwrap();
+        let record: ActivityRecord = other
+            .get(ACTIVITY, &call.id)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{args}: no committed record"));
+        other.close();
+        assert_eq!(record.arguments, args);
+        assert_eq!(record.result, result, "{args}: the record is the result");
+        assert!(record.result.decision.is_some(), "{args}: no decision");
+        assert!(record.result.duration_ms >= 0.0);
+        let shown = format!("{:?} {:?}", record.result.content, record.result.error);
+        assert!(shown.contains(says), "{args}: {shown}");
+    }
+}

@@ -5,10 +5,14 @@
 // IndexedDB.
 //
 //   JS round trip for 1+1: cold (first run in a fresh profile, which starts
-//   the sandbox) and warm, against its anchor: a bare Worker made from a
-//   blob on the app's origin, handed the same code by postMessage, its
-//   answer posted back, then terminated (the sandbox runs each snippet in a
-//   fresh Worker, so that is the least any run costs), in the same run.
+//   the sandbox) and warm, against its anchors in the same run: a bare
+//   Worker's postMessage round trip, a bare Worker made from a blob on the
+//   app's origin for each run (handed the same code, its answer posted
+//   back, then terminated: the sandbox runs each snippet in a fresh
+//   Worker), and a bare IndexedDB put until it commits. The warm calls are
+//   also timed as the person sees them, from the Enter that sends the
+//   command until its result card is in the document, and split into
+//   spans (see `traceCalls`).
 //   Python cold start in the sandbox against bare Pyodide in a module
 //   worker on the same origin, each from a fresh profile.
 //   Warm Python call overhead: a 1+1 run, and the part spent in the worker.
@@ -43,8 +47,9 @@ const line = (label, value, goal = '') => console.log(`  ${label.padEnd(58)} ${v
 
 const browser = await chromium.launch(chromiumLaunchOptions());
 
-async function freshPage({ withoutPickers = false } = {}) {
+async function freshPage({ withoutPickers = false, trace = false } = {}) {
   const context = await browser.newContext();
+  if (trace) await context.addInitScript(traceCalls);
   if (withoutPickers) {
     await context.addInitScript(() => { delete window.showDirectoryPicker; delete window.showOpenFilePicker; });
   }
@@ -52,6 +57,88 @@ async function freshPage({ withoutPickers = false } = {}) {
   await page.goto(`${base}/#/chat`);
   await page.waitForSelector('body[data-ready]');
   return { context, page };
+}
+
+/// Where a command's time goes, stamped in the app's own page (never in
+/// the sandbox frame) by wrapping the browser APIs the call path uses, so
+/// the app is measured as built: the Enter that sends it (a capture
+/// listener, before the app's own), the run request posted to the sandbox,
+/// the sandbox's result arriving, the Activity record's put, that
+/// transaction's commit, and the result card entering the document.
+function traceCalls() {
+  if (self.origin === 'null' || window.parent !== window) return;
+  const calls = [];
+  window.__hearthTrace = calls;
+  let cur = null;
+  const now = () => performance.now();
+  document.addEventListener('keydown', (e) => { if (e.key === 'Enter') { cur = { enter: now() }; calls.push(cur); } }, true);
+  const post = MessagePort.prototype.postMessage;
+  MessagePort.prototype.postMessage = function (message, ...rest) {
+    if (cur && !cur.send && message && typeof message.json === 'string' && message.json.includes('"kind":"run"')) cur.send = now();
+    return post.call(this, message, ...rest);
+  };
+  const onmessage = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
+  Object.defineProperty(MessagePort.prototype, 'onmessage', {
+    configurable: true,
+    enumerable: onmessage.enumerable,
+    get() { return onmessage.get.call(this); },
+    set(handler) {
+      const wrapped = typeof handler !== 'function' ? handler : function (e) {
+        const c = cur;
+        if (c && !c.reply && e.data && typeof e.data.json === 'string' && e.data.json.includes('"kind":"result"')) c.reply = now();
+        return handler.call(this, e);
+      };
+      onmessage.set.call(this, wrapped);
+    },
+  });
+  const put = IDBObjectStore.prototype.put;
+  IDBObjectStore.prototype.put = function (...args) {
+    const c = cur;
+    if (c && !c.put && this.name === 'activity') {
+      c.put = now();
+      this.transaction.addEventListener('complete', () => { c.commit = now(); });
+    }
+    return put.apply(this, args);
+  };
+  const isCard = (n) => n.nodeType === 1 && (n.matches('.result-card') || n.querySelector('.result-card'));
+  document.addEventListener('DOMContentLoaded', () => {
+    new MutationObserver((records) => {
+      const c = cur;
+      if (!c || c.card) return;
+      if (records.some((r) => [...r.addedNodes].some(isCard))) c.card = now();
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+}
+
+/// The traced calls since the last read, each with its spans in ms.
+async function tracedCalls(page) {
+  return page.evaluate(() => window.__hearthTrace.splice(0).map((c) => ({
+    total: c.card - c.enter,
+    before: c.send - c.enter,
+    sandbox: c.reply - c.send,
+    afterRun: c.put - c.reply,
+    commit: c.commit - c.put,
+    render: c.card - c.commit,
+  })));
+}
+
+/// Prints and reports the median of each span of `calls`.
+function breakdown(label, calls, inside) {
+  const of = (k) => median(calls.map((c) => c[k]).filter(Number.isFinite));
+  const spans = [
+    ['Enter to the run request posted (composer, lookup, checks, permission)', 'before'],
+    ['run request to result back from the sandbox frame', 'sandbox'],
+    ['result back to the Activity record put (output checks, record)', 'afterRun'],
+    ['the Activity transaction, put to commit', 'commit'],
+    ['commit to the result card in the document', 'render'],
+  ];
+  console.log(`\n  ${label}: where the milliseconds go (medians of ${calls.length})`);
+  line('Enter to result card', ms(of('total')));
+  for (const [name, k] of spans) {
+    line(`  ${name}`, ms(of(k)));
+    figure({ figure: `${label}: ${name}`, value: of(k), unit: 'ms', detail: `median of ${calls.length}` });
+  }
+  line('  of the sandbox span, inside the sandbox page', ms(inside));
 }
 
 /// Runs a skill from the composer; returns the call's record from the log.
@@ -86,20 +173,23 @@ try {
   const prestarted = [];
   let warm = [];
   let warmInner = [];
+  let warmTrace = [];
   for (let i = 0; i < COLD_TRIALS; i++) {
     // After the app has idled a moment, its sandbox has started itself.
     const idle = await freshPage();
     await idle.page.waitForTimeout(3000);
     prestarted.push((await run(idle.page, 'run_javascript', { code: '1+1' })).result.duration_ms);
     await idle.context.close();
-    const { context, page } = await freshPage();
+    const { context, page } = await freshPage({ trace: i === 0 });
     cold.push((await run(page, 'run_javascript', { code: '1+1' })).result.duration_ms);
     if (i === 0) {
+      await tracedCalls(page);
       for (let j = 0; j < WARM_RUNS; j++) {
         const r = await run(page, 'run_javascript', { code: '1+1' });
         warm.push(r.result.duration_ms);
         warmInner.push(report(r).run_ms);
       }
+      warmTrace = await tracedCalls(page);
     }
     await context.close();
   }
@@ -115,32 +205,65 @@ try {
       w.onerror = (e) => reject(new Error(e.message));
       w.postMessage('1+1');
     });
+    const pause = () => new Promise((ok) => setTimeout(ok, 40));
     const fresh = [];
-    for (let i = 0; i < n + 5; i++) fresh.push(await once());
+    for (let i = 0; i < n + 5; i++) { await pause(); fresh.push(await once()); }
     // And a warm Worker's postMessage alone, for scale.
     const w = new Worker(url);
     const ping = () => new Promise((resolve) => { const t0 = performance.now(); w.onmessage = () => resolve(performance.now() - t0); w.postMessage('1+1'); });
     const warmPing = [];
-    for (let i = 0; i < n + 5; i++) warmPing.push(await ping());
+    for (let i = 0; i < n + 5; i++) { await pause(); warmPing.push(await ping()); }
     w.terminate();
-    return { fresh: fresh.slice(5), warmPing: warmPing.slice(5) };
+    // And a bare IndexedDB put of a record like a call's, until it commits.
+    await new Promise((ok) => { const d = indexedDB.deleteDatabase('bench-bare-put'); d.onsuccess = ok; d.onerror = ok; });
+    const db = await new Promise((ok, err) => {
+      const o = indexedDB.open('bench-bare-put', 1);
+      o.onupgradeneeded = () => o.result.createObjectStore('activity', { keyPath: 'id' });
+      o.onsuccess = () => ok(o.result);
+      o.onerror = () => err(o.error);
+    });
+    const put = (i) => new Promise((ok, err) => {
+      const tx = db.transaction('activity', 'readwrite');
+      tx.objectStore('activity').put({ id: `call-${i}`, skill: 'run_javascript', arguments: { code: '1+1' },
+        result: { status: 'completed', content: [{ type: 'text', text: '2' }], started_at_ms: Date.now(), duration_ms: 1 } });
+      tx.oncomplete = ok;
+      tx.onerror = () => err(tx.error);
+    });
+    const puts = [];
+    for (let i = 0; i < n + 5; i++) { await pause(); const t0 = performance.now(); await put(i); puts.push(performance.now() - t0); }
+    db.close();
+    return { fresh: fresh.slice(5), warmPing: warmPing.slice(5), puts: puts.slice(5) };
   }, WARM_RUNS);
   await bare.context.close();
   const anchor = { figure: 'bare Worker: new Worker, postMessage 1+1, answer, terminate', value: median(bareRuns.fresh) };
   figure({ ...anchor, unit: 'ms', detail: `median of ${WARM_RUNS}, p90 ${ms(p90(bareRuns.fresh))}` });
-  figure({ figure: 'bare Worker: postMessage round trip to a running Worker', value: median(bareRuns.warmPing), unit: 'ms', detail: `median of ${WARM_RUNS}` });
-  const warmJs = { figure: 'warm JS round trip for 1+1 (whole call)', value: median(warm) };
-  figure({ ...warmJs, unit: 'ms', goal: { max: 5 }, detail: `median of ${WARM_RUNS}, p90 ${ms(p90(warm))}; ${ms(median(warmInner))} inside the sandbox page` });
-  ratio('warm JS round trip vs bare Worker', warmJs, anchor, { max: 3 });
+  const ping = { figure: 'bare Worker: postMessage round trip to a running Worker', value: median(bareRuns.warmPing) };
+  figure({ ...ping, unit: 'ms', detail: `median of ${WARM_RUNS}, 40 ms apart` });
+  const bareput = { figure: 'bare IndexedDB put, committed (sandbox page)', value: median(bareRuns.puts) };
+  figure({ ...bareput, unit: 'ms', detail: `median of ${WARM_RUNS}, one readwrite transaction each` });
+  const warmJs = { figure: 'warm JS round trip for 1+1 (the call\'s duration_ms)', value: median(warm) };
+  figure({ ...warmJs, unit: 'ms', detail: `median of ${WARM_RUNS}, p90 ${ms(p90(warm))}; ${ms(median(warmInner))} inside the sandbox page` });
+  const warmShown = warmTrace.map((c) => c.total);
+  const shown = { figure: 'warm JS 1+1, Enter to result card (log committed)', value: median(warmShown) };
+  figure({ ...shown, unit: 'ms', goal: { max: 5 }, detail: `median of ${warmShown.length}, p90 ${ms(p90(warmShown))}` });
+  ratio('warm JS round trip vs bare Worker postMessage', shown, ping, { max: 3 });
+  ratio('warm JS round trip vs bare Worker made per run', shown, anchor, { max: 3 });
+  const pathOnly = median(warmTrace.map((c) => c.total - c.sandbox));
+  figure({ figure: 'warm JS call path, Enter to card less the sandbox round trip', value: pathOnly, unit: 'ms', detail: 'median over calls of (Enter to card) minus (run request to result back)' });
+  figure({ figure: 'warm JS call path beyond one IndexedDB commit', value: pathOnly - bareput.value, unit: 'ms', goal: { max: 1 }, detail: 'the line above minus the bare put, same run' });
   figure({ figure: 'cold JS: first run, sandbox started by it', value: median(cold), unit: 'ms', goal: { max: 50 }, detail: `median of ${COLD_TRIALS}` });
   figure({ figure: 'cold JS: first run, sandbox pre-started at idle', value: median(prestarted), unit: 'ms', goal: { max: 50 }, detail: `median of ${COLD_TRIALS}` });
   console.log('\n  JavaScript round trip for 1+1');
   line(`bare Worker anchor (median of ${WARM_RUNS})`, ms(anchor.value));
   line(`cold: first run, sandbox started by it (median of ${COLD_TRIALS})`, ms(median(cold)), 'goal ≤ 50 ms');
   line(`cold: first run, sandbox pre-started at idle (median of ${COLD_TRIALS})`, ms(median(prestarted)), 'goal ≤ 50 ms');
-  line(`warm: median of ${WARM_RUNS} (p90 ${ms(p90(warm))})`, ms(median(warm)), 'goal ≤ 5 ms');
+  line(`bare Worker postMessage to a running Worker (median of ${WARM_RUNS})`, ms(ping.value));
+  line(`bare IndexedDB put, committed (median of ${WARM_RUNS})`, ms(bareput.value));
+  line(`warm: Enter to result card (p90 ${ms(p90(warmShown))})`, ms(shown.value), 'goal ≤ 5 ms');
+  line(`warm: the call's duration_ms (p90 ${ms(p90(warm))})`, ms(median(warm)));
   line('warm: of which inside the sandbox page (worker round trip)', ms(median(warmInner)));
   console.log(`    cold samples: ${cold.map(ms).join(', ')}`);
+  breakdown('warm JS 1+1', warmTrace, median(warmInner));
   }
 
   // --- Python cold start: sandbox against bare Pyodide --------------------
@@ -149,17 +272,20 @@ try {
   const bare = [];
   let pyWarm = [];
   let pyInner = [];
+  let pyTrace = [];
   for (let i = 0; i < COLD_TRIALS; i++) {
     {
-      const { context, page } = await freshPage();
+      const { context, page } = await freshPage({ trace: i === 0 });
       const r = await run(page, 'run_python', { code: '1+1' });
       sandboxed.push(r.result.duration_ms);
       if (i === 0) {
+        await tracedCalls(page);
         for (let j = 0; j < WARM_RUNS; j++) {
           const w = await run(page, 'run_python', { code: '1+1' });
           pyWarm.push(w.result.duration_ms);
           pyInner.push(report(w).run_ms);
         }
+        pyTrace = await tracedCalls(page);
       }
       await context.close();
     }
@@ -183,7 +309,9 @@ try {
   figure({ ...pyAnchor, unit: 'ms', detail: `median of ${COLD_TRIALS} fresh profiles` });
   figure({ ...pyCold, unit: 'ms', detail: `median of ${COLD_TRIALS} fresh profiles` });
   ratio('Python cold start vs bare Pyodide', pyCold, pyAnchor, { max: 1.2 });
-  figure({ figure: 'warm Python call for 1+1 (whole call)', value: median(pyWarm), unit: 'ms', goal: { max: 5 }, detail: `median of ${WARM_RUNS}, p90 ${ms(p90(pyWarm))}; ${ms(median(pyInner))} inside the sandbox page` });
+  figure({ figure: 'warm Python call for 1+1 (the call\'s duration_ms)', value: median(pyWarm), unit: 'ms', detail: `median of ${WARM_RUNS}, p90 ${ms(p90(pyWarm))}; ${ms(median(pyInner))} inside the sandbox page` });
+  const pyShown = pyTrace.map((c) => c.total);
+  figure({ figure: 'warm Python 1+1, Enter to result card (log committed)', value: median(pyShown), unit: 'ms', goal: { max: 5 }, detail: `median of ${pyShown.length}, p90 ${ms(p90(pyShown))}` });
   const coldRatio = median(sandboxed) / median(bare);
   console.log('\n  Python cold start (fresh profile each: fetch, compile, start, run 1+1)');
   line(`in the sandbox, whole first call (median of ${COLD_TRIALS})`, ms(median(sandboxed)));
@@ -192,8 +320,10 @@ try {
   console.log(`    sandbox samples: ${sandboxed.map(ms).join(', ')}`);
   console.log(`    bare samples:    ${bare.map(ms).join(', ')}`);
   console.log('\n  Warm Python call');
-  line(`1+1, whole call (median of ${WARM_RUNS}, p90 ${ms(p90(pyWarm))})`, ms(median(pyWarm)), 'goal ≤ 5 ms');
+  line(`1+1, Enter to result card (median of ${pyShown.length}, p90 ${ms(p90(pyShown))})`, ms(median(pyShown)), 'goal ≤ 5 ms');
+  line(`1+1, the call's duration_ms (median of ${WARM_RUNS}, p90 ${ms(p90(pyWarm))})`, ms(median(pyWarm)));
   line('of which inside the sandbox page (worker round trip)', ms(median(pyInner)));
+  breakdown('warm Python 1+1', pyTrace, median(pyInner));
   }
 
   // --- 1,000 files -----------------------------------------------------------

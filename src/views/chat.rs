@@ -945,7 +945,11 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
 }
 
 /// Runs a skill the person chose, in the open conversation, through the
-/// call path; its card joins the timeline and `done` runs at its end.
+/// call path; its card joins the timeline once the call path returns (its
+/// Activity record committed) and `done` runs at its end. Marking the
+/// conversation as just used re-sorts the conversation list and saves the
+/// conversation, which the card need not wait for: that comes after the
+/// frame that shows the card.
 fn run_skill(
     a: Assistant,
     commands: RwSignal<Vec<ActivityRecord>>,
@@ -962,11 +966,31 @@ fn run_skill(
             .await;
         let record = ActivityRecord::new(&call, Some(&skill), &result);
         let _ = commands.try_update(|l| l.push(record));
-        if let Some(id) = conv {
-            a.touch(&id);
-        }
         done();
+        if let Some(id) = conv {
+            after_next_paint(move || a.touch(&id));
+        }
     });
+}
+
+/// Runs `f` once the browser has drawn the next frame: from a timer the
+/// next animation frame sets, so `f`'s work lands after that frame's
+/// paint. A hidden tab draws no frames, so a plain timer runs it there.
+fn after_next_paint(f: impl FnOnce() + 'static) {
+    let once = std::rc::Rc::new(std::cell::Cell::new(Some(f)));
+    let run = {
+        let once = once.clone();
+        move || {
+            if let Some(f) = once.take() {
+                f();
+            }
+        }
+    };
+    let fallback = run.clone();
+    request_animation_frame(move || {
+        let _ = gloo_timers::callback::Timeout::new(0, run).forget();
+    });
+    let _ = gloo_timers::callback::Timeout::new(100, fallback).forget();
 }
 
 /// What carries out the effects core's composer returns.

@@ -32,6 +32,7 @@ mod bench;
 mod circles;
 mod collections;
 mod fresh;
+mod lexicon;
 mod pwa;
 mod report;
 mod setup;
@@ -163,7 +164,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!(
-            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|test-model|skill-collections>"
+            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|test-model|skill-collections|lexicon>"
         );
         return ExitCode::FAILURE;
     };
@@ -180,6 +181,10 @@ fn main() -> ExitCode {
         )
         .and_then(|()| step("wllama into public/wllama/", setup::wllama_runtime)),
         "test-model" => step("the test model", setup::test_model).map(|_| ()),
+        "lexicon" => step(
+            "discovery's lexicon into crates/core/src/discovery/lexicon.txt",
+            lexicon::write,
+        ),
         "skill-collections" => {
             let from = match rest {
                 [flag, dir] if flag == "--from" => Some(PathBuf::from(dir)),
@@ -211,7 +216,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, test-model or skill-collections"
+            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, test-model, skill-collections or lexicon"
         ))),
     };
     match result {

@@ -207,7 +207,7 @@ pub fn reader_corpus() -> Result<PathBuf, Failure> {
 
 /// `apt-get install -y PACKAGES`, as root or through passwordless sudo,
 /// updating the package lists once if the first try fails.
-fn apt_install(packages: &[&str]) -> Result<(), Failure> {
+pub fn apt_install(packages: &[&str]) -> Result<(), Failure> {
     let is_root = capture(Command::new("id").arg("-u"))
         .map(|s| s.trim() == "0")
         .unwrap_or(false);

@@ -463,6 +463,10 @@ fn tune() {
         w.field[1] = 3.0;
         w.b[3] = 0.75;
     });
+    // The general-English lexicon's discount (0: no lexicon).
+    for v in [0.0f32, 0.2, 0.25, 0.35, 0.4, 0.5, 0.7] {
+        add(format!("lexicon {v}"), &|w| w.lexicon = v);
+    }
     let extra: Vec<(String, Weights)> = std::env::var("TUNE_ONLY")
         .ok()
         .map(|only| {

@@ -1,7 +1,8 @@
 //! The discovery index: BM25F over the fields of every entry (the
 //! registry's skills and the enabled Agent Skills packages, ranked
 //! together), kept up to date as entries come and go, with typo, prefix,
-//! compound and synonym expansion of query words.
+//! compound, synonym and general-English (lexicon) expansion of query
+//! words.
 //!
 //! Scoring, per query word `q` and skill `d`:
 //! `score(q, d) = max over expansions (t, w) of w · idf(t) · tf̃ / (k1 + tf̃)`
@@ -17,7 +18,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use serde_json::Value;
 
 use super::text::{
-    bounded_distance, hyphen_joins, is_noise, is_stop_word, stem, synonyms, thesaurus_words, words,
+    bounded_distance, hyphen_joins, is_noise, is_stop_word, lexicon, stem, synonyms,
+    thesaurus_words, words,
 };
 use crate::permission::PermissionSettings;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
@@ -92,6 +94,9 @@ pub struct Weights {
     /// Coordination: a skill's score is multiplied by
     /// `(matched query words / query words) ^ coordination`.
     pub coordination: f32,
+    /// Discount of a query word's relatives in general English (the
+    /// lexicon); 0 leaves them out.
+    pub lexicon: f32,
 }
 
 impl Default for Weights {
@@ -111,6 +116,7 @@ impl Default for Weights {
             compound: 0.9,
             synonym: 0.7,
             coordination: 0.75,
+            lexicon: 0.3,
         }
     }
 }
@@ -843,6 +849,17 @@ impl SkillIndex {
                     for syn in synonyms(p) {
                         if let Some(t) = self.live_term(syn) {
                             put(&mut alts, t, w * self.weights.synonym);
+                        }
+                    }
+                    // General English reaches words no hand-written group
+                    // holds ("error" → "mistake", "test" → "examine"), at
+                    // a steeper discount: a lexicon relative is often
+                    // another sense than the one meant.
+                    if self.weights.lexicon > 0.0 {
+                        for rel in lexicon(p) {
+                            if let Some(t) = self.live_term(rel) {
+                                put(&mut alts, t, w * self.weights.lexicon);
+                            }
                         }
                     }
                 }
