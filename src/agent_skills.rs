@@ -150,7 +150,7 @@ fn rebuild(record: &StoredPackage, files: Vec<PackageFile>) -> Option<SkillPacka
     .package
 }
 
-crate::places::split_point!(
+crate::split::split_point!(
     packages,
     fn rebuild_all(
         records: Vec<StoredPackage>,

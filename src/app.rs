@@ -7,86 +7,11 @@ use wasm_bindgen::closure::Closure;
 
 use crate::icons::Icon;
 use crate::online::provide_online;
-use crate::places::LazyPlace;
+use crate::places::{LazyPlace, Place};
 use crate::runtime::Runtime;
 use crate::views::approval::ApprovalDialog;
 use crate::views::chat::ChatView;
 use crate::views::web::OfflineIndicator;
-
-/// The places in the app.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    Chat,
-    Notes,
-    Tasks,
-    Memory,
-    Skills,
-    Servers,
-    Activity,
-    Settings,
-}
-
-impl Place {
-    pub const ALL: [Place; 8] = [
-        Place::Chat,
-        Place::Notes,
-        Place::Tasks,
-        Place::Memory,
-        Place::Skills,
-        Place::Servers,
-        Place::Activity,
-        Place::Settings,
-    ];
-
-    pub fn slug(self) -> &'static str {
-        match self {
-            Place::Chat => "chat",
-            Place::Notes => "notes",
-            Place::Tasks => "tasks",
-            Place::Memory => "memory",
-            Place::Skills => "skills",
-            Place::Servers => "servers",
-            Place::Activity => "activity",
-            Place::Settings => "settings",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Place::Chat => "Chat",
-            Place::Notes => "Notes",
-            Place::Tasks => "Tasks",
-            Place::Memory => "Memory",
-            Place::Skills => "Skills",
-            Place::Servers => "Servers",
-            Place::Activity => "Activity",
-            Place::Settings => "Settings",
-        }
-    }
-
-    pub fn icon(self) -> &'static str {
-        match self {
-            Place::Chat => "chat",
-            Place::Notes => "note",
-            Place::Tasks => "tasks",
-            Place::Memory => "memory",
-            Place::Skills => "skills",
-            Place::Servers => "server",
-            Place::Activity => "activity",
-            Place::Settings => "settings",
-        }
-    }
-
-    pub fn from_hash(hash: &str) -> Place {
-        let slug = hash.trim_start_matches('#').trim_start_matches('/');
-        // `#/chat/<conversation>` is still Chat.
-        let slug = slug.split('/').next().unwrap_or("");
-        Place::ALL
-            .into_iter()
-            .find(|p| p.slug() == slug)
-            .unwrap_or(Place::Chat)
-    }
-}
 
 /// Whether a key press lands in something that takes text.
 fn typing_in(ev: &web_sys::KeyboardEvent) -> bool {

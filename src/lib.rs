@@ -20,6 +20,7 @@ pub mod pwa;
 pub mod runtime;
 pub mod sandbox;
 pub mod skill_import;
+pub mod split;
 pub mod storage;
 pub mod tabmodel;
 pub mod version;

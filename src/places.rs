@@ -1,47 +1,87 @@
-//! The places that load on demand, and the split points other modules
-//! declare with `split_point!`. Each place but Chat is a split point:
-//! in a build with the `split` feature (the release build, through
-//! `cargo xtask precache`'s split step) its code, and whatever only it
-//! uses, goes into a separate wasm chunk that is fetched the first time
-//! the place opens and precached by the service worker after the first
-//! render. Without the feature (tests, clippy) the same functions run
-//! in place, so both builds go through one path.
+//! The app's places, and how those that load on demand arrive. Each
+//! place but Chat is a split point (`crate::split`): its code, and
+//! whatever only it uses, goes into a separate wasm chunk that is
+//! fetched the first time the place opens.
 
 use leptos::prelude::*;
 use send_wrapper::SendWrapper;
 
-use crate::app::Place;
+use crate::split::{LoadError, split_point};
 
-/// A place whose code did not arrive (the network and the service
-/// worker's cache both failed). Loading again starts afresh.
+/// The places in the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadError;
+pub enum Place {
+    Chat,
+    Notes,
+    Tasks,
+    Memory,
+    Skills,
+    Servers,
+    Activity,
+    Settings,
+}
 
-#[cfg(feature = "split")]
-impl From<leptos::wasm_split::SplitLoaderError> for LoadError {
-    fn from(_: leptos::wasm_split::SplitLoaderError) -> Self {
-        LoadError
+impl Place {
+    pub const ALL: [Place; 8] = [
+        Place::Chat,
+        Place::Notes,
+        Place::Tasks,
+        Place::Memory,
+        Place::Skills,
+        Place::Servers,
+        Place::Activity,
+        Place::Settings,
+    ];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Place::Chat => "chat",
+            Place::Notes => "notes",
+            Place::Tasks => "tasks",
+            Place::Memory => "memory",
+            Place::Skills => "skills",
+            Place::Servers => "servers",
+            Place::Activity => "activity",
+            Place::Settings => "settings",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Place::Chat => "Chat",
+            Place::Notes => "Notes",
+            Place::Tasks => "Tasks",
+            Place::Memory => "Memory",
+            Place::Skills => "Skills",
+            Place::Servers => "Servers",
+            Place::Activity => "Activity",
+            Place::Settings => "Settings",
+        }
+    }
+
+    pub fn icon(self) -> &'static str {
+        match self {
+            Place::Chat => "chat",
+            Place::Notes => "note",
+            Place::Tasks => "tasks",
+            Place::Memory => "memory",
+            Place::Skills => "skills",
+            Place::Servers => "server",
+            Place::Activity => "activity",
+            Place::Settings => "settings",
+        }
+    }
+
+    pub fn from_hash(hash: &str) -> Place {
+        let slug = hash.trim_start_matches('#').trim_start_matches('/');
+        // `#/chat/<conversation>` is still Chat.
+        let slug = slug.split('/').next().unwrap_or("");
+        Place::ALL
+            .into_iter()
+            .find(|p| p.slug() == slug)
+            .unwrap_or(Place::Chat)
     }
 }
-
-/// A function whose body becomes its own chunk in a split build, and an
-/// ordinary async function otherwise. A failed load is an `Err`, never a
-/// panic. Arguments and the result pass by value between the modules.
-macro_rules! split_point {
-    ($chunk:ident, fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
-        #[cfg(feature = "split")]
-        #[leptos::wasm_split::wasm_split($chunk, wasm_split_path = ::leptos::wasm_split, fallible)]
-        fn $name($($arg: $ty),*) -> Result<$ret, $crate::places::LoadError> {
-            Ok($body)
-        }
-
-        #[cfg(not(feature = "split"))]
-        async fn $name($($arg: $ty),*) -> Result<$ret, $crate::places::LoadError> {
-            Ok($body)
-        }
-    };
-}
-pub(crate) use split_point;
 
 split_point!(
     notes,

@@ -417,7 +417,7 @@ test('the API key stays in this browser: not in the console, the log, the page o
 test('without a model, free text finds a skill and its form runs it', async ({ page }) => {
   const errors = await openApp(page);
   const composer = page.getByRole('textbox', { name: 'Message or command' });
-  await composer.fill('work out a percentage');
+  await composer.fill('percentage of a number');
   const found = page.getByRole('listbox', { name: 'Matching skills' });
   await expect(found.getByRole('option').first()).toContainText('Calculator');
   await composer.press('Enter');

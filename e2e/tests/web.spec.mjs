@@ -253,6 +253,11 @@ test('offline: the shell shows it, the Skills panel notes it, and the skill says
   await enableSkill(page, 'Web fetch');
   const indicator = page.locator('.offline-indicator');
   await expect(indicator).toBeHidden();
+  // Places other than Chat load their code on first opening, from the
+  // network or from the service worker's precache; a worker that
+  // controls the page has finished installing, so every place's code is
+  // cached before the network goes.
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
 
   await context.setOffline(true);
   await expect(indicator).toBeVisible();

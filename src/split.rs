@@ -1,0 +1,38 @@
+//! Split points: functions whose bodies become separate wasm chunks in
+//! a build with the `split` feature (the release build, through `cargo
+//! xtask precache`'s split step), fetched the first time they are called
+//! and precached by the service worker after the first render. Without
+//! the feature (tests, clippy) the same functions run in place, so both
+//! builds go through one path. This module uses nothing else of the
+//! app, so any module may declare a split point.
+
+/// A split point whose code did not arrive (the network and the
+/// service worker's cache both failed). Loading again starts afresh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadError;
+
+#[cfg(feature = "split")]
+impl From<leptos::wasm_split::SplitLoaderError> for LoadError {
+    fn from(_: leptos::wasm_split::SplitLoaderError) -> Self {
+        LoadError
+    }
+}
+
+/// A function whose body becomes its own chunk in a split build, and an
+/// ordinary async function otherwise. A failed load is an `Err`, never a
+/// panic. Arguments and the result pass by value between the modules.
+macro_rules! split_point {
+    ($chunk:ident, fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        #[cfg(feature = "split")]
+        #[leptos::wasm_split::wasm_split($chunk, wasm_split_path = ::leptos::wasm_split, fallible)]
+        fn $name($($arg: $ty),*) -> Result<$ret, $crate::split::LoadError> {
+            Ok($body)
+        }
+
+        #[cfg(not(feature = "split"))]
+        async fn $name($($arg: $ty),*) -> Result<$ret, $crate::split::LoadError> {
+            Ok($body)
+        }
+    };
+}
+pub(crate) use split_point;
