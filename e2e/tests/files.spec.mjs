@@ -85,6 +85,9 @@ test('a grant survives a reload, is listed in Settings, and reading stops once i
   await expect(page.locator('.file-grant')).toHaveCount(0);
 
   await page.getByRole('link', { name: 'Chat' }).click();
+  // Chat draws the conversation's cards again from the store; the next
+  // run's card is the one after the first read's.
+  await expect(page.locator('.result-card[data-skill="read_file"]')).toHaveCount(1);
   const after = await runSkill(page, 'read_file', { path: 'project/data.csv' });
   expect(after.status).toBe('failed');
   expect(after.output).toBe('no files or folders are granted yet; ask the person to grant one in Settings → Files');
