@@ -2,8 +2,8 @@
 //! steps use (the release app, the native `hearth`, the bare Leptos anchor,
 //! the MCP peers, the Agent Skills collections, the reader's comparison
 //! corpus, the test model and native llama.cpp for the model in the tab), runs each step, collects the figures the steps print,
-//! writes `target/bench/results.json`, prints a table, and after a full run
-//! keeps that table in `docs/benchmarks.md` with the date and the machine.
+//! writes `target/bench/results.json`, prints a table, and keeps that table
+//! in `docs/benchmarks.md` with the dates and the machine.
 //!
 //! **Adding a figure.** A step is a command (a node script, a `cargo
 //! bench`, a wasm test with `--nocapture`) that prints one line per figure:
@@ -19,8 +19,8 @@
 //! ratio against an anchor measured in the same run: print both figures,
 //! then the ratio with `"unit": "×"` and `"anchor": "<the anchor's figure>"`.
 //! `cargo xtask bench --only <step>[,<step>]` runs some steps alone
-//! (in results.json its steps replace those of the earlier run and the
-//! other steps stay; docs/benchmarks.md is written by full runs).
+//! (in results.json and docs/benchmarks.md its steps replace those of the
+//! earlier run and the other steps stay, each dated).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -179,30 +179,37 @@ impl Figure {
 pub fn parse_figure(line: &str) -> Option<Result<Figure, String>> {
     let at = line.find("BENCH {")?;
     let text = &line[at + "BENCH ".len()..];
-    let bad = |why: &str| Some(Err(format!("{why}: {text}")));
     let Ok(v) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
-        return bad("not JSON");
+        return Some(Err(format!("not JSON: {text}")));
     };
+    Some(figure_from_value(&v).map_err(|why| format!("{why}: {text}")))
+}
+
+/// A figure from its JSON form: a `BENCH` line's, or one saved in
+/// results.json (which also carries its step and load).
+fn figure_from_value(v: &serde_json::Value) -> Result<Figure, String> {
     let (Some(name), Some(value), Some(unit)) = (
         v["figure"].as_str(),
         v["value"].as_f64(),
         v["unit"].as_str(),
     ) else {
-        return bad("a figure needs \"figure\", a numeric \"value\" and \"unit\"");
+        return Err("a figure needs \"figure\", a numeric \"value\" and \"unit\"".into());
     };
     if !value.is_finite() {
-        return bad("the value is not a finite number");
+        return Err("the value is not a finite number".into());
     }
     let mut f = Figure::new(name, value, unit);
     f.goal = match (v["goal"]["max"].as_f64(), v["goal"]["min"].as_f64()) {
         (Some(m), _) => Some(Goal::Max(m)),
         (None, Some(m)) => Some(Goal::Min(m)),
-        _ if v.get("goal").is_some() => return bad("a goal is {\"max\": n} or {\"min\": n}"),
+        _ if v.get("goal").is_some() => return Err("a goal is {\"max\": n} or {\"min\": n}".into()),
         _ => None,
     };
     f.anchor = v["anchor"].as_str().map(str::to_string);
     f.detail = v["detail"].as_str().map(str::to_string);
-    Some(Ok(f))
+    f.step = v["step"].as_str().unwrap_or_default().to_string();
+    f.load = v["load"].as_f64().unwrap_or_default();
+    Ok(f)
 }
 
 /// What a step needs built or installed before it runs.
@@ -694,7 +701,6 @@ fn build_leptos_anchor(root: &Path) -> Result<(), Failure> {
 /// One step's outcome.
 struct StepRun {
     id: &'static str,
-    title: &'static str,
     ok: bool,
     seconds: f64,
     load_start: f64,
@@ -747,7 +753,6 @@ fn run_step(root: &Path, s: &Step, figures: &mut Vec<Figure>) -> StepRun {
     }
     StepRun {
         id: s.id,
-        title: s.title,
         ok: error.is_none(),
         seconds: t0.elapsed().as_secs_f64(),
         load_start,
@@ -885,18 +890,16 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     )
     .map_err(|e| Failure::new(format!("cannot write {}: {e}", results.display())))?;
 
-    let table = markdown(&doc, &runs, &figures);
+    // The table shows the saved results, so after a partial run it holds
+    // the steps just run and, from earlier runs, the others, each dated.
+    let table = markdown(&saved, &all);
     println!("\n{table}");
     println!("figures written to {RESULTS}");
-    if partial {
-        println!("{DOC} is written by full runs only (this one ran --only)");
-    } else {
-        let existing = std::fs::read_to_string(root.join(DOC)).unwrap_or_default();
-        let text = splice_doc(&existing, &format!("{DOC_HEAD}{table}"));
-        std::fs::write(root.join(DOC), text)
-            .map_err(|e| Failure::new(format!("cannot write {DOC}: {e}")))?;
-        println!("table written to {DOC}");
-    }
+    let existing = std::fs::read_to_string(root.join(DOC)).unwrap_or_default();
+    let text = splice_doc(&existing, &format!("{DOC_HEAD}{table}"));
+    std::fs::write(root.join(DOC), text)
+        .map_err(|e| Failure::new(format!("cannot write {DOC}: {e}")))?;
+    println!("table written to {DOC}");
     let failed: Vec<String> = runs
         .iter()
         .filter(|r| !r.ok)
@@ -976,18 +979,18 @@ pub fn splice_doc(doc: &str, section: &str) -> String {
     format!("{}\n\n{block}", doc.trim_end())
 }
 
-const DOC_HEAD: &str = "## Latest full run of `cargo xtask bench`\n\n\
+const DOC_HEAD: &str = "## Latest figures of `cargo xtask bench`\n\n\
 Written by `cargo xtask bench` between the markers (edit the prose outside\n\
-them; run the bench again for this part). Figures,\n\
+them; run the bench again for this part). A run with `--only` replaces its\n\
+own steps here and keeps the others, so each step says when it ran. Figures,\n\
 not assertions: each is the median of several runs unless its detail says\n\
 otherwise, and every comparison is a ratio against its anchor measured in the\n\
 same run on the same machine, so a busy machine moves both. `load` is the\n\
-machine's 1-minute load average when the figure was taken. All figures of the\n\
-run, with their units and goals, are in `target/bench/results.json`; each\n\
-step's full output is in `target/bench/logs/`. How to add a figure: see\n\
-`xtask/src/bench.rs` and [testing.md](testing.md).\n\n\
-The first-load transfer is shown against its goal here, not yet checked by a\n\
-test: the bundle is split later, and the failing budget test comes with that.\n\n";
+machine's 1-minute load average when the figure was taken. All figures, with\n\
+their units and goals, are in `target/bench/results.json`; each step's full\n\
+output is in `target/bench/logs/`. How to add a figure: see\n\
+`xtask/src/bench.rs` and [testing.md](testing.md). The first-load budget is\n\
+also checked by `cargo xtask test` (step 6b), which fails when it grows.\n\n";
 
 /// A value with a sensible number of digits for its unit.
 fn number(v: f64, unit: &str) -> String {
@@ -1007,11 +1010,12 @@ fn number(v: f64, unit: &str) -> String {
     }
 }
 
-fn markdown(doc: &serde_json::Value, runs: &[StepRun], figures: &[Figure]) -> String {
-    let m = &doc["machine"];
+/// The table of saved results (`results.json`'s shape): the goals first,
+/// then each step in the order of a full run, with the figures it gave.
+fn markdown(saved: &serde_json::Value, all: &[Step]) -> String {
+    let m = &saved["machine"];
     let mut out = format!(
-        "Run of {} on {} ({} cores, {} GB), {}; {}, {}.\n",
-        doc["date"].as_str().unwrap_or(""),
+        "Machine: {} ({} cores, {} GB), {}; {}, {}.\n",
         m["cpu"].as_str().unwrap_or(""),
         m["cores"],
         m["memory_gb"],
@@ -1019,37 +1023,53 @@ fn markdown(doc: &serde_json::Value, runs: &[StepRun], figures: &[Figure]) -> St
         m["chromium"].as_str().unwrap_or(""),
         m["rustc"].as_str().unwrap_or(""),
     );
+    let figures: Vec<Figure> = saved["figures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| figure_from_value(v).ok())
+        .collect();
     let with_goal: Vec<&Figure> = figures.iter().filter(|f| f.goal.is_some()).collect();
     if !with_goal.is_empty() {
-        out.push_str("\n## Goals\n\n| figure | value | goal | met | anchor | load |\n|---|---|---|---|---|---|\n");
+        out.push_str("\n## Goals\n\n| figure | value | goal | met | anchor | step | load |\n|---|---|---|---|---|---|---|\n");
         for f in with_goal {
             let g = f.goal.expect("filtered on goals");
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {:.1} |\n",
+                "| {} | {} | {} | {} | {} | `{}` | {:.1} |\n",
                 f.figure,
                 number(f.value, &f.unit),
                 g.show(&f.unit),
                 if g.met(f.value) { "yes" } else { "**no**" },
                 f.anchor.as_deref().unwrap_or(""),
+                f.step,
                 f.load
             ));
         }
     }
-    for r in runs {
+    let runs: Vec<&serde_json::Value> = saved["steps"].as_array().into_iter().flatten().collect();
+    for s in all {
+        let Some(r) = runs.iter().find(|r| r["step"] == s.id) else {
+            out.push_str(&format!("\n## {}\n\n`{}`: not run yet.\n", s.title, s.id));
+            continue;
+        };
+        let error = r["error"].as_str().unwrap_or("");
         out.push_str(&format!(
-            "\n## {}\n\n`{}`, {:.0} s, load {:.1} → {:.1}{}\n\n",
-            r.title,
-            r.id,
-            r.seconds,
-            r.load_start,
-            r.load_end,
-            if r.ok {
+            "\n## {}\n\n`{}`, {}, {:.0} s, load {:.1} → {:.1}{}\n\n",
+            s.title,
+            s.id,
+            r["date"]
+                .as_str()
+                .unwrap_or(saved["date"].as_str().unwrap_or("")),
+            r["seconds"].as_f64().unwrap_or_default(),
+            r["load_start"].as_f64().unwrap_or_default(),
+            r["load_end"].as_f64().unwrap_or_default(),
+            if r["ok"].as_bool().unwrap_or(false) {
                 String::new()
             } else {
-                format!(" — **failed**: {}", r.error.clone().unwrap_or_default())
+                format!(" — **failed**: {error}")
             }
         ));
-        let mine: Vec<&Figure> = figures.iter().filter(|f| f.step == r.id).collect();
+        let mine: Vec<&Figure> = figures.iter().filter(|f| f.step == s.id).collect();
         if mine.is_empty() {
             out.push_str("No figures.\n");
             continue;
@@ -1108,6 +1128,37 @@ mod tests {
             .collect();
         assert_eq!(figures, ["size", "a", "F1"]);
         assert_eq!(merge_partial(None, &partial, &steps()), partial);
+    }
+
+    #[test]
+    fn the_table_shows_every_step_with_its_own_date_and_goals_met_or_not() {
+        let saved = json!({
+            "date": "tuesday",
+            "machine": {"cpu": "EPYC", "cores": 2},
+            "steps": [
+                {"step": "bundle", "date": "tuesday", "ok": true, "seconds": 3.0},
+                {"step": "core", "date": "monday", "ok": false, "error": "it broke"},
+            ],
+            "figures": [
+                {"figure": "first load", "step": "bundle", "value": 700.0, "unit": "KB",
+                 "goal": {"max": 600.0}, "load": 2.0},
+                {"figure": "ranking", "step": "core", "value": 0.9, "unit": "",
+                 "goal": {"min": 0.85}, "detail": "a | b"},
+            ],
+        });
+        let md = markdown(&saved, &steps());
+        assert!(
+            md.contains("| first load | 700 KB | ≤ 600 KB | **no** |"),
+            "{md}"
+        );
+        assert!(md.contains("| ranking | 0.900 | ≥ 0.850 | yes |"), "{md}");
+        assert!(md.contains("`bundle`, tuesday, 3 s"), "{md}");
+        assert!(
+            md.contains("`core`, monday") && md.contains("**failed**: it broke"),
+            "{md}"
+        );
+        assert!(md.contains("a \\| b"), "{md}");
+        assert!(md.contains("`tabmodel`: not run yet."), "{md}");
     }
 
     #[test]
