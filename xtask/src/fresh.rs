@@ -151,18 +151,21 @@ pub fn list_files(root: &Path, entries: &[String]) -> Result<Vec<String>, Failur
 /// The workspace crates the app links on wasm32, as folders relative to
 /// `root` (the app's own folder, the root, is covered by APP_INPUTS).
 pub fn linked_crates(root: &Path) -> Result<Vec<String>, Failure> {
-    let text = capture(
-        Command::new("cargo")
-            .args([
-                "metadata",
-                "--format-version",
-                "1",
-                "--offline",
-                "--filter-platform",
-                "wasm32-unknown-unknown",
-            ])
-            .current_dir(root),
-    )?;
+    // Offline first, so a restart with nothing changed asks no registry.
+    // `cargo metadata` reads the manifest of every package in the lockfile,
+    // including those only other platforms build, which a fresh machine
+    // has not downloaded yet; then it is asked again with the registry.
+    let metadata = |offline: bool| {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["metadata", "--format-version", "1"]);
+        if offline {
+            cmd.arg("--offline");
+        }
+        cmd.args(["--filter-platform", "wasm32-unknown-unknown"])
+            .current_dir(root);
+        capture(&mut cmd)
+    };
+    let text = metadata(true).or_else(|_| metadata(false))?;
     let meta: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Failure::new(format!("cargo metadata gave no JSON: {e}")))?;
     Ok(workspace_closure(&meta, "hearth", root))
