@@ -4,6 +4,12 @@
 // same profile and tools (e2e/bench/bare-leptos, built by `cargo xtask
 // bench` into HEARTH_BARE_DIST), served by the same `hearth serve`, loaded
 // in turns with the app so both see the same machine.
+//
+// Also measured, on Hearth's loads only: the time until the chat answers
+// the first keystroke. As soon as the composer is in the page, the bench
+// types "/" into it; the figure is the time from navigation start until
+// the composer's list of commands is in the document, which needs the
+// app's code to have run the composer's input handler and drawn its answer.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -25,7 +31,7 @@ async function serve(dist) {
   return { base, stop: () => child.kill() };
 }
 
-async function coldLoad(browser, base) {
+async function coldLoad(browser, base, { keystroke = false } = {}) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(base + '/');
@@ -34,21 +40,30 @@ async function coldLoad(browser, base) {
     const mark = performance.getEntriesByName('hearth-ready')[0];
     return mark ? mark.startTime : NaN;
   });
+  let answered = NaN;
+  if (keystroke) {
+    const composer = page.getByRole('textbox', { name: 'Message or command' });
+    await composer.press('/');
+    await page.waitForSelector('ul.suggestions[role=listbox]');
+    answered = await page.evaluate(() => performance.now());
+  }
   await context.close();
   if (!Number.isFinite(ms)) throw new Error(`${base} set no hearth-ready mark`);
-  return ms;
+  return keystroke ? { ms, answered } : ms;
 }
 
 const app = await serve(hearthDist);
 const bare = await serve(bareDist);
 const browser = await chromium.launch(chromiumLaunchOptions());
-const samples = { app: [], bare: [] };
+const samples = { app: [], bare: [], keystroke: [] };
 try {
   // One warm-up load each (the browser's own start-up), not counted.
   await coldLoad(browser, app.base);
   await coldLoad(browser, bare.base);
   for (let i = 0; i < LOADS; i++) {
-    samples.app.push(await coldLoad(browser, app.base));
+    const load = await coldLoad(browser, app.base, { keystroke: true });
+    samples.app.push(load.ms);
+    samples.keystroke.push(load.answered);
     samples.bare.push(await coldLoad(browser, bare.base));
   }
 } finally {
@@ -62,3 +77,9 @@ const hearth = { figure: 'first render of Hearth', value: median(samples.app) };
 figure({ ...anchor, unit: 'ms', detail: `median of ${LOADS} cold loads: ${show(samples.bare)} ms` });
 figure({ ...hearth, unit: 'ms', detail: `median of ${LOADS} cold loads: ${show(samples.app)} ms` });
 ratio('time to first render vs a bare Leptos page', hearth, anchor, { max: 1.5 });
+figure({
+  figure: 'time until the chat answers the first keystroke',
+  value: median(samples.keystroke),
+  unit: 'ms',
+  detail: `from navigation start, "/" typed as soon as the composer is there, until its command list is drawn; median of ${LOADS}: ${show(samples.keystroke)} ms`,
+});
