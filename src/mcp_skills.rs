@@ -13,15 +13,18 @@ use std::collections::{BTreeMap, VecDeque};
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::mcp::CallOptions;
 use hearth_core::mcp::model::CallToolResult;
 use hearth_core::mcp::skills::{
     McpExecutor, ServerCatalog, ServerId, instructions_for_loaded, to_skill_error, to_skill_output,
 };
+use hearth_core::mcp::{CallOptions, McpClient, McpError};
 use hearth_core::source::{SkillSource, Turn};
 use hearth_core::{
     Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
 };
+use serde_json::Value;
+
+use crate::split::{LoadError, split_point};
 
 /// How many original answers are kept.
 const KEPT: usize = 64;
@@ -110,16 +113,11 @@ impl SkillSource for McpSkills {
                     "the MCP server {server} is not connected; turn it on in the Servers panel"
                 ))
             })?;
-            let result = client
-                .call_tool(
-                    tool,
-                    call.arguments.clone(),
-                    CallOptions {
-                        progress: true,
-                        cancel: None,
-                    },
-                )
+            // The client's protocol code loads with the first MCP call or
+            // connection (the chunk `crate::mcp` connects servers in).
+            let result = call_tool(client, tool, call.arguments.clone())
                 .await
+                .map_err(SkillError::new)?
                 .map_err(|e| to_skill_error(server, e))?;
             self.keep(&call.id, &result);
             to_skill_output(result)
@@ -129,5 +127,45 @@ impl SkillSource for McpSkills {
 
     fn turn_prompt(&self, _turn: &Turn, offered: &[SkillDefinition]) -> Option<String> {
         self.instructions_for(offered)
+    }
+}
+
+/// What a person sees when the MCP client's code did not arrive.
+pub const NOT_LOADED: &str = "Hearth could not load its code for MCP servers (the network and the offline copy both failed). Check the connection, then try again.";
+
+// A tool call runs the client's request code, which lives in the MCP
+// chunk with the rest of the client (see `crate::mcp`).
+split_point!(
+    mcp,
+    fn call_tool_in_chunk(
+        client: McpClient,
+        tool: String,
+        arguments: Value,
+    ) -> LocalBoxFuture<'static, Result<CallToolResult, McpError>> {
+        Box::pin(async move {
+            client
+                .call_tool(
+                    &tool,
+                    arguments,
+                    CallOptions {
+                        progress: true,
+                        cancel: None,
+                    },
+                )
+                .await
+        })
+    }
+);
+
+/// `tools/call` on `client`, through the chunk; `Err` when the chunk
+/// could not be loaded.
+async fn call_tool(
+    client: McpClient,
+    tool: &str,
+    arguments: Value,
+) -> Result<Result<CallToolResult, McpError>, String> {
+    match call_tool_in_chunk(client, tool.to_string(), arguments).await {
+        Ok(calling) => Ok(calling.await),
+        Err(LoadError) => Err(NOT_LOADED.to_string()),
     }
 }

@@ -16,14 +16,16 @@ use std::collections::{BTreeMap, HashSet};
 use std::rc::{Rc, Weak};
 
 use futures::channel::oneshot;
-use futures::future::select;
+use futures::future::{LocalBoxFuture, select};
 use hearth_core::call::{CallOrigin, ToolResult};
 use hearth_core::command::CommandInput;
 use hearth_core::mcp::authorize::{OAuthConfig, OAuthFlow};
 use hearth_core::mcp::client::{AuthProvider, ClientConfig, EventSink, ServerEvent, ServerInfo};
 use hearth_core::mcp::composer::{self as prompts, Attachment, PromptCommand};
 use hearth_core::mcp::hosted::StdioListing;
-use hearth_core::mcp::model::{Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool};
+use hearth_core::mcp::model::{
+    Prompt, ReadResourceResult, Resource, ResourceTemplate, SubscriptionFilter, Tool,
+};
 use hearth_core::mcp::oauth::{AuthError, AuthState};
 use hearth_core::mcp::servers::{NewServer, ServerEntry, ServerSource};
 use hearth_core::mcp::skills::{
@@ -41,9 +43,10 @@ use serde_json::Value;
 use self::oauth::{PopupAuthorizer, SignIns, WebRandomness, client_metadata};
 use self::proxy::{HearthProxy, app_origin};
 use self::transport::FetchTransport;
-use crate::mcp_skills::McpSkills;
+use crate::mcp_skills::{McpSkills, NOT_LOADED};
 use crate::platform::BrowserTime;
 use crate::runtime::Runtime;
+use crate::split::{LoadError, split_point};
 use crate::storage::MCP_SERVERS;
 use crate::version::bump;
 
@@ -392,14 +395,30 @@ impl Mcp {
         if let Some(c) = client {
             // Ends a legacy session politely; nobody waits for it.
             spawn_local(async move {
-                let _ = c.close().await;
+                if let Ok(closing) = close_in_chunk(c).await {
+                    closing.await;
+                }
             });
         }
         generation
     }
 
-    /// (Re)connects a server and refreshes everything it offers.
+    /// (Re)connects a server and refreshes everything it offers. The
+    /// client's code arrives with the first connection (see
+    /// [`connect_in_chunk`]); when it cannot, the server shows why.
     pub async fn connect(&self, id: ServerId) {
+        match connect_in_chunk(self.clone(), id.clone()).await {
+            Ok(connecting) => connecting.await,
+            Err(LoadError) => {
+                self.with_server(&id, |s| {
+                    s.view.status = Status::Failed(NOT_LOADED.to_string());
+                });
+                self.touch();
+            }
+        }
+    }
+
+    async fn connect_here(&self, id: ServerId) {
         let generation = self.disconnect(&id);
         let Some(entry) = self.with_server(&id, |s| {
             s.view.status = Status::Connecting;
@@ -770,11 +789,10 @@ impl Mcp {
     ) -> Result<String, String> {
         let args = prompts::prompt_arguments(cmd, input).map_err(|e| e.to_string())?;
         let client = self.client(&cmd.server)?;
-        let result = client
-            .get_prompt(&cmd.prompt, &args)
+        get_prompt_in_chunk(client, cmd.prompt.clone(), args)
             .await
-            .map_err(|e| describe(&e))?;
-        Ok(prompts::prompt_text(&result))
+            .map_err(|LoadError| NOT_LOADED.to_string())?
+            .await
     }
 
     /// The resources of every connected server, for the picker.
@@ -796,10 +814,7 @@ impl Mcp {
         resource: &Resource,
     ) -> Result<Attachment, String> {
         let client = self.client(server)?;
-        let read = client
-            .read_resource(&resource.uri)
-            .await
-            .map_err(|e| describe(&e))?;
+        let read = read_resource(client, &resource.uri).await?;
         let name = resource
             .title
             .clone()
@@ -829,14 +844,14 @@ impl Mcp {
     /// Reads a resource for an MCP App.
     pub async fn read_for_app(&self, server: &ServerId, uri: &str) -> Result<Value, String> {
         let client = self.client(server)?;
-        let read = client.read_resource(uri).await.map_err(|e| describe(&e))?;
+        let read = read_resource(client, uri).await?;
         serde_json::to_value(read).map_err(|e| e.to_string())
     }
 
     /// Reads and checks an MCP App's view.
     pub async fn view(&self, server: &ServerId, uri: &str) -> Result<core_apps::AppView, String> {
         let client = self.client(server)?;
-        let read = client.read_resource(uri).await.map_err(|e| describe(&e))?;
+        let read = read_resource(client, uri).await?;
         core_apps::read_view(uri, &read).map_err(|e| e.to_string())
     }
 
@@ -950,4 +965,62 @@ impl Mcp {
             problems,
         })
     }
+}
+
+// The MCP client (connecting, OAuth, requests, streams, list changes) is
+// one wasm chunk, fetched the first time a server connects or is asked
+// something, so a person with no MCP server never downloads it. These
+// split points, and `crate::mcp_skills`'s for tool calls, are the only
+// ways into the client's protocol code from the first screen; each hands
+// back a future that runs inside the chunk.
+
+split_point!(
+    mcp,
+    fn connect_in_chunk(mcp: Mcp, id: ServerId) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async move { mcp.connect_here(id).await })
+    }
+);
+
+split_point!(
+    mcp,
+    fn close_in_chunk(client: McpClient) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async move {
+            let _ = client.close().await;
+        })
+    }
+);
+
+split_point!(
+    mcp,
+    fn get_prompt_in_chunk(
+        client: McpClient,
+        prompt: String,
+        args: serde_json::Map<String, Value>,
+    ) -> LocalBoxFuture<'static, Result<String, String>> {
+        Box::pin(async move {
+            let result = client
+                .get_prompt(&prompt, &args)
+                .await
+                .map_err(|e| describe(&e))?;
+            Ok(prompts::prompt_text(&result))
+        })
+    }
+);
+
+split_point!(
+    mcp,
+    fn read_resource_in_chunk(
+        client: McpClient,
+        uri: String,
+    ) -> LocalBoxFuture<'static, Result<ReadResourceResult, String>> {
+        Box::pin(async move { client.read_resource(&uri).await.map_err(|e| describe(&e)) })
+    }
+);
+
+/// `resources/read` on `client`, through the chunk.
+async fn read_resource(client: McpClient, uri: &str) -> Result<ReadResourceResult, String> {
+    read_resource_in_chunk(client, uri.to_string())
+        .await
+        .map_err(|LoadError| NOT_LOADED.to_string())?
+        .await
 }
