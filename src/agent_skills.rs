@@ -37,6 +37,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::sandbox::Sandbox;
+use crate::split::{LoadError, not_loaded};
 use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
 
 /// The settings key of the command bar's active skills.
@@ -626,6 +627,22 @@ impl AgentSkillSource {
     }
 }
 
+// Running an Agent Skills tool call (activation, reading the package's
+// files, its scoped tools and their scripts) is its own chunk, fetched
+// with the first such call.
+crate::split::split_point!(
+    package_tools,
+    fn execute_in_chunk(
+        skills: Rc<AgentSkills>,
+        db: Rc<Db>,
+        sandbox: Rc<Sandbox>,
+        skill: SkillDefinition,
+        call: ToolCall,
+    ) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move { skills.execute(&db, &sandbox, &skill, &call).await })
+    }
+);
+
 impl SkillSource for AgentSkillSource {
     fn key(&self) -> SourceKey {
         SourceKey::AgentSkills
@@ -641,9 +658,15 @@ impl SkillSource for AgentSkillSource {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        self.skills
-            .execute(&self.db, &self.sandbox, skill, call)
-            .boxed_local()
+        let (skills, db, sandbox) = (self.skills.clone(), self.db.clone(), self.sandbox.clone());
+        let (skill, call) = (skill.clone(), call.clone());
+        async move {
+            execute_in_chunk(skills, db, sandbox, skill, call)
+                .await
+                .map_err(|LoadError| SkillError::new(not_loaded("Agent Skills")))?
+                .await
+        }
+        .boxed_local()
     }
 
     /// `call_skill_tool` hands its call on to the package's tool, so the

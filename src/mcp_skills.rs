@@ -131,7 +131,9 @@ impl SkillSource for McpSkills {
 }
 
 /// What a person sees when the MCP client's code did not arrive.
-pub const NOT_LOADED: &str = "Hearth could not load its code for MCP servers (the network and the offline copy both failed). Check the connection, then try again.";
+pub fn not_loaded() -> String {
+    crate::split::not_loaded("MCP servers")
+}
 
 // A tool call runs the client's request code, which lives in the MCP
 // chunk with the rest of the client (see `crate::mcp`).
@@ -166,6 +168,6 @@ async fn call_tool(
 ) -> Result<Result<CallToolResult, McpError>, String> {
     match call_tool_in_chunk(client, tool.to_string(), arguments).await {
         Ok(calling) => Ok(calling.await),
-        Err(LoadError) => Err(NOT_LOADED.to_string()),
+        Err(LoadError) => Err(not_loaded()),
     }
 }

@@ -6,6 +6,14 @@
 //! builds go through one path. This module uses nothing else of the
 //! app, so any module may declare a split point.
 
+/// What a call says when the code it needs did not arrive: `what` names
+/// that code for a person ("web pages", "MCP servers").
+pub fn not_loaded(what: &str) -> String {
+    format!(
+        "Hearth could not load its code for {what} (the network and the offline copy both failed). Check the connection, then try again."
+    )
+}
+
 /// A split point whose code did not arrive (the network and the
 /// service worker's cache both failed). Loading again starts afresh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

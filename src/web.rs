@@ -29,6 +29,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use crate::split::{LoadError, not_loaded, split_point};
 use crate::storage::Db;
 use crate::version::bump;
 
@@ -434,6 +435,30 @@ impl SkillSource for WebSkills {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        self.run(skill.id.as_str(), &call.arguments).boxed_local()
+        let client = self.client.clone();
+        let id = skill.id.as_str().to_string();
+        let lists = self.lists(&id);
+        let arguments = call.arguments.clone();
+        async move {
+            run_in_chunk(client, id, arguments, lists)
+                .await
+                .map_err(|LoadError| SkillError::new(not_loaded("the web skills")))?
+                .await
+        }
+        .boxed_local()
     }
 }
+
+// A web skill's call (its checks, the proxy's API, shaping the page or the
+// results) is its own chunk, fetched with the first web call.
+split_point!(
+    web_run,
+    fn run_in_chunk(
+        client: Rc<ProxyClient>,
+        skill: String,
+        arguments: Value,
+        lists: DomainLists,
+    ) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move { client.run_skill(&skill, &arguments, &lists).await })
+    }
+);

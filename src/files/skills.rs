@@ -22,6 +22,7 @@ use serde_json::json;
 use super::FilesError;
 use super::fs::{self as hfs, Node, Walked};
 use super::grants::{self, Grant};
+use crate::split::{LoadError, not_loaded, split_point};
 use crate::storage::Db;
 
 /// The most files one run may be handed, counting inside folders.
@@ -65,9 +66,29 @@ impl SkillSource for FileSkills {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        run(&self.db, skill, call).boxed_local()
+        let (db, skill, call) = (self.db.clone(), skill.clone(), call.clone());
+        async move {
+            run_in_chunk(db, skill, call)
+                .await
+                .map_err(|LoadError| SkillError::new(not_loaded("reading files")))?
+                .await
+        }
+        .boxed_local()
     }
 }
+
+// Reading granted files (paths, walking folders, sniffing text) is its own
+// chunk, fetched with the first file skill call.
+split_point!(
+    files_run,
+    fn run_in_chunk(
+        db: Rc<Db>,
+        skill: SkillDefinition,
+        call: ToolCall,
+    ) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move { run(&db, &skill, &call).await })
+    }
+);
 
 /// Runs a file skill's call.
 pub async fn run(

@@ -43,7 +43,7 @@ use serde_json::Value;
 use self::oauth::{PopupAuthorizer, SignIns, WebRandomness, client_metadata};
 use self::proxy::{HearthProxy, app_origin};
 use self::transport::FetchTransport;
-use crate::mcp_skills::{McpSkills, NOT_LOADED};
+use crate::mcp_skills::{McpSkills, not_loaded};
 use crate::platform::BrowserTime;
 use crate::runtime::Runtime;
 use crate::split::{LoadError, split_point};
@@ -411,7 +411,7 @@ impl Mcp {
             Ok(connecting) => connecting.await,
             Err(LoadError) => {
                 self.with_server(&id, |s| {
-                    s.view.status = Status::Failed(NOT_LOADED.to_string());
+                    s.view.status = Status::Failed(not_loaded());
                 });
                 self.touch();
             }
@@ -791,7 +791,7 @@ impl Mcp {
         let client = self.client(&cmd.server)?;
         get_prompt_in_chunk(client, cmd.prompt.clone(), args)
             .await
-            .map_err(|LoadError| NOT_LOADED.to_string())?
+            .map_err(|LoadError| not_loaded())?
             .await
     }
 
@@ -1021,6 +1021,6 @@ split_point!(
 async fn read_resource(client: McpClient, uri: &str) -> Result<ReadResourceResult, String> {
     read_resource_in_chunk(client, uri.to_string())
         .await
-        .map_err(|LoadError| NOT_LOADED.to_string())?
+        .map_err(|LoadError| not_loaded())?
         .await
 }

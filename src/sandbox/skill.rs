@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use super::{CodeRun, Sandbox};
 use crate::files::Files;
+use crate::split::{LoadError, not_loaded, split_point};
 
 /// The code sandbox's source of skills: runs go to `sandbox`, with the
 /// granted files they name read through `files`.
@@ -36,9 +37,31 @@ impl SkillSource for CodeSkills {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        run(&self.sandbox, &self.files, skill, call).boxed_local()
+        let (sandbox, files) = (self.sandbox.clone(), self.files.clone());
+        let (skill, call) = (skill.clone(), call.clone());
+        async move {
+            run_in_chunk(sandbox, files, skill, call)
+                .await
+                .map_err(|LoadError| SkillError::new(not_loaded("running code")))?
+                .await
+        }
+        .boxed_local()
     }
 }
+
+// Running a snippet (gathering its files, the sandbox's protocol, shaping
+// the outcome) is its own chunk, fetched with the first code skill call.
+split_point!(
+    code_run,
+    fn run_in_chunk(
+        sandbox: Rc<Sandbox>,
+        files: Rc<Files>,
+        skill: SkillDefinition,
+        call: ToolCall,
+    ) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move { run(&sandbox, &files, &skill, &call).await })
+    }
+);
 
 /// Runs a code skill's call.
 pub async fn run(
