@@ -36,6 +36,7 @@ use crate::agent_skills::{AgentSkillSource, AgentSkills};
 use crate::files::Files;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::sandbox::Sandbox;
+use crate::split::LoadError;
 use crate::storage::{Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 use crate::version::bump;
 
@@ -176,7 +177,7 @@ pub struct CoreSkills {
 
 impl CoreSkills {
     async fn run(&self, skill: CoreSkill, arguments: &Value) -> Result<SkillOutput, SkillError> {
-        let (db, d, v) = (&self.db, &self.data, self.data.versions);
+        let d = &self.data;
         match skill {
             CoreSkill::Calculator => hearth_core::calculator::run(arguments, local_clock()),
             CoreSkill::Discover => {
@@ -185,21 +186,61 @@ impl CoreSkills {
                 discover_output(&self.index.borrow(), arguments, &enabled)
                     .map_err(|e| SkillError::new(e.to_string()))
             }
-            CoreSkill::Notes => {
-                use hearth_core::notes::{parse, run};
-                collection_call(db, NOTES, &d.notes, v.notes, parse, run, arguments).await
-            }
-            CoreSkill::Tasks => {
-                use hearth_core::tasks::{parse, run};
-                collection_call(db, TASKS, &d.tasks, v.tasks, parse, run, arguments).await
-            }
-            CoreSkill::Memory => {
-                use hearth_core::memory::{parse, run};
-                collection_call(db, MEMORIES, &d.memories, v.memories, parse, run, arguments).await
+            CoreSkill::Notes | CoreSkill::Tasks | CoreSkill::Memory => {
+                let (db, data) = (self.db.clone(), self.data.clone());
+                collection_in_chunk(db, data, skill, arguments.clone())
+                    .await
+                    .map_err(|LoadError| {
+                        SkillError::new(crate::split::not_loaded("notes, tasks and memory"))
+                    })?
+                    .await
             }
         }
     }
 }
+
+// The calculator and discovery answer from the first screen; the actions
+// over notes, tasks and memories (reading each action, computing and
+// storing its change) are a chunk of their own, fetched with the first.
+crate::split::split_point!(
+    collections,
+    fn collection_in_chunk(
+        db: Rc<Db>,
+        data: Rc<Data>,
+        skill: CoreSkill,
+        arguments: Value,
+    ) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move {
+            let (db, d, v) = (&db, &data, data.versions);
+            match skill {
+                CoreSkill::Notes => {
+                    use hearth_core::notes::{parse, run};
+                    collection_call(db, NOTES, &d.notes, v.notes, parse, run, &arguments).await
+                }
+                CoreSkill::Tasks => {
+                    use hearth_core::tasks::{parse, run};
+                    collection_call(db, TASKS, &d.tasks, v.tasks, parse, run, &arguments).await
+                }
+                CoreSkill::Memory => {
+                    use hearth_core::memory::{parse, run};
+                    collection_call(
+                        db,
+                        MEMORIES,
+                        &d.memories,
+                        v.memories,
+                        parse,
+                        run,
+                        &arguments,
+                    )
+                    .await
+                }
+                CoreSkill::Calculator | CoreSkill::Discover => Err(SkillError::new(format!(
+                    "{skill:?} is not a skill over stored data"
+                ))),
+            }
+        })
+    }
+);
 
 impl SkillSource for CoreSkills {
     fn key(&self) -> SourceKey {
