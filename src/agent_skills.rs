@@ -37,7 +37,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::sandbox::Sandbox;
-use crate::split::{LoadError, not_loaded};
+use crate::split::{enter, not_loaded};
 use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
 
 /// The settings key of the command bar's active skills.
@@ -660,13 +660,9 @@ impl SkillSource for AgentSkillSource {
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         let (skills, db, sandbox) = (self.skills.clone(), self.db.clone(), self.sandbox.clone());
         let (skill, call) = (skill.clone(), call.clone());
-        async move {
-            execute_in_chunk(skills, db, sandbox, skill, call)
-                .await
-                .map_err(|LoadError| SkillError::new(not_loaded("Agent Skills")))?
-                .await
-        }
-        .boxed_local()
+        let failed = || SkillError::new(not_loaded("Agent Skills"));
+        async move { enter(execute_in_chunk(skills, db, sandbox, skill, call), failed).await }
+            .boxed_local()
     }
 
     /// `call_skill_tool` hands its call on to the package's tool, so the

@@ -36,7 +36,7 @@ use crate::agent_skills::{AgentSkillSource, AgentSkills};
 use crate::files::Files;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::sandbox::Sandbox;
-use crate::split::LoadError;
+use crate::split::{enter, not_loaded};
 use crate::storage::{Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
 use crate::version::bump;
 
@@ -188,12 +188,12 @@ impl CoreSkills {
             }
             CoreSkill::Notes | CoreSkill::Tasks | CoreSkill::Memory => {
                 let (db, data) = (self.db.clone(), self.data.clone());
-                collection_in_chunk(db, data, skill, arguments.clone())
-                    .await
-                    .map_err(|LoadError| {
-                        SkillError::new(crate::split::not_loaded("notes, tasks and memory"))
-                    })?
-                    .await
+                let failed = || SkillError::new(not_loaded("notes, tasks and memory"));
+                enter(
+                    collection_in_chunk(db, data, skill, arguments.clone()),
+                    failed,
+                )
+                .await
             }
         }
     }

@@ -14,6 +14,21 @@ pub fn not_loaded(what: &str) -> String {
     )
 }
 
+/// Loads a split point that hands back a future (`entering`, the call of
+/// the split function), then runs that future; when the chunk did not
+/// arrive, the result is `failed()`.
+pub async fn enter<T, E>(
+    entering: impl std::future::Future<
+        Output = Result<futures::future::LocalBoxFuture<'static, Result<T, E>>, LoadError>,
+    >,
+    failed: impl FnOnce() -> E,
+) -> Result<T, E> {
+    match entering.await {
+        Ok(running) => running.await,
+        Err(LoadError) => Err(failed()),
+    }
+}
+
 /// A split point whose code did not arrive (the network and the
 /// service worker's cache both failed). Loading again starts afresh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::split::{LoadError, not_loaded, split_point};
+use crate::split::{enter, not_loaded, split_point};
 use crate::storage::Db;
 use crate::version::bump;
 
@@ -439,13 +439,8 @@ impl SkillSource for WebSkills {
         let id = skill.id.as_str().to_string();
         let lists = self.lists(&id);
         let arguments = call.arguments.clone();
-        async move {
-            run_in_chunk(client, id, arguments, lists)
-                .await
-                .map_err(|LoadError| SkillError::new(not_loaded("the web skills")))?
-                .await
-        }
-        .boxed_local()
+        let failed = || SkillError::new(not_loaded("the web skills"));
+        async move { enter(run_in_chunk(client, id, arguments, lists), failed).await }.boxed_local()
     }
 }
 

@@ -22,7 +22,7 @@ use serde_json::json;
 use super::FilesError;
 use super::fs::{self as hfs, Node, Walked};
 use super::grants::{self, Grant};
-use crate::split::{LoadError, not_loaded, split_point};
+use crate::split::{enter, not_loaded, split_point};
 use crate::storage::Db;
 
 /// The most files one run may be handed, counting inside folders.
@@ -67,13 +67,8 @@ impl SkillSource for FileSkills {
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         let (db, skill, call) = (self.db.clone(), skill.clone(), call.clone());
-        async move {
-            run_in_chunk(db, skill, call)
-                .await
-                .map_err(|LoadError| SkillError::new(not_loaded("reading files")))?
-                .await
-        }
-        .boxed_local()
+        let failed = || SkillError::new(not_loaded("reading files"));
+        async move { enter(run_in_chunk(db, skill, call), failed).await }.boxed_local()
     }
 }
 

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use super::{CodeRun, Sandbox};
 use crate::files::Files;
-use crate::split::{LoadError, not_loaded, split_point};
+use crate::split::{enter, not_loaded, split_point};
 
 /// The code sandbox's source of skills: runs go to `sandbox`, with the
 /// granted files they name read through `files`.
@@ -39,13 +39,8 @@ impl SkillSource for CodeSkills {
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         let (sandbox, files) = (self.sandbox.clone(), self.files.clone());
         let (skill, call) = (skill.clone(), call.clone());
-        async move {
-            run_in_chunk(sandbox, files, skill, call)
-                .await
-                .map_err(|LoadError| SkillError::new(not_loaded("running code")))?
-                .await
-        }
-        .boxed_local()
+        let failed = || SkillError::new(not_loaded("running code"));
+        async move { enter(run_in_chunk(sandbox, files, skill, call), failed).await }.boxed_local()
     }
 }
 
