@@ -84,11 +84,11 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
     let main = head
         .main
         .filter(|main| head.mains == 1 && is_substantial(main))
-        .map(|main| to_htmd_tree(&main, &ASIDES));
+        .map(|main| to_htmd_tree(&[main], &ASIDES));
     drop(head);
     let (title, tree) = match main {
         Some(tree) => (page_title, Some(tree)),
-        None => readability_article(doc, &base, page_title),
+        None => readability_article(doc, html, &base, page_title),
     };
     let converter = converter();
     let tree = match tree {
@@ -118,6 +118,7 @@ pub fn to_markdown(html: &str, url: &Url) -> Converted {
 /// and the title to show with it; no tree when it finds none.
 fn readability_article(
     doc: Document,
+    html: &str,
     base: &Url,
     page_title: Option<String>,
 ) -> (Option<String>, Option<Handle>) {
@@ -134,7 +135,10 @@ fn readability_article(
                 .or_else(|| Some(article.title.trim().to_string()).filter(|t| !t.is_empty()));
             // Readability leaves the article in its document under this id.
             let root = r.doc.select_single("#readability-page-1");
-            let tree = root.nodes().first().map(|root| to_htmd_tree(root, &[]));
+            let tree = root.nodes().first().map(|root| {
+                let parts = table_in_context(&r.doc, root, html);
+                to_htmd_tree(&parts.unwrap_or_else(|| vec![*root]), &[])
+            });
             (title, tree)
         }
         _ => (page_title, None),
@@ -163,6 +167,163 @@ fn is_substantial(main: &NodeRef<'_>) -> bool {
         >= MIN_MAIN_CHARS
 }
 
+/// What a table is made of below the table itself.
+const TABLE_PARTS: [&str; 6] = ["caption", "colgroup", "thead", "tbody", "tfoot", "tr"];
+
+/// Readability counts no block of fewer characters than this when it
+/// scores a page: less text than this adds nothing to a parent's score.
+const MIN_BLOCK_CHARS: usize = 25;
+
+/// The part of the page a table sits in, when the article Readability
+/// picked is that one table and the part holds more (headings, notes,
+/// other tables): the part in page order, the table back in its place,
+/// with the paragraphs beside it that Readability joins to an article.
+/// `None` for any other article, which stands as picked.
+///
+/// Readability climbs from its best-scoring element through each parent
+/// that scores at least a third of that best, and settles on a parent that
+/// scores more than the one below it. When the best is a table's body, the
+/// table scores exactly a third of it (the same cells, one level further
+/// away), so whether the climb goes on past the table is decided by
+/// rounding: one page of link tables gives the section or its first table
+/// alone depending on how many rows the table has, in JS's doubles as in
+/// dom_smoothie's `f32`, at different counts. This settles it one way, so
+/// that a page reads the same whatever its length: the section, when it
+/// holds a block of text beside the table that Readability would count
+/// (at least [`MIN_BLOCK_CHARS`] characters), since its headings say what
+/// the table is and its other tables belong with it. Exact arithmetic
+/// would go on past the table and then settle on the section only if the
+/// section outscores the table; it gets two thirds of the table's score
+/// from the table itself, so beside a long table and little else it does
+/// not, and there this reads more than Readability does. The rest is what
+/// Readability does with the element it settles on: a parent whose only
+/// child it is stands for it, and the paragraphs beside it that read as
+/// prose are joined. Siblings Readability would join by their score
+/// (which it does not tell) are left out, and the section is not cleaned
+/// as Readability cleans its article.
+fn table_in_context<'a>(
+    doc: &'a Document,
+    article: &NodeRef<'a>,
+    html: &str,
+) -> Option<Vec<NodeRef<'a>>> {
+    // Readability renames what it takes to a `<div>`; a table or a table's
+    // body is known by what it holds.
+    let [taken] = article.element_children()[..] else {
+        return None;
+    };
+    let parts = taken.element_children();
+    let is_table_part = |n: &NodeRef<'_>| {
+        n.node_name()
+            .is_some_and(|name| TABLE_PARTS.contains(&&*name))
+    };
+    if parts.is_empty() || !parts.iter().all(is_table_part) {
+        return None;
+    }
+    // Where Readability took it from: it leaves the article there.
+    let from = article.parent()?;
+    // The page as parsed, before Readability moved anything. A node's id is
+    // its index in the tree, which no change renumbers, so an id names the
+    // same element in both trees; the name and the parent are checked all
+    // the same.
+    let page = Document::from(html);
+    let original = page.tree.get(&taken.id)?;
+    if original.parent().map(|p| p.id) != Some(from.id) {
+        return None;
+    }
+    // The child of `region` that holds the table, and `region`, the part of
+    // the page the table sits in.
+    let (holder, region) = match original.node_name().as_deref() {
+        Some("table") => (*article, from),
+        Some("thead" | "tbody" | "tfoot") if from.has_name("table") => (from, from.parent()?),
+        _ => return None,
+    };
+    if !region.is_element() || region.has_name("body") || region.has_name("html") {
+        return None;
+    }
+    let holds_more = region
+        .children_it(false)
+        .any(|c| c.id != holder.id && char_count(&c.text()) >= MIN_BLOCK_CHARS);
+    if !holds_more {
+        return None;
+    }
+    // The table goes back where it was, as what it was (Readability made it
+    // a `<div>`, which inside a table would lose its rows): after the
+    // nearest of its earlier siblings still in `from` (or what now holds
+    // that sibling, such as a paragraph Readability wrapped loose text
+    // in), else first.
+    taken.rename(&original.node_name()?);
+    let before =
+        std::iter::successors(original.prev_sibling(), |n| n.prev_sibling()).find_map(|prev| {
+            let now = doc.tree.get(&prev.id)?;
+            std::iter::successors(Some(now), |n| n.parent())
+                .find(|n| n.parent().is_some_and(|p| p.id == from.id))
+                .filter(|n| n.id != article.id)
+        });
+    match before {
+        Some(before) => before.insert_after(&taken),
+        None => from.prepend_child(&taken),
+    }
+    article.remove_from_parent();
+    // A part that is its parent's only child says no more than the parent.
+    let mut region = region;
+    while let Some(parent) = region
+        .parent()
+        .filter(|p| p.is_element() && !p.has_name("body") && !p.has_name("html"))
+    {
+        if parent.element_children().len() != 1 {
+            break;
+        }
+        region = parent;
+    }
+    let parts: Vec<_> = match region.parent() {
+        Some(parent) => parent
+            .element_children()
+            .into_iter()
+            .filter(|s| s.id == region.id || (s.has_name("p") && reads_as_prose(s)))
+            .collect(),
+        None => vec![region],
+    };
+    // As in the rest of Readability's article, the page's title is its
+    // only first-level heading.
+    for part in &parts {
+        let h1s: Vec<_> = part.descendants_it().filter(|n| n.has_name("h1")).collect();
+        for h1 in h1s {
+            h1.rename("h2");
+        }
+    }
+    Some(parts)
+}
+
+/// A paragraph Readability joins to the article beside it: a long one with
+/// few links, or a short sentence with none.
+fn reads_as_prose(p: &NodeRef<'_>) -> bool {
+    let text = collapse_whitespace(&p.text());
+    let length = text.chars().count();
+    let mut linked = 0;
+    let mut stack: Vec<_> = p.children_it(false).collect();
+    while let Some(node) = stack.pop() {
+        if node.has_name("a") {
+            linked += char_count(&node.text());
+        } else {
+            stack.extend(node.children_it(false));
+        }
+    }
+    // Readability's link density: the share of the text inside links.
+    let density = if length == 0 {
+        0.0
+    } else {
+        linked as f64 / length as f64
+    };
+    let sentence = text.ends_with('.') || text.contains(". ");
+    (length > 80 && density < 0.25) || (length > 0 && length < 80 && linked == 0 && sentence)
+}
+
+/// Characters of `text` with its whitespace collapsed, as Readability
+/// measures text.
+fn char_count(text: &str) -> usize {
+    collapse_whitespace(text).chars().count()
+}
+
 /// How Readability is asked to pick the article.
 fn readability_config() -> Config {
     Config {
@@ -179,15 +340,15 @@ fn readability_config() -> Config {
     }
 }
 
-/// A copy of `root` and what is under it as a document in htmd's tree
-/// (`<html><body>` around it, as the HTML parser would give), without the
-/// elements named in `skip`. Only what htmd reads is copied: elements with
-/// the attributes it reads, and text, with neighbouring text joined into
-/// one node; comments are left out.
+/// A copy of `roots` (in order) and what is under them as a document in
+/// htmd's tree (`<html><body>` around them, as the HTML parser would
+/// give), without the elements named in `skip`. Only what htmd reads is
+/// copied: elements with the attributes it reads, and text, with
+/// neighbouring text joined into one node; comments are left out.
 /// The tree is copied as Readability left it; markup the HTML parser would
 /// rebuild if the article were serialized and parsed again (table cells
 /// in a table Readability renamed to a `<div>`) stays as it is.
-fn to_htmd_tree(root: &NodeRef<'_>, skip: &[&str]) -> Handle {
+fn to_htmd_tree(roots: &[NodeRef<'_>], skip: &[&str]) -> Handle {
     let element = |name: &str| {
         Node::new(NodeData::Element {
             name: QualName::new(None, ns!(html), LocalName::from(name)),
@@ -204,7 +365,7 @@ fn to_htmd_tree(root: &NodeRef<'_>, skip: &[&str]) -> Handle {
     append(&html, body.clone());
     // An explicit stack: the tree is bounded in depth, but no walk here
     // recurses either.
-    let mut stack = vec![(*root, body)];
+    let mut stack: Vec<_> = roots.iter().rev().map(|r| (*r, body.clone())).collect();
     while let Some((node, parent)) = stack.pop() {
         if node.is_text() {
             let text = node.text();
@@ -761,6 +922,77 @@ mod tests {
                 "{out}"
             );
             assert!(!out.contains("ghost") && !out.contains("Loading"), "{out}");
+        }
+    }
+
+    /// A page of link tables under headings, between an introduction and a
+    /// closing note. Readability's best element is the first table's body,
+    /// and whether it climbs past the table to the section is decided by
+    /// rounding: with dom_smoothie alone, 29 to 58 rows give the first
+    /// table and nothing else, 59 to 77 the section (and from 78 rows on
+    /// the section no longer outscores the table). The page reads whole and
+    /// in order whatever the number of rows; so does the same page with a
+    /// header row, where the rows Readability takes are a part of the
+    /// table.
+    #[test]
+    fn a_table_is_read_with_the_part_of_the_page_it_is_in() {
+        let rows = |first: usize, n: usize| -> (String, Vec<String>) {
+            let mirrors = first..first + n;
+            let html = mirrors
+                .clone()
+                .map(|i| {
+                    format!(
+                        "<tr><td>Mirror {i}</td><td>https://mirror{i}.example.org/pub/</td></tr>"
+                    )
+                })
+                .collect();
+            let markdown = mirrors
+                .map(|i| format!("Mirror {i}\n\nhttps://mirror{i}.example.org/pub/"))
+                .collect();
+            (html, markdown)
+        };
+        let intro = "These are the mirrors we know of. Pick one near you, and tell us, \
+                     please, when one stops answering.";
+        let outro = "The list grows with your help, and every report, however short, is read.";
+        let (unchecked, unchecked_md) = rows(200, 3);
+        let page = |table: &str| {
+            format!(
+                "<!doctype html><title>Mirrors of the free software archive</title>\
+                 <div><p>{intro}</p>\
+                 <div><h1>Checked mirrors, answered this week</h1>{table}\
+                 <h2>Unchecked mirrors, not yet tried by anyone</h2><table>{unchecked}</table></div>\
+                 <p>{outro}</p></div>"
+            )
+        };
+        let head = format!("{intro}\n\n## Checked mirrors, answered this week\n\n");
+        let tail = format!(
+            "\n\n## Unchecked mirrors, not yet tried by anyone\n\n{}\n\n{outro}",
+            unchecked_md.join("\n\n")
+        );
+        for n in (20..=35).chain(50..=65).chain(100..=110) {
+            let (checked, checked_md) = rows(0, n);
+            let out = md(&page(&format!("<table>{checked}</table>")));
+            assert_eq!(
+                out,
+                format!("{head}{}{tail}", checked_md.join("\n\n")),
+                "{n} rows"
+            );
+            let out = md(&page(&format!(
+                "<table><thead><tr><th>Name</th><th>Address</th></tr></thead>\
+                 <tbody>{checked}</tbody></table>"
+            )));
+            assert!(
+                out.starts_with(&head) && out.ends_with(&tail),
+                "{n} rows: {out}"
+            );
+            let mut rest = &out[..];
+            for i in 0..n {
+                let row = format!("| Mirror {i} ");
+                let at = rest
+                    .find(&row)
+                    .unwrap_or_else(|| panic!("{n} rows: {row} in {out}"));
+                rest = &rest[at..];
+            }
         }
     }
 
