@@ -153,6 +153,7 @@ fn rebuild(record: &StoredPackage, files: Vec<PackageFile>) -> Option<SkillPacka
 
 crate::split::split_point!(
     packages,
+    preload warm_packages,
     fn rebuild_all(
         records: Vec<StoredPackage>,
         files: HashMap<String, Vec<PackageFile>>,
@@ -632,6 +633,7 @@ impl AgentSkillSource {
 // with the first such call.
 crate::split::split_point!(
     package_tools,
+    preload warm_package_tools,
     fn execute_in_chunk(
         skills: Rc<AgentSkills>,
         db: Rc<Db>,

@@ -33,6 +33,10 @@ use crate::app::{App, StartupError};
 use crate::runtime::Runtime;
 use crate::storage::Db;
 
+/// How long after the first render a first visit starts keeping the
+/// chunks in memory, so the first interactions go first.
+const WARM_AFTER_MS: u32 = 500;
+
 /// Opens storage, assembles the services and mounts the app.
 pub fn start() {
     console_error_panic_hook::set_once();
@@ -67,6 +71,19 @@ pub fn start() {
             }
             if let Some(body) = w.document().and_then(|d| d.body()) {
                 let _ = body.set_attribute("data-ready", "true");
+            }
+        }
+        // A first visit keeps every chunk in memory once the first screen
+        // is drawn (see `places::warm_chunks`); `data-chunks-warm` says
+        // when that is done.
+        if !pwa::controls_this_page() {
+            gloo_timers::future::TimeoutFuture::new(WARM_AFTER_MS).await;
+            places::warm_chunks().await;
+            if let Some(body) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.body())
+            {
+                let _ = body.set_attribute("data-chunks-warm", "true");
             }
         }
     });

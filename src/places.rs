@@ -85,46 +85,79 @@ impl Place {
 
 split_point!(
     notes,
+    preload warm_notes,
     fn notes() -> AnyView {
         view! { <crate::views::notes::NotesView/> }.into_any()
     }
 );
 split_point!(
     tasks,
+    preload warm_tasks,
     fn tasks() -> AnyView {
         view! { <crate::views::tasks::TasksView/> }.into_any()
     }
 );
 split_point!(
     memory,
+    preload warm_memory,
     fn memory() -> AnyView {
         view! { <crate::views::memory::MemoryView/> }.into_any()
     }
 );
 split_point!(
     skills,
+    preload warm_skills,
     fn skills() -> AnyView {
         view! { <crate::views::skills::SkillsView/> }.into_any()
     }
 );
 split_point!(
     servers,
+    preload warm_servers,
     fn servers() -> AnyView {
         view! { <crate::views::servers::ServersView/> }.into_any()
     }
 );
 split_point!(
     activity,
+    preload warm_activity,
     fn activity() -> AnyView {
         view! { <crate::views::activity::ActivityView/> }.into_any()
     }
 );
 split_point!(
     settings,
+    preload warm_settings,
     fn settings() -> AnyView {
         view! { <crate::views::settings::SettingsView/> }.into_any()
     }
 );
+
+/// Fetches every chunk into memory, one after another. Run where no
+/// service worker controls the page yet (a first visit): the worker's copy
+/// of the chunks is not kept until it has installed, and a network that
+/// goes before then would leave every place and skill outside the first
+/// load unreachable for the rest of the visit. Later visits fetch a chunk
+/// from the worker when it is first used. A chunk that does not arrive
+/// here is simply fetched again when it is used.
+pub async fn warm_chunks() {
+    use crate::{agent_skills, files, mcp, runtime, sandbox, web};
+    // Each awaited in turn, so the warming never competes with itself.
+    let _ = warm_notes().await;
+    let _ = warm_tasks().await;
+    let _ = warm_memory().await;
+    let _ = warm_skills().await;
+    let _ = warm_servers().await;
+    let _ = warm_activity().await;
+    let _ = warm_settings().await;
+    let _ = agent_skills::warm_packages().await;
+    let _ = agent_skills::warm_package_tools().await;
+    let _ = mcp::warm_mcp().await;
+    let _ = files::skills::warm_files().await;
+    let _ = sandbox::skill::warm_code().await;
+    let _ = web::warm_web().await;
+    let _ = runtime::warm_collections().await;
+}
 
 /// The view of a place other than Chat, loading its code first.
 async fn load(place: Place) -> Result<AnyView, LoadError> {

@@ -204,6 +204,7 @@ impl CoreSkills {
 // storing its change) are a chunk of their own, fetched with the first.
 crate::split::split_point!(
     collections,
+    preload warm_collections,
     fn collection_in_chunk(
         db: Rc<Db>,
         data: Rc<Data>,

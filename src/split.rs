@@ -44,7 +44,33 @@ impl From<leptos::wasm_split::SplitLoaderError> for LoadError {
 /// A function whose body becomes its own chunk in a split build, and an
 /// ordinary async function otherwise. A failed load is an `Err`, never a
 /// panic. Arguments and the result pass by value between the modules.
+///
+/// With `preload NAME` first, `NAME()` (crate-visible) fetches and
+/// instantiates the chunk without running anything in it; without the
+/// `split` feature it does nothing.
 macro_rules! split_point {
+    ($chunk:ident, preload $pre:ident, fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        #[cfg(feature = "split")]
+        #[leptos::wasm_split::wasm_split(
+            $chunk,
+            wasm_split_path = ::leptos::wasm_split,
+            fallible,
+            preload($pre)
+        )]
+        pub(crate) fn $name($($arg: $ty),*) -> Result<$ret, $crate::split::LoadError> {
+            Ok($body)
+        }
+
+        #[cfg(not(feature = "split"))]
+        pub(crate) async fn $name($($arg: $ty),*) -> Result<$ret, $crate::split::LoadError> {
+            Ok($body)
+        }
+
+        #[cfg(not(feature = "split"))]
+        pub(crate) async fn $pre() -> Result<(), $crate::split::LoadError> {
+            Ok(())
+        }
+    };
     ($chunk:ident, fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
         #[cfg(feature = "split")]
         #[leptos::wasm_split::wasm_split($chunk, wasm_split_path = ::leptos::wasm_split, fallible)]

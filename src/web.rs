@@ -448,6 +448,7 @@ impl SkillSource for WebSkills {
 // results) is its own chunk, fetched with the first web call.
 split_point!(
     web_run,
+    preload warm_web,
     fn run_in_chunk(
         client: Rc<ProxyClient>,
         skill: String,

@@ -14,13 +14,16 @@ test.use({ serviceWorkers: 'block' });
 const isChunk = (url) => url.pathname.endsWith('.wasm') && !/\/hearth-app-[^/]*_bg\.wasm$/.test(url.pathname);
 
 test('a skill whose code cannot be fetched fails with a clear card, and runs once it can', async ({ page }) => {
-  const errors = await openApp(page);
   const blocked = [];
   const block = async (route) => {
     blocked.push(new URL(route.request().url()).pathname);
     await route.abort('internetdisconnected');
   };
+  // Blocked from the start, so the first visit's warming cannot fetch
+  // them either (it gives up quietly; the call says what happened).
   await page.route((url) => isChunk(url), block);
+  const errors = await openApp(page);
+  await page.waitForSelector('body[data-chunks-warm]');
 
   await runCommand(page, '/notes {"action":"create","title":"Lazy","body":"loaded later"}');
   const first = page.locator('.result-card').first();
@@ -38,5 +41,32 @@ test('a skill whose code cannot be fetched fails with a clear card, and runs onc
   await expect(page.locator('.result-card').nth(2).locator('.card-output')).toHaveText('Created note "Lazy".');
   await page.getByRole('link', { name: 'Notes' }).click();
   await expect(page.getByRole('option', { name: /Lazy/ })).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
+test('a first visit keeps every chunk in memory, so places and skills work when the network goes before the service worker has', async ({ page }) => {
+  const errors = await openApp(page);
+  await page.waitForSelector('body[data-chunks-warm]', { timeout: 60_000 });
+  // From here on, no chunk can be fetched: as if the network went away
+  // before any service worker kept a copy (none can here).
+  const refused = [];
+  await page.route((url) => isChunk(url), async (route) => {
+    refused.push(new URL(route.request().url()).pathname);
+    await route.abort('internetdisconnected');
+  });
+
+  await runCommand(page, '/notes {"action":"create","title":"Warm","body":"kept in memory"}');
+  await expect(page.locator('.result-card').first().locator('.card-output')).toHaveText('Created note "Warm".');
+  await runCommand(page, '/run_javascript {"code":"6*7"}');
+  await expect(page.locator('.result-card').nth(1)).toHaveAttribute('data-status', 'completed');
+  await expect(page.locator('.result-card').nth(1).locator('.card-output')).toContainText('42');
+  for (const place of ['Notes', 'Tasks', 'Memory', 'Skills', 'Servers', 'Activity', 'Settings']) {
+    await page.getByRole('link', { name: place }).click();
+    await expect(page.getByRole('alert').filter({ hasText: 'could not be opened' })).toHaveCount(0);
+    await expect(page.locator('.place-loading')).toHaveCount(0);
+  }
+  await page.getByRole('link', { name: 'Notes' }).click();
+  await expect(page.getByRole('option', { name: /Warm/ })).toHaveCount(1);
+  expect(refused).toEqual([]);
   expect(errors).toEqual([]);
 });

@@ -76,6 +76,7 @@ impl SkillSource for FileSkills {
 // chunk, fetched with the first file skill call.
 split_point!(
     files_run,
+    preload warm_files,
     fn run_in_chunk(
         db: Rc<Db>,
         skill: SkillDefinition,

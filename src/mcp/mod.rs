@@ -976,6 +976,7 @@ impl Mcp {
 
 split_point!(
     mcp,
+    preload warm_mcp,
     fn connect_in_chunk(mcp: Mcp, id: ServerId) -> LocalBoxFuture<'static, ()> {
         Box::pin(async move { mcp.connect_here(id).await })
     }

@@ -48,6 +48,7 @@ impl SkillSource for CodeSkills {
 // the outcome) is its own chunk, fetched with the first code skill call.
 split_point!(
     code_run,
+    preload warm_code,
     fn run_in_chunk(
         sandbox: Rc<Sandbox>,
         files: Rc<Files>,
