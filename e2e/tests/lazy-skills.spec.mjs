@@ -3,7 +3,7 @@
 // call ends as a card that says so, the rest of the app keeps working, and
 // the same call succeeds once the chunk can be fetched again.
 import { test, expect } from '@playwright/test';
-import { openApp, runCommand } from '../support/app.mjs';
+import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 
 // With the service worker serving the chunks from its cache, blocking the
 // network would block nothing: this journey is about the network's part.
@@ -31,6 +31,7 @@ test('a skill whose code cannot be fetched fails with a clear card, and runs onc
   await expect(first.locator('.card-output')).toContainText('could not load its code for notes, tasks and memory');
   await expect(first.locator('.card-output')).toContainText('Check the connection');
   expect(blocked.length).toBeGreaterThan(0);
+  await saveScreenshot(page, 'skill-chunk-missing');
 
   // The first screen's own skills do not wait for any chunk.
   await runCommand(page, '/calc 6*7');
