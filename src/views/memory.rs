@@ -42,11 +42,16 @@ pub fn MemoryView() -> impl IntoView {
         if text.trim().is_empty() {
             return;
         }
+        // Emptied once stored, unless the person is already typing more.
         edit(
             "memory",
-            json!({"action": "remember", "text": text}),
+            json!({"action": "remember", "text": text.clone()}),
             toast,
-            move |_| fact.set(String::new()),
+            move |_| {
+                if fact.get_untracked() == text {
+                    fact.set(String::new());
+                }
+            },
         );
     };
 

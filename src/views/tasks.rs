@@ -89,14 +89,20 @@ pub fn TasksView() -> impl IntoView {
             return;
         }
         let mut args =
-            json!({"action": "create", "title": t, "priority": priority.get_untracked()});
+            json!({"action": "create", "title": t.clone(), "priority": priority.get_untracked()});
         let d = due.get_untracked();
         if !d.is_empty() {
-            args["due"] = json!(d);
+            args["due"] = json!(d.clone());
         }
+        // The fields empty once the task is stored, unless the person has
+        // already started typing the next one.
         edit("tasks", args, toast, move |_| {
-            title.set(String::new());
-            due.set(String::new());
+            if title.get_untracked() == t {
+                title.set(String::new());
+            }
+            if due.get_untracked() == d {
+                due.set(String::new());
+            }
         });
     };
 
