@@ -46,7 +46,7 @@ use self::transport::FetchTransport;
 use crate::mcp_skills::{McpSkills, not_loaded};
 use crate::platform::BrowserTime;
 use crate::runtime::Runtime;
-use crate::split::{LoadError, split_point};
+use crate::split::{LoadError, enter, split_point};
 use crate::storage::MCP_SERVERS;
 use crate::version::bump;
 
@@ -789,10 +789,11 @@ impl Mcp {
     ) -> Result<String, String> {
         let args = prompts::prompt_arguments(cmd, input).map_err(|e| e.to_string())?;
         let client = self.client(&cmd.server)?;
-        get_prompt_in_chunk(client, cmd.prompt.clone(), args)
-            .await
-            .map_err(|LoadError| not_loaded())?
-            .await
+        enter(
+            get_prompt_in_chunk(client, cmd.prompt.clone(), args),
+            not_loaded,
+        )
+        .await
     }
 
     /// The resources of every connected server, for the picker.
@@ -1020,8 +1021,5 @@ split_point!(
 
 /// `resources/read` on `client`, through the chunk.
 async fn read_resource(client: McpClient, uri: &str) -> Result<ReadResourceResult, String> {
-    read_resource_in_chunk(client, uri.to_string())
-        .await
-        .map_err(|LoadError| not_loaded())?
-        .await
+    enter(read_resource_in_chunk(client, uri.to_string()), not_loaded).await
 }
