@@ -44,11 +44,16 @@ pub fn start() {
     launch::take_from_address();
     // Leptos sets up its task executor when it mounts; until then, spawn
     // on wasm-bindgen-futures directly.
+    mark("hearth-start");
     wasm_bindgen_futures::spawn_local(async {
         let runtime = match Db::open().await {
-            Ok(db) => Runtime::start(db).await,
+            Ok(db) => {
+                mark("hearth-db-open");
+                Runtime::start(db).await
+            }
             Err(e) => Err(e.to_string()),
         };
+        mark("hearth-runtime");
         // The service worker registers once the app is up (its install
         // fetches the whole shell, which should not compete with start-up).
         let pwa = pwa::start();
@@ -65,13 +70,12 @@ pub fn start() {
                 leptos::mount::mount_to_body(move || view! { <StartupError message=message/> })
             }
         }
-        if let Some(w) = web_sys::window() {
-            if let Some(p) = w.performance() {
-                let _ = p.mark("hearth-ready");
-            }
-            if let Some(body) = w.document().and_then(|d| d.body()) {
-                let _ = body.set_attribute("data-ready", "true");
-            }
+        mark("hearth-ready");
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            let _ = body.set_attribute("data-ready", "true");
         }
         // A first visit keeps every chunk in memory once the first screen
         // is drawn (see `places::warm_chunks`); `data-chunks-warm` says
@@ -87,4 +91,13 @@ pub fn start() {
             }
         }
     });
+}
+
+/// A performance mark, so a profile or the first-render bench can tell the
+/// steps of start-up apart: the module running, storage open, the services
+/// assembled, the first screen mounted.
+fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
 }

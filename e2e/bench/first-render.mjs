@@ -36,9 +36,20 @@ async function coldLoad(browser, base, { keystroke = false } = {}) {
   const page = await context.newPage();
   await page.goto(base + '/');
   await page.waitForSelector('body[data-ready]');
-  const ms = await page.evaluate(() => {
-    const mark = performance.getEntriesByName('hearth-ready')[0];
-    return mark ? mark.startTime : NaN;
+  const { ms, phases } = await page.evaluate(() => {
+    const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
+    // The first-load module: its response, and the app's marks after it.
+    const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('_bg.wasm'));
+    return {
+      ms: at('hearth-ready'),
+      phases: {
+        wasm: wasm ? wasm.responseEnd : NaN,
+        start: at('hearth-start'),
+        db: at('hearth-db-open'),
+        runtime: at('hearth-runtime'),
+        ready: at('hearth-ready'),
+      },
+    };
   });
   let answered = NaN;
   if (keystroke) {
@@ -49,13 +60,13 @@ async function coldLoad(browser, base, { keystroke = false } = {}) {
   }
   await context.close();
   if (!Number.isFinite(ms)) throw new Error(`${base} set no hearth-ready mark`);
-  return keystroke ? { ms, answered } : ms;
+  return keystroke ? { ms, answered, phases } : ms;
 }
 
 const app = await serve(hearthDist);
 const bare = await serve(bareDist);
 const browser = await chromium.launch(chromiumLaunchOptions());
-const samples = { app: [], bare: [], keystroke: [] };
+const samples = { app: [], bare: [], keystroke: [], phases: [] };
 try {
   // One warm-up load each (the browser's own start-up), not counted.
   await coldLoad(browser, app.base);
@@ -64,6 +75,7 @@ try {
     const load = await coldLoad(browser, app.base, { keystroke: true });
     samples.app.push(load.ms);
     samples.keystroke.push(load.answered);
+    samples.phases.push(load.phases);
     samples.bare.push(await coldLoad(browser, bare.base));
   }
 } finally {
@@ -83,3 +95,15 @@ figure({
   unit: 'ms',
   detail: `from navigation start, "/" typed as soon as the composer is there, until its command list is drawn; median of ${LOADS}: ${show(samples.keystroke)} ms`,
 });
+// Where Hearth's first render goes, as medians of the same loads: each
+// span ends at a mark the app sets (src/lib.rs) or at the module's arrival.
+const span = (from, to) => median(samples.phases.map((p) => (from ? p[to] - p[from] : p[to])));
+for (const [name, from, to, what] of [
+  ['first render: the first-load module downloaded', null, 'wasm', 'navigation start until the main module\'s response ended'],
+  ['first render: module compiled and started', 'wasm', 'start', 'the module\'s response end until the app\'s code first runs'],
+  ['first render: storage opened', 'start', 'db', 'IndexedDB opened (created, on these fresh profiles)'],
+  ['first render: services assembled', 'db', 'runtime', 'registry, index, stored data, sandbox host'],
+  ['first render: first screen mounted', 'runtime', 'ready', 'the Leptos app mounted and drawn into the document'],
+]) {
+  figure({ figure: name, value: span(from, to), unit: 'ms', detail: `${what}; median of ${LOADS}` });
+}

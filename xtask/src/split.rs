@@ -17,7 +17,9 @@
 //!    chunk (index.html turns trunk's own wasm-opt off, which would have
 //!    optimised the module before the split);
 //! 4. the chunks and the loader get content-hashed names, like trunk's
-//!    files, and the integrity hashes in index.html are updated.
+//!    files, and the integrity hashes in index.html are updated;
+//! 5. index.html starts the first load's work as early as it can (see
+//!    [`start_early`]).
 //!
 //! The service worker's list is written afterwards from the folder as it
 //! then is, so it lists every chunk.
@@ -150,6 +152,7 @@ pub fn split(staging: &Path, release: bool) -> Result<Option<Split>, Failure> {
     let mut html = read_text(&index)?;
     html = set_integrity(&html, &format!("/{main_js}"), js.as_bytes())?;
     html = set_integrity(&html, &format!("/{main_wasm_name}"), &wasm)?;
+    html = start_early(&html, &main_js, &main_wasm_name, &loader)?;
     write(&index, html.as_bytes())?;
 
     let summary = Split {
@@ -243,6 +246,68 @@ pub fn rename_import(js: &str, from: &str, to: &str) -> Result<String, Failure> 
             "wasm-bindgen's JS does not import {from}; the split loader would never load"
         )))
     }
+}
+
+/// `html` (trunk's index.html) changed so the first load's two serial
+/// waits overlap the rest:
+/// - the loader, which the main JS imports, is preloaded with it, instead
+///   of fetched only once the main JS has been read;
+/// - the main module's download and compilation start from a classic
+///   script at the top of the page, instead of once the whole JS module
+///   graph has loaded, and trunk's start-up script hands wasm-bindgen the
+///   compiled module (or, where streaming compilation failed, the URL, so
+///   wasm-bindgen reports why); trunk's preload of it goes, as that would
+///   be a second download.
+///
+/// Fails when trunk's output is not shaped as expected, so a trunk update
+/// that changes it is noticed rather than silently slower.
+pub fn start_early(
+    html: &str,
+    main_js: &str,
+    main_wasm: &str,
+    loader: &str,
+) -> Result<String, Failure> {
+    let init = format!("await init({{ module_or_path: '/{main_wasm}' }})");
+    if html.matches(&init).count() != 1 {
+        return Err(Failure::new(format!(
+            "index.html does not start the app with `{init}`; cannot start its module early"
+        )));
+    }
+    let js_preload = format!("<link rel=\"modulepreload\" href=\"/{main_js}\"");
+    if !html.contains(&js_preload) {
+        return Err(Failure::new(format!(
+            "index.html does not preload /{main_js}; cannot preload the loader with it"
+        )));
+    }
+    let head = "<head>";
+    let Some(at) = html.find(head).map(|i| i + head.len()) else {
+        return Err(Failure::new("index.html has no <head>"));
+    };
+    let early = format!(
+        "\n    <script>self.hearthModule = WebAssembly.compileStreaming(fetch('/{main_wasm}')).catch(() => null);</script>"
+    );
+    let mut out = format!("{}{early}{}", &html[..at], &html[at..]);
+    // trunk's preload of the module would now be a second download.
+    let preload = format!("href=\"/{main_wasm}\"");
+    if let Some(i) = out.find(&preload) {
+        let start = out[..i].rfind('<').unwrap_or(i);
+        let end = i + out[i..].find('>').map_or(out.len() - i, |e| e + 1);
+        if out[start..end].contains("rel=\"preload\"") {
+            out.replace_range(start..end, "");
+        }
+    }
+    out = out.replace(
+        &init,
+        &format!("await init({{ module_or_path: (await self.hearthModule) || '/{main_wasm}' }})"),
+    );
+    out = out.replacen(
+        &js_preload,
+        &format!(
+            "<link rel=\"modulepreload\" href=\"/{loader}\" crossorigin=\"anonymous\">{js_preload}"
+        ),
+        1,
+    );
+    Ok(out)
 }
 
 /// `html` with the `integrity` of the tag whose `href` is `href` set to
@@ -367,6 +432,26 @@ mod tests {
         assert!(out.contains(r#"href="/b.wasm" integrity="sha384-ywB1P0WjXou1oD1pmsZQBycsMqsO3tFjGotgWkP/W+2AhgcroefMI1i67KE0yCWn" as="fetch""#), "{out}");
         assert!(out.contains(r#"href="/a.js" crossorigin="anonymous" integrity="sha384-old""#));
         assert!(set_integrity(html, "/c.js", b"").is_err());
+    }
+
+    #[test]
+    fn the_module_and_the_loader_start_with_the_page() {
+        let html = "<html><head>\n<script type=\"module\">\nimport init from '/app-1.js';\nconst wasm = await init({ module_or_path: '/app-1_bg.wasm' });\n</script>\n<link rel=\"modulepreload\" href=\"/app-1.js\" crossorigin=\"anonymous\"><link rel=\"preload\" href=\"/app-1_bg.wasm\" crossorigin=\"anonymous\" as=\"fetch\" type=\"application/wasm\"></head></html>";
+        let out = start_early(html, "app-1.js", "app-1_bg.wasm", "__wasm_split-2.js").unwrap();
+        let early = out
+            .find("compileStreaming(fetch('/app-1_bg.wasm'))")
+            .unwrap();
+        assert!(early < out.find("type=\"module\"").unwrap(), "{out}");
+        assert!(out.contains(
+            "await init({ module_or_path: (await self.hearthModule) || '/app-1_bg.wasm' })"
+        ));
+        assert!(out.contains(
+            "<link rel=\"modulepreload\" href=\"/__wasm_split-2.js\" crossorigin=\"anonymous\"><link rel=\"modulepreload\" href=\"/app-1.js\""
+        ));
+        assert_eq!(out.matches("/app-1_bg.wasm").count(), 2, "{out}");
+        assert!(!out.contains("rel=\"preload\""), "{out}");
+        // Output trunk no longer writes this way is refused, not passed on.
+        assert!(start_early("<head></head>", "app-1.js", "app-1_bg.wasm", "l.js").is_err());
     }
 
     #[test]
