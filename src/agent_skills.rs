@@ -191,9 +191,14 @@ impl AgentSkills {
     /// Loads every stored package; a package that no longer loads is
     /// reported in the second value and left in storage untouched.
     pub async fn load(db: &Db) -> Result<(AgentSkills, Vec<String>), StorageError> {
-        let (records, _) = db.all::<StoredPackage>(SKILL_PACKAGES).await?;
+        // The three reads run side by side.
+        let ((records, _), raw_files, command) = futures::try_join!(
+            db.all::<StoredPackage>(SKILL_PACKAGES),
+            db.all_raw(SKILL_FILES),
+            db.setting::<ConversationSkills>(COMMAND_SKILLS_KEY),
+        )?;
         let mut files: HashMap<String, Vec<PackageFile>> = HashMap::new();
-        for v in db.all_raw(SKILL_FILES).await? {
+        for v in raw_files {
             if let Some((package, file)) = read_file_record(&v) {
                 files.entry(package).or_default().push(file);
             }
@@ -210,7 +215,7 @@ impl AgentSkills {
                 )
             })?
         };
-        let command: ConversationSkills = db.setting(COMMAND_SKILLS_KEY).await?.unwrap_or_default();
+        let command = command.unwrap_or_default();
         let skills = AgentSkills {
             installed: RefCell::new(installed),
             library: RefCell::new(SkillLibrary::default()),

@@ -157,6 +157,7 @@ pub async fn warm_chunks() {
     let _ = sandbox::skill::warm_code().await;
     let _ = web::warm_web().await;
     let _ = runtime::warm_collections().await;
+    let _ = crate::assistant::engine::load().await;
 }
 
 /// The view of a place other than Chat, loading its code first.

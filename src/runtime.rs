@@ -428,30 +428,41 @@ async fn load<T: Record>(db: &Db, store: &str) -> Result<Vec<T>, String> {
 impl Runtime {
     /// Loads the stored data and assembles the call path.
     pub async fn start(db: Db) -> Result<Runtime, String> {
-        let permissions: PermissionSettings = db
-            .setting(PERMISSIONS_KEY)
-            .await
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        let (usage, _) = db.all::<Usage>(USAGE).await.map_err(|e| e.to_string())?;
+        let db = Rc::new(db);
+        // Every stored record start-up needs, read at once: each read is
+        // its own read-only transaction, and IndexedDB runs those side by
+        // side instead of one round trip after another.
+        let (permissions, usage, notes, tasks, memories, (agent_skills, broken), web) = futures::try_join!(
+            async {
+                db.setting::<PermissionSettings>(PERMISSIONS_KEY)
+                    .await
+                    .map_err(|e| e.to_string())
+            },
+            async { db.all::<Usage>(USAGE).await.map_err(|e| e.to_string()) },
+            load(&db, NOTES),
+            load(&db, TASKS),
+            load(&db, MEMORIES),
+            // Agent Skills: a package that no longer loads stays stored, unused.
+            async { AgentSkills::load(&db).await.map_err(|e| e.to_string()) },
+            WebSkills::load(db.clone()),
+        )?;
+        let permissions = permissions.unwrap_or_default();
+        let (usage, _) = usage;
         let data = Rc::new(Data {
-            notes: RefCell::new(Notebook::new(load(&db, NOTES).await?)),
-            tasks: RefCell::new(Collection::new(load(&db, TASKS).await?)),
-            memories: RefCell::new(Collection::new(load(&db, MEMORIES).await?)),
+            notes: RefCell::new(Notebook::new(notes)),
+            tasks: RefCell::new(Collection::new(tasks)),
+            memories: RefCell::new(Collection::new(memories)),
             permissions: RefCell::new(permissions),
             usage: Rc::new(RefCell::new(
                 usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect(),
             )),
             versions: Versions::new(),
         });
-        // Agent Skills: a package that no longer loads stays stored, unused.
-        let (agent_skills, broken) = AgentSkills::load(&db).await.map_err(|e| e.to_string())?;
         for name in broken {
             web_sys::console::warn_1(&format!("skill package '{name}' no longer loads").into());
         }
         let agent_skills = Rc::new(agent_skills);
-        let db = Rc::new(db);
-        let web = Rc::new(WebSkills::load(db.clone()).await?);
+        let web = Rc::new(web);
         // The discovery index is filled once the sources registered.
         let index = Rc::new(RefCell::new(SkillIndex::new()));
         let registry = Rc::new(RefCell::new(Registry::new()));

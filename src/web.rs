@@ -369,16 +369,18 @@ pub struct WebSkills {
 
 impl WebSkills {
     pub async fn load(db: Rc<Db>) -> Result<WebSkills, String> {
-        let mut lists = HashMap::new();
-        for skill in WEB_SKILLS {
-            let stored: Option<DomainLists> = db
-                .setting(&DomainLists::settings_key(skill))
-                .await
-                .map_err(|e| e.to_string())?;
-            if let Some(l) = stored {
-                lists.insert(skill.to_string(), l);
+        // One read per skill, side by side.
+        let stored = futures::future::try_join_all(WEB_SKILLS.iter().map(|skill| {
+            let db = db.clone();
+            async move {
+                db.setting::<DomainLists>(&DomainLists::settings_key(skill))
+                    .await
+                    .map(|l| l.map(|l| (skill.to_string(), l)))
+                    .map_err(|e| e.to_string())
             }
-        }
+        }))
+        .await?;
+        let lists: HashMap<String, DomainLists> = stored.into_iter().flatten().collect();
         Ok(WebSkills {
             db,
             client: Rc::new(ProxyClient::browser()),

@@ -4,6 +4,7 @@
 // the same call succeeds once the chunk can be fetched again.
 import { test, expect } from '@playwright/test';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+import { flushStorage, say, startFakeModel, useProvider } from '../support/model.mjs';
 
 // With the service worker serving the chunks from its cache, blocking the
 // network would block nothing: this journey is about the network's part.
@@ -70,4 +71,37 @@ test('a first visit keeps every chunk in memory, so places and skills work when 
   await expect(page.getByRole('option', { name: /Warm/ })).toHaveCount(1);
   expect(refused).toEqual([]);
   expect(errors).toEqual([]);
+});
+
+test('the assistant whose code cannot be fetched says so, keeps the message, and answers once it can', async ({ page }) => {
+  const model = await startFakeModel('stream.json');
+  try {
+    const errors = await openApp(page);
+    await useProvider(page, model.base);
+    await flushStorage(page, 'settings');
+    // A later visit whose chunks cannot arrive: the provider is stored,
+    // but the assistant's engine is a chunk of its own.
+    const blocked = [];
+    const block = async (route) => {
+      blocked.push(new URL(route.request().url()).pathname);
+      await route.abort('internetdisconnected');
+    };
+    await page.route(isChunk, block);
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    await say(page, 'Tell me something long');
+    const composer = page.getByRole('textbox', { name: 'Message or command' });
+    await expect(page.locator('.composer .inline-error')).toContainText('could not load its code for the assistant');
+    await expect(composer).toHaveValue('Tell me something long');
+    await expect(page.locator('.message.assistant')).toHaveCount(0);
+    expect(blocked.length).toBeGreaterThan(0);
+    await saveScreenshot(page, 'assistant-chunk-missing');
+
+    await page.unroute(isChunk, block);
+    await composer.press('Enter');
+    await expect(page.locator('.message.assistant').last().locator('.message-text')).toContainText('The first paragraph settles');
+    expect(errors).toEqual([]);
+  } finally {
+    await model.stop();
+  }
 });

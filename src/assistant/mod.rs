@@ -10,7 +10,12 @@
 //! With the provider "In this tab", `Send` goes to the model's Worker
 //! (`crate::tabmodel`) instead of `fetch`: its stream of JSON lines feeds
 //! the same loop, tool calls, approvals and log as any provider.
+//!
+//! The loop and the providers' formats are the engine (`engine.rs`), a
+//! chunk of its own: the service fetches it as soon as a provider is set,
+//! and the calls that start a turn wait for it the first time.
 
+pub mod engine;
 pub mod http;
 pub mod store;
 
@@ -19,21 +24,21 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
-use hearth_core::agent::prompt::build_request_for;
 use hearth_core::agent::{
-    Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, ModelLimits, RequestId,
-    TurnOutcome, always_loaded_suggestion,
+    Action, Conversation, Event, LoopConfig, LoopEnv, ModelLimits, RequestId, TurnOutcome,
+    always_loaded_suggestion,
 };
 use hearth_core::providers::{
-    IN_TAB_URL, ModelInfo, Preset, Protocol, Provider, ProviderConfig, ProviderError, local_presets,
+    ErrorKind, IN_TAB_URL, ModelInfo, Preset, ProviderConfig, ProviderError, Retry, local_presets,
 };
-use hearth_core::tokens::{ContextEstimate, estimate_turn};
+use hearth_core::tokens::ContextEstimate;
 use hearth_core::{SkillDefinition, SkillId};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use send_wrapper::SendWrapper;
 use web_sys::AbortController;
 
+use self::engine::Engine;
 use crate::platform::new_id;
 use crate::runtime::Runtime;
 use crate::tabmodel::TabModels;
@@ -90,7 +95,7 @@ pub enum AssistantError {
 
 /// One conversation's running agent loop and its open requests.
 struct Session {
-    agent: AgentLoop,
+    agent: Box<dyn engine::Session>,
     requests: HashMap<RequestId, AbortController>,
 }
 
@@ -197,6 +202,10 @@ pub struct Inner {
     /// its approvals are answered inline, all others in the modal.
     pub visible: RwSignal<Option<String>>,
     sessions: RefCell<HashMap<String, Session>>,
+    /// The engine, once its chunk is in.
+    engine: RefCell<Option<Rc<dyn Engine>>>,
+    /// Whether the engine is in (tracked, so the token meter appears).
+    pub engine_ready: RwSignal<bool>,
     /// The models in this tab and their worker.
     pub tab: TabModels,
 }
@@ -243,6 +252,8 @@ impl Assistant {
             loaded: RwSignal::new(false),
             visible: RwSignal::new(None),
             sessions: RefCell::new(HashMap::new()),
+            engine: RefCell::new(None),
+            engine_ready: RwSignal::new(false),
             tab: TabModels::new(),
         })));
         let this = a.clone();
@@ -266,6 +277,9 @@ impl Assistant {
                 .set(Some(format!("Conversations could not be read: {e}"))),
         }
         let provider = store::provider(&db).await.ok().flatten();
+        if provider.is_some() {
+            self.warm_engine();
+        }
         self.provider.set(provider.clone());
         if let Ok(s) = store::settings(&db).await {
             self.settings.set(s);
@@ -543,18 +557,18 @@ impl Assistant {
         }
     }
 
-    /// The estimated context of the next request in `conversation`.
-    pub fn context_estimate(&self, conversation: &Conversation) -> ContextEstimate {
+    /// The estimated context of the next request in `conversation`, once
+    /// the engine is in (tracked).
+    pub fn context_estimate(&self, conversation: &Conversation) -> Option<ContextEstimate> {
+        if !self.engine_ready.get() {
+            return None;
+        }
+        let engine = self.engine.borrow().clone()?;
         let env = Env {
             rt: &self.rt,
             limits: self.limits(),
         };
-        let lookup = |id: &SkillId| env.skill(id);
-        let extra = env.extra_tools(conversation);
-        let additions = env.system_additions(conversation);
-        let (request, _) =
-            build_request_for(conversation, &lookup, &extra, &additions, &env.limits);
-        estimate_turn(&request, &additions)
+        Some(engine.estimate(conversation, &env))
     }
 
     /// What the loop may send the model in use: for the model in this tab,
@@ -606,9 +620,9 @@ impl Assistant {
             .await
             .map_err(|e| AssistantError::Storage(e.to_string()))?;
         for s in self.sessions.borrow_mut().values_mut() {
-            s.agent
-                .set_provider(Box::new(Provider::new(config.clone())));
+            s.agent.set_provider(config.clone());
         }
+        self.warm_engine();
         if !config.in_tab() {
             self.free_tab_model();
         }
@@ -673,6 +687,30 @@ impl Assistant {
 
     // ----- the agent loop -----
 
+    /// The engine, fetching its chunk the first time.
+    async fn engine(&self) -> Result<Rc<dyn Engine>, AssistantError> {
+        if let Some(e) = self.engine.borrow().clone() {
+            return Ok(e);
+        }
+        let e = engine::load()
+            .await
+            .map_err(|_| AssistantError::Loop(crate::split::not_loaded("the assistant")))?;
+        self.engine.replace(Some(e.clone()));
+        self.engine_ready.set(true);
+        Ok(e)
+    }
+
+    /// Starts fetching the engine, so the first message does not wait.
+    fn warm_engine(&self) {
+        if self.engine.borrow().is_some() {
+            return;
+        }
+        let this = self.clone();
+        spawn_local(async move {
+            let _ = this.engine().await;
+        });
+    }
+
     fn config(&self) -> LoopConfig {
         LoopConfig {
             max_steps: self.settings.get_untracked().max_steps.max(1),
@@ -692,10 +730,13 @@ impl Assistant {
             .ok_or(AssistantError::NoProvider)?;
         let mut sessions = self.sessions.borrow_mut();
         if !sessions.contains_key(id) {
+            let engine = self.engine.borrow().clone().ok_or_else(|| {
+                AssistantError::Loop(crate::split::not_loaded("the assistant"))
+            })?;
             let c = self
                 .find(id)
                 .ok_or_else(|| AssistantError::Loop("that conversation no longer exists".into()))?;
-            let agent = AgentLoop::new(c, Box::new(Provider::new(config)), self.config(), now());
+            let agent = engine.session(c, config, self.config(), now());
             sessions.insert(
                 id.to_string(),
                 Session {
@@ -721,8 +762,14 @@ impl Assistant {
         self.paused.update(|p| p.retain(|x| x != id));
     }
 
-    /// Sends a message in conversation `id` and runs the turn.
-    pub fn send(&self, id: &str, text: &str) -> Result<(), AssistantError> {
+    /// Sends a message in conversation `id` and runs the turn (fetching
+    /// the engine first if it is not in yet).
+    pub async fn send(&self, id: &str, text: &str) -> Result<(), AssistantError> {
+        self.engine().await?;
+        self.send_now(id, text)
+    }
+
+    fn send_now(&self, id: &str, text: &str) -> Result<(), AssistantError> {
         let actions = self.with_session(id, |s, env| s.agent.send(text, env))?;
         let actions = actions.map_err(|e| AssistantError::Loop(e.to_string()))?;
         self.started(id);
@@ -732,26 +779,30 @@ impl Assistant {
 
     /// Replaces the last user message (and what followed) with `text`
     /// and sends it again.
-    pub fn edit_and_resend(&self, id: &str, text: &str) -> Result<(), AssistantError> {
+    pub async fn edit_and_resend(&self, id: &str, text: &str) -> Result<(), AssistantError> {
         if text.trim().is_empty() {
             return Err(AssistantError::Loop(
                 "an empty message cannot be sent".into(),
             ));
         }
+        // The engine first: nothing is retracted if it cannot arrive.
+        self.engine().await?;
         self.edit(id, |c| c.retract_last_user_message(now()))?;
-        self.send(id, text)
+        self.send_now(id, text)
     }
 
     /// Asks again for a reply to the last user message.
-    pub fn regenerate(&self, id: &str) -> Result<(), AssistantError> {
+    pub async fn regenerate(&self, id: &str) -> Result<(), AssistantError> {
+        self.engine().await?;
         let text = self
             .edit(id, |c| c.retract_last_user_message(now()))?
             .ok_or_else(|| AssistantError::Loop("there is no message to answer".into()))?;
-        self.send(id, &text)
+        self.send_now(id, &text)
     }
 
     /// After the step limit, lets the turn go on.
-    pub fn continue_turn(&self, id: &str) -> Result<(), AssistantError> {
+    pub async fn continue_turn(&self, id: &str) -> Result<(), AssistantError> {
+        self.engine().await?;
         let actions = self.with_session(id, |s, env| s.agent.continue_after_limit(env))?;
         let actions = actions.map_err(|e| AssistantError::Loop(e.to_string()))?;
         self.started(id);
@@ -1040,33 +1091,13 @@ pub async fn fetch_models(
     config: &ProviderConfig,
     timeout_ms: u32,
 ) -> Result<Vec<ModelInfo>, ProviderError> {
-    let provider = Provider::new(config.clone());
-    let mut models = Vec::new();
-    let mut page: Option<String> = None;
-    for _ in 0..5 {
-        let request = provider.models_request(page.as_deref());
-        let (status, headers, body) = match http::get_text(&request, timeout_ms, 4 << 20).await {
-            Ok(r) => r,
-            Err(e) => {
-                let mut err = provider.network_error(&e.to_string());
-                err.redact(&config.api_key);
-                return Err(err);
-            }
-        };
-        if !(200..300).contains(&status) {
-            let mut err = provider.http_error(status, &headers, &body, now());
-            err.redact(&config.api_key);
-            return Err(err);
-        }
-        let list = provider.parse_models(&body).map_err(|mut e| {
-            e.redact(&config.api_key);
-            e
-        })?;
-        models.extend(list.models);
-        match list.next_page {
-            Some(next) => page = Some(next),
-            None => break,
-        }
-    }
-    Ok(models)
+    let engine = engine::load().await.map_err(|_| ProviderError {
+        kind: ErrorKind::Network,
+        status: None,
+        message: crate::split::not_loaded("model providers"),
+        advice: String::new(),
+        retry: Retry::Never,
+        detail: None,
+    })?;
+    engine.fetch_models(config.clone(), timeout_ms).await
 }

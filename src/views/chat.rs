@@ -332,7 +332,7 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
         Memo::new(move |_| {
             registry.track();
             permissions.track();
-            conversation.with(|c| c.as_ref().map(|c| a.context_estimate(c)))
+            conversation.with(|c| c.as_ref().and_then(|c| a.context_estimate(c)))
         })
     };
     // The Agent Skill the conversation works as (a specialist), if any.
@@ -600,7 +600,12 @@ fn TurnStatus(conversation: Memo<Option<Conversation>>) -> impl IntoView {
                         <span>{format!("The assistant used its {max} steps for this turn.")}</span>
                         <button class="small" on:click=move |_| {
                             if let Some(id) = id() {
-                                let _ = a.continue_turn(&id);
+                                // Only shown after a turn ran, so the
+                                // engine is in and this answers at once.
+                                let a = a.clone();
+                                spawn_local(async move {
+                                    let _ = a.continue_turn(&id).await;
+                                });
                             }
                         }>"Continue"</button>
                     </div>
@@ -687,13 +692,16 @@ fn UserMessage(
             let content = full();
             let tail = split_attachments(&content).1;
             let message = format!("{}{tail}", draft.get_untracked());
-            match a.edit_and_resend(&c.id, &message) {
-                Ok(()) => {
-                    editing.set(false);
-                    error.set(None);
+            let a = a.clone();
+            spawn_local(async move {
+                match a.edit_and_resend(&c.id, &message).await {
+                    Ok(()) => {
+                        editing.set(false);
+                        error.set(None);
+                    }
+                    Err(e) => error.set(Some(e.to_string())),
                 }
-                Err(e) => error.set(Some(e.to_string())),
-            }
+            });
         }
     };
     view! {
@@ -794,10 +802,13 @@ fn AssistantMessage(
     let regenerate = {
         let a = a.clone();
         move || {
-            if let Some(c) = conversation.get_untracked()
-                && let Err(e) = a.regenerate(&c.id)
-            {
-                regen_error.set(Some(e.to_string()));
+            if let Some(c) = conversation.get_untracked() {
+                let a = a.clone();
+                spawn_local(async move {
+                    if let Err(e) = a.regenerate(&c.id).await {
+                        regen_error.set(Some(e.to_string()));
+                    }
+                });
             }
         }
     };
@@ -1135,13 +1146,17 @@ fn Composer(
                         });
                     }
                     composer::Effect::Send { message } => {
-                        let sent = match a.commit_current(&message) {
-                            Some(id) => a.send(&id, &message).map_err(|e| e.to_string()),
-                            None => Err("There is no conversation to send to.".to_string()),
-                        };
-                        if let Err(e) = sent {
+                        let Some(id) = a.commit_current(&message) else {
+                            let e = "There is no conversation to send to.".to_string();
                             state.update(|c| c.send_failed(message, e));
-                        }
+                            continue;
+                        };
+                        let a = a.clone();
+                        spawn_local(async move {
+                            if let Err(e) = a.send(&id, &message).await {
+                                let _ = state.try_update(|c| c.send_failed(message, e.to_string()));
+                            }
+                        });
                     }
                     composer::Effect::OpenForm { skill, prefill } => {
                         let def = rt.registry().get(&skill).cloned();
