@@ -257,7 +257,9 @@ pub fn rename_import(js: &str, from: &str, to: &str) -> Result<String, Failure> 
 ///   graph has loaded, and trunk's start-up script hands wasm-bindgen the
 ///   compiled module (or, where streaming compilation failed, the URL, so
 ///   wasm-bindgen reports why); trunk's preload of it goes, as that would
-///   be a second download.
+///   be a second download. Its fetch asks for high priority: the page's
+///   stylesheets and module preloads take the connections first, and the
+///   module is what the first render waits on longest.
 ///
 /// Fails when trunk's output is not shaped as expected, so a trunk update
 /// that changes it is noticed rather than silently slower.
@@ -284,7 +286,7 @@ pub fn start_early(
         return Err(Failure::new("index.html has no <head>"));
     };
     let early = format!(
-        "\n    <script>self.hearthModule = WebAssembly.compileStreaming(fetch('/{main_wasm}')).catch(() => null);</script>"
+        "\n    <script>self.hearthModule = WebAssembly.compileStreaming(fetch('/{main_wasm}', {{ priority: 'high' }})).catch(() => null);</script>"
     );
     let mut out = format!("{}{early}{}", &html[..at], &html[at..]);
     // trunk's preload of the module would now be a second download.
@@ -439,7 +441,7 @@ mod tests {
         let html = "<html><head>\n<script type=\"module\">\nimport init from '/app-1.js';\nconst wasm = await init({ module_or_path: '/app-1_bg.wasm' });\n</script>\n<link rel=\"modulepreload\" href=\"/app-1.js\" crossorigin=\"anonymous\"><link rel=\"preload\" href=\"/app-1_bg.wasm\" crossorigin=\"anonymous\" as=\"fetch\" type=\"application/wasm\"></head></html>";
         let out = start_early(html, "app-1.js", "app-1_bg.wasm", "__wasm_split-2.js").unwrap();
         let early = out
-            .find("compileStreaming(fetch('/app-1_bg.wasm'))")
+            .find("compileStreaming(fetch('/app-1_bg.wasm', { priority: 'high' }))")
             .unwrap();
         assert!(early < out.find("type=\"module\"").unwrap(), "{out}");
         assert!(out.contains(
