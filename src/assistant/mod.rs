@@ -687,6 +687,15 @@ impl Assistant {
 
     // ----- the agent loop -----
 
+    /// Ready to start a turn: a provider is set (checked first, so no
+    /// chunk is fetched for nothing) and the engine is in.
+    async fn ready_for_turn(&self) -> Result<(), AssistantError> {
+        if self.provider.with_untracked(Option::is_none) {
+            return Err(AssistantError::NoProvider);
+        }
+        self.engine().await.map(|_| ())
+    }
+
     /// The engine, fetching its chunk the first time.
     async fn engine(&self) -> Result<Rc<dyn Engine>, AssistantError> {
         if let Some(e) = self.engine.borrow().clone() {
@@ -765,7 +774,7 @@ impl Assistant {
     /// Sends a message in conversation `id` and runs the turn (fetching
     /// the engine first if it is not in yet).
     pub async fn send(&self, id: &str, text: &str) -> Result<(), AssistantError> {
-        self.engine().await?;
+        self.ready_for_turn().await?;
         self.send_now(id, text)
     }
 
@@ -786,14 +795,14 @@ impl Assistant {
             ));
         }
         // The engine first: nothing is retracted if it cannot arrive.
-        self.engine().await?;
+        self.ready_for_turn().await?;
         self.edit(id, |c| c.retract_last_user_message(now()))?;
         self.send_now(id, text)
     }
 
     /// Asks again for a reply to the last user message.
     pub async fn regenerate(&self, id: &str) -> Result<(), AssistantError> {
-        self.engine().await?;
+        self.ready_for_turn().await?;
         let text = self
             .edit(id, |c| c.retract_last_user_message(now()))?
             .ok_or_else(|| AssistantError::Loop("there is no message to answer".into()))?;
@@ -802,7 +811,7 @@ impl Assistant {
 
     /// After the step limit, lets the turn go on.
     pub async fn continue_turn(&self, id: &str) -> Result<(), AssistantError> {
-        self.engine().await?;
+        self.ready_for_turn().await?;
         let actions = self.with_session(id, |s, env| s.agent.continue_after_limit(env))?;
         let actions = actions.map_err(|e| AssistantError::Loop(e.to_string()))?;
         self.started(id);
