@@ -739,9 +739,10 @@ impl Assistant {
             .ok_or(AssistantError::NoProvider)?;
         let mut sessions = self.sessions.borrow_mut();
         if !sessions.contains_key(id) {
-            let engine = self.engine.borrow().clone().ok_or_else(|| {
-                AssistantError::Loop(crate::split::not_loaded("the assistant"))
-            })?;
+            let engine =
+                self.engine.borrow().clone().ok_or_else(|| {
+                    AssistantError::Loop(crate::split::not_loaded("the assistant"))
+                })?;
             let c = self
                 .find(id)
                 .ok_or_else(|| AssistantError::Loop("that conversation no longer exists".into()))?;
