@@ -202,10 +202,9 @@ pub struct Inner {
     /// its approvals are answered inline, all others in the modal.
     pub visible: RwSignal<Option<String>>,
     sessions: RefCell<HashMap<String, Session>>,
-    /// The engine, once its chunk is in.
-    engine: RefCell<Option<Rc<dyn Engine>>>,
-    /// Whether the engine is in (tracked, so the token meter appears).
-    pub engine_ready: RwSignal<bool>,
+    /// The engine, once its chunk is in (tracked, so the token meter
+    /// appears when it arrives).
+    engine: RwSignal<Option<Rc<dyn Engine>>, LocalStorage>,
     /// The models in this tab and their worker.
     pub tab: TabModels,
 }
@@ -252,8 +251,7 @@ impl Assistant {
             loaded: RwSignal::new(false),
             visible: RwSignal::new(None),
             sessions: RefCell::new(HashMap::new()),
-            engine: RefCell::new(None),
-            engine_ready: RwSignal::new(false),
+            engine: RwSignal::new_local(None),
             tab: TabModels::new(),
         })));
         let this = a.clone();
@@ -560,10 +558,7 @@ impl Assistant {
     /// The estimated context of the next request in `conversation`, once
     /// the engine is in (tracked).
     pub fn context_estimate(&self, conversation: &Conversation) -> Option<ContextEstimate> {
-        if !self.engine_ready.get() {
-            return None;
-        }
-        let engine = self.engine.borrow().clone()?;
+        let engine = self.engine.get()?;
         let env = Env {
             rt: &self.rt,
             limits: self.limits(),
@@ -698,20 +693,19 @@ impl Assistant {
 
     /// The engine, fetching its chunk the first time.
     async fn engine(&self) -> Result<Rc<dyn Engine>, AssistantError> {
-        if let Some(e) = self.engine.borrow().clone() {
+        if let Some(e) = self.engine.get_untracked() {
             return Ok(e);
         }
         let e = engine::load()
             .await
             .map_err(|_| AssistantError::Loop(crate::split::not_loaded("the assistant")))?;
-        self.engine.replace(Some(e.clone()));
-        self.engine_ready.set(true);
+        self.engine.set(Some(e.clone()));
         Ok(e)
     }
 
     /// Starts fetching the engine, so the first message does not wait.
     fn warm_engine(&self) {
-        if self.engine.borrow().is_some() {
+        if self.engine.with_untracked(Option::is_some) {
             return;
         }
         let this = self.clone();
@@ -739,10 +733,10 @@ impl Assistant {
             .ok_or(AssistantError::NoProvider)?;
         let mut sessions = self.sessions.borrow_mut();
         if !sessions.contains_key(id) {
-            let engine =
-                self.engine.borrow().clone().ok_or_else(|| {
-                    AssistantError::Loop(crate::split::not_loaded("the assistant"))
-                })?;
+            let engine = self
+                .engine
+                .get_untracked()
+                .ok_or_else(|| AssistantError::Loop(crate::split::not_loaded("the assistant")))?;
             let c = self
                 .find(id)
                 .ok_or_else(|| AssistantError::Loop("that conversation no longer exists".into()))?;
