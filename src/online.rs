@@ -10,7 +10,7 @@ use std::cell::OnceCell;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::invoke::{CallContext, Hook};
+use hearth_core::invoke::{CallContext, Guard};
 use hearth_core::{Tier, ToolResult};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -116,8 +116,8 @@ pub fn offline_message(skill_name: &str) -> String {
 /// reaches `hearth serve` outside the call path.
 pub struct OfflineHook;
 
-impl Hook for OfflineHook {
-    fn before<'a>(&'a self, cx: &'a mut CallContext) -> LocalBoxFuture<'a, Option<ToolResult>> {
+impl Guard for OfflineHook {
+    fn check<'a>(&'a self, cx: &'a CallContext) -> LocalBoxFuture<'a, Option<ToolResult>> {
         async move {
             let skill = cx.skill.as_ref()?;
             if skill.tier != Tier::Network || check().await {

@@ -91,11 +91,8 @@ fn main() {
         move |_| Some(calc.clone()),
         Rc::new(Nothing),
         Rc::new(Clock(Instant::now())),
+        Rc::new(PermissionHook::new(Rc::new(Defaults), Rc::new(Nobody))),
     )
-    .with_hook(Rc::new(PermissionHook::new(
-        Rc::new(Defaults),
-        Rc::new(Nobody),
-    )))
     .with_hook(Rc::new(ActivityHook::new(Rc::new(Log(RefCell::new(
         Vec::new(),
     ))))));

@@ -4,6 +4,7 @@
 //! answer: the only `ApprovalAnswer`s come from the approver, which the app
 //! wires to its approval dialog.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::FutureExt;
@@ -11,8 +12,11 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::call::{ToolCall, ToolResult};
-use crate::invoke::{CallContext, Hook};
-use crate::permission::{DecidedBy, Decision, DecisionRecord, Outcome, Policy, decide};
+use crate::hook::{CallContext, Hook};
+use crate::permission::{
+    ApprovalSetting, DecidedBy, Decision, DecisionRecord, Outcome, PermissionSettings, Policy,
+    decide,
+};
 use crate::skill::{SkillDefinition, SkillId};
 
 /// Where the hook reads the current policy and records "always allow".
@@ -56,6 +60,39 @@ pub struct PermissionHook {
 impl PermissionHook {
     pub fn new(policy: Rc<dyn PolicySource>, approver: Rc<dyn Approver>) -> Self {
         Self { policy, approver }
+    }
+}
+
+/// Permission settings held in memory: the settings given, with "always
+/// allow" kept for as long as this lives. For tools and tests that have no
+/// stored settings; the app's source reads and writes IndexedDB.
+pub struct MemoryPolicy(RefCell<PermissionSettings>);
+
+impl MemoryPolicy {
+    pub fn new(settings: PermissionSettings) -> Self {
+        Self(RefCell::new(settings))
+    }
+}
+
+impl PolicySource for MemoryPolicy {
+    fn policy(&self, skill: &SkillDefinition) -> Policy {
+        self.0.borrow().policy(skill)
+    }
+
+    fn always_allow<'a>(&'a self, skill: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>> {
+        self.0
+            .borrow_mut()
+            .set_approval(skill.as_str(), Some(ApprovalSetting::AlwaysAllow));
+        async { Ok(()) }.boxed_local()
+    }
+}
+
+/// An approver with nobody to ask: every question is answered "deny".
+pub struct NobodyToAsk;
+
+impl Approver for NobodyToAsk {
+    fn ask<'a>(&'a self, _request: ApprovalRequest) -> LocalBoxFuture<'a, ApprovalAnswer> {
+        async { ApprovalAnswer::Deny }.boxed_local()
     }
 }
 
@@ -233,7 +270,10 @@ mod tests {
             answers: RefCell::new(answers),
             asked: RefCell::new(Vec::new()),
         });
-        let invoker = Invoker::new(|_| Some(web_skill()), ran.clone(), Rc::new(Clock)).with_hook(
+        let invoker = Invoker::new(
+            |_| Some(web_skill()),
+            ran.clone(),
+            Rc::new(Clock),
             Rc::new(PermissionHook::new(settings.clone(), person.clone())),
         );
         Rig {
@@ -297,11 +337,11 @@ mod tests {
                 |_| Some(web_skill()),
                 Rc::new(Quick(clock.clone())),
                 clock.clone(),
-            )
-            .with_hook(Rc::new(PermissionHook::new(
-                settings,
-                Rc::new(Slow(clock.clone(), answer)),
-            )));
+                Rc::new(PermissionHook::new(
+                    settings,
+                    Rc::new(Slow(clock.clone(), answer)),
+                )),
+            );
             let r = block_on(invoker.invoke(call(
                 json!({"url": "https://example.com"}),
                 CallOrigin::User,
@@ -551,11 +591,11 @@ mod tests {
                 },
                 exec.clone(),
                 Rc::new(Clock),
+                Rc::new(PermissionHook::new(
+                    Rc::new(Stored(RefCell::new(settings))),
+                    person.clone(),
+                )),
             )
-            .with_hook(Rc::new(PermissionHook::new(
-                Rc::new(Stored(RefCell::new(settings))),
-                person.clone(),
-            )))
             .with_hook(log.clone());
             let outer = block_on(invoker.invoke(ToolCall {
                 id: "c".into(),

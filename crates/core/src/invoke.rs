@@ -1,10 +1,13 @@
 //! The one call path every skill goes through:
 //! `invoke(call) -> ToolResult`.
 //!
-//! A call runs through a chain of hooks around the skill's executor.
-//! Before-hooks run in order and any of them may answer the call itself
-//! (the permission hook does this to deny); after-hooks run in reverse order
-//! on every result, short-circuited or not (the activity log is one).
+//! A call runs through a fixed order around the skill's executor: guards
+//! (checks that can only end a call, such as the offline check), then the
+//! permission hook, which every invoker has because [`Invoker::new`]
+//! requires it, then the other hooks' before-steps; any of these may answer
+//! the call itself (the permission hook does this to deny). After-steps run
+//! in reverse order on every result, short-circuited or not (the activity
+//! log is one).
 //! Inputs are validated before the executor runs and outputs after it.
 //! Every failure — unknown skill, bad input, an executor error, a panic
 //! where the platform can catch one — comes back as a `failed` result.
@@ -16,9 +19,11 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 
+use crate::approval::PermissionHook;
 use crate::call::{SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
-use crate::permission::{CallFacts, DecidedBy, DecisionRecord};
-use crate::schema::{ValidationError, validate};
+pub use crate::hook::{CallContext, Guard, Hook};
+use crate::permission::{CallFacts, DecidedBy};
+use crate::schema::validate;
 use crate::skill::{SkillDefinition, SkillId};
 
 /// Wall time and a monotonic clock, given by the platform (shared with
@@ -55,48 +60,6 @@ pub trait Executor {
     }
 }
 
-/// What hooks see about the call in flight.
-#[derive(Clone, Debug)]
-pub struct CallContext {
-    pub call: ToolCall,
-    /// `None` when no skill has the call's id.
-    pub skill: Option<SkillDefinition>,
-    pub facts: CallFacts,
-    /// Problems with the input; the executor does not run when non-empty.
-    pub input_errors: Vec<ValidationError>,
-    pub started_at_ms: f64,
-    /// How permission was settled; set by the permission hook and copied
-    /// onto the result.
-    pub decision: Option<DecisionRecord>,
-}
-
-impl CallContext {
-    pub fn input_error_message(&self) -> Option<String> {
-        if self.input_errors.is_empty() {
-            return None;
-        }
-        let list: Vec<String> = self.input_errors.iter().map(ToString::to_string).collect();
-        Some(format!("invalid input: {}", list.join("; ")))
-    }
-}
-
-/// Something that wraps every call.
-pub trait Hook {
-    /// Runs before the skill. Returning a result ends the call there.
-    fn before<'a>(&'a self, _cx: &'a mut CallContext) -> LocalBoxFuture<'a, Option<ToolResult>> {
-        async { None }.boxed_local()
-    }
-
-    /// Runs after the call on every result, including short-circuited ones.
-    fn after<'a>(
-        &'a self,
-        _cx: &'a CallContext,
-        _result: &'a mut ToolResult,
-    ) -> LocalBoxFuture<'a, ()> {
-        async {}.boxed_local()
-    }
-}
-
 type Lookup = Rc<dyn Fn(&SkillId) -> Option<SkillDefinition>>;
 
 /// The call path, assembled once and shared.
@@ -105,24 +68,39 @@ pub struct Invoker {
     lookup: Lookup,
     executor: Rc<dyn Executor>,
     time: Rc<dyn TimeSource>,
+    guards: Vec<Rc<dyn Guard>>,
+    permission: Rc<PermissionHook>,
     hooks: Vec<Rc<dyn Hook>>,
 }
 
 impl Invoker {
+    /// The call path over `executor`. `permission` is required: there is
+    /// no way to build an invoker whose calls skip the permission layer.
     pub fn new(
         lookup: impl Fn(&SkillId) -> Option<SkillDefinition> + 'static,
         executor: Rc<dyn Executor>,
         time: Rc<dyn TimeSource>,
+        permission: Rc<PermissionHook>,
     ) -> Self {
         Self {
             lookup: Rc::new(lookup),
             executor,
             time,
+            guards: Vec::new(),
+            permission,
             hooks: Vec::new(),
         }
     }
 
-    /// Appends a hook; hooks run in the order they were added.
+    /// Appends a guard; guards run in the order they were added, before
+    /// the permission hook.
+    pub fn with_guard(mut self, guard: Rc<dyn Guard>) -> Self {
+        self.guards.push(guard);
+        self
+    }
+
+    /// Appends a hook; hooks run after the permission hook, in the order
+    /// they were added (their after-steps in reverse).
     pub fn with_hook(mut self, hook: Rc<dyn Hook>) -> Self {
         self.hooks.push(hook);
         self
@@ -155,10 +133,21 @@ impl Invoker {
         };
 
         let mut result = None;
-        for hook in &self.hooks {
-            if let Some(r) = hook.before(&mut cx).await {
+        for guard in &self.guards {
+            if let Some(r) = guard.check(&cx).await {
                 result = Some(r);
                 break;
+            }
+        }
+        if result.is_none() {
+            result = self.permission.before(&mut cx).await;
+        }
+        if result.is_none() {
+            for hook in &self.hooks {
+                if let Some(r) = hook.before(&mut cx).await {
+                    result = Some(r);
+                    break;
+                }
             }
         }
         // The before-hooks are where a call waits for its approval; that
@@ -271,7 +260,9 @@ impl Invoker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval::{MemoryPolicy, NobodyToAsk};
     use crate::call::{CallOrigin, Content};
+    use crate::permission::PermissionSettings;
     use crate::skill::{Category, Tier};
     use futures::executor::block_on;
     use serde_json::{Value, json};
@@ -373,6 +364,10 @@ mod tests {
             |id| (id.as_str() == "echo").then(echo_skill),
             Rc::new(Echo),
             Rc::new(FakeTime(Cell::new(0.0))),
+            Rc::new(PermissionHook::new(
+                Rc::new(MemoryPolicy::new(PermissionSettings::default())),
+                Rc::new(NobodyToAsk),
+            )),
         );
         for h in hooks {
             inv = inv.with_hook(h);
@@ -483,6 +478,92 @@ mod tests {
             ],
             "later before-hooks and the skill never run; every after-hook does"
         );
+    }
+
+    /// Ends every call, and counts how often it was asked.
+    struct Closed(Rc<Cell<u32>>);
+    impl Guard for Closed {
+        fn check<'a>(&'a self, cx: &'a CallContext) -> LocalBoxFuture<'a, Option<ToolResult>> {
+            self.0.set(self.0.get() + 1);
+            async move { Some(ToolResult::failed(&cx.call, "offline")) }.boxed_local()
+        }
+    }
+
+    /// Says how often the skill ran.
+    struct Counted(Rc<Cell<u32>>);
+    impl Executor for Counted {
+        fn execute<'a>(
+            &'a self,
+            _skill: &'a SkillDefinition,
+            _call: &'a ToolCall,
+        ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
+            self.0.set(self.0.get() + 1);
+            async { Ok(SkillOutput::text("ran")) }.boxed_local()
+        }
+    }
+
+    #[test]
+    fn every_invoker_decides_permission_before_anything_runs() {
+        // The permission hook is part of every invoker: a skill switched
+        // off in its settings never runs, with no other hook added, and
+        // every result says how permission was settled.
+        let ran = Rc::new(Cell::new(0));
+        let mut off = PermissionSettings::default();
+        off.skills.insert(
+            "echo".into(),
+            crate::permission::SkillSettings {
+                enabled: Some(false),
+                approval: None,
+            },
+        );
+        let inv = Invoker::new(
+            |id| (id.as_str() == "echo").then(echo_skill),
+            Rc::new(Counted(ran.clone())),
+            Rc::new(FakeTime(Cell::new(0.0))),
+            Rc::new(PermissionHook::new(
+                Rc::new(MemoryPolicy::new(off)),
+                Rc::new(NobodyToAsk),
+            )),
+        );
+        let r = block_on(inv.invoke(call("echo", json!({"text": "hi"}))));
+        assert_eq!(r.status, ToolStatus::Denied);
+        assert_eq!(ran.get(), 0);
+        assert_eq!(
+            r.decision.map(|d| d.outcome),
+            Some(crate::permission::Outcome::Denied)
+        );
+
+        // Allowed calls carry the decision too.
+        let r = block_on(invoker(vec![]).invoke(call("echo", json!({"text": "hi"}))));
+        assert_eq!(
+            r.decision.map(|d| d.outcome),
+            Some(crate::permission::Outcome::Allowed)
+        );
+    }
+
+    #[test]
+    fn guards_run_before_the_permission_decision_and_can_only_end_a_call() {
+        let checked = Rc::new(Cell::new(0));
+        let ran = Rc::new(Cell::new(0));
+        let inv = Invoker::new(
+            |id| (id.as_str() == "echo").then(echo_skill),
+            Rc::new(Counted(ran.clone())),
+            Rc::new(FakeTime(Cell::new(0.0))),
+            Rc::new(PermissionHook::new(
+                Rc::new(MemoryPolicy::new(PermissionSettings {
+                    mode: crate::permission::PermissionMode::AskEverything,
+                    ..PermissionSettings::default()
+                })),
+                Rc::new(NobodyToAsk),
+            )),
+        )
+        .with_guard(Rc::new(Closed(checked.clone())));
+        let r = block_on(inv.invoke(call("echo", json!({"text": "hi"}))));
+        // The guard ended the call, so nobody was asked (the approver here
+        // would have denied) and nothing ran.
+        assert_eq!(outcome(&r), "failed offline");
+        assert_eq!((checked.get(), ran.get()), (1, 0));
+        assert_eq!(r.decision, None);
     }
 
     #[test]

@@ -247,8 +247,9 @@ impl Executor for Sources {
 mod tests {
     use super::*;
     use crate::call::{CallOrigin, ToolResult, ToolStatus};
+    use crate::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
     use crate::invoke::{Invoker, TimeSource};
-    use crate::permission::CallFacts;
+    use crate::permission::{CallFacts, PermissionSettings};
     use crate::skill::{Category, Tier};
     use futures::executor::block_on;
     use serde_json::{Value, json};
@@ -346,6 +347,10 @@ mod tests {
             move |id| registry.get(id).cloned(),
             Rc::new(sources),
             Rc::new(Clock),
+            Rc::new(PermissionHook::new(
+                Rc::new(MemoryPolicy::new(PermissionSettings::default())),
+                Rc::new(NobodyToAsk),
+            )),
         )
     }
 

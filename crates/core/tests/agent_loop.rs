@@ -15,7 +15,9 @@ use hearth_core::agent::{
 };
 use hearth_core::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
+use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::invoke::{CallContext, Executor, Hook, Invoker, TimeSource};
+use hearth_core::permission::{PermissionMode, PermissionSettings};
 use hearth_core::providers::{
     ChatRequest, ErrorKind, FinishReason, HttpRequest, Method, Protocol, Provider, ProviderConfig,
     ProviderError, StreamDecoder, StreamEvent, WireMessage, preset,
@@ -268,6 +270,20 @@ impl App {
                 enabled: enabled.clone(),
             }),
             Rc::new(FixedTime),
+            // Nothing asks (the loop's own tests are not about approval);
+            // the person's Deny for network skills is played by the hook
+            // below.
+            Rc::new(PermissionHook::new(
+                Rc::new(MemoryPolicy::new({
+                    let mut p = PermissionSettings {
+                        mode: PermissionMode::Auto,
+                        ..PermissionSettings::default()
+                    };
+                    p.set_enabled("web_fetch", Some(true));
+                    p
+                })),
+                Rc::new(NobodyToAsk),
+            )),
         )
         .with_hook(Rc::new(DenyNetwork));
         Self {

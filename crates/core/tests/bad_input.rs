@@ -9,7 +9,9 @@ use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
 use hearth_core::collection::Stamp;
+use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::permission::PermissionSettings;
 use hearth_core::notes::{self, Notebook};
 use hearth_core::{
     CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolStatus,
@@ -56,6 +58,10 @@ fn setup() -> (Invoker, Rc<RefCell<Notebook>>) {
         |id| (id.as_str() == "notes").then(notes::definition),
         Rc::new(NotesOnly(book.clone())),
         Rc::new(Clock),
+        Rc::new(PermissionHook::new(
+            Rc::new(MemoryPolicy::new(PermissionSettings::default())),
+            Rc::new(NobodyToAsk),
+        )),
     );
     (invoker, book)
 }

@@ -14,7 +14,9 @@ use hearth_core::agent::{
 };
 use hearth_core::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
+use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::permission::PermissionSettings;
 use hearth_core::providers::{
     AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpRequest, Method,
     Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
@@ -191,6 +193,10 @@ impl App {
             move |id: &SkillId| lookup.iter().find(|s| s.id == *id).cloned(),
             Rc::new(Skills { index }),
             Rc::new(Clockwork),
+            Rc::new(PermissionHook::new(
+                Rc::new(MemoryPolicy::new(PermissionSettings::default())),
+                Rc::new(NobodyToAsk),
+            )),
         );
         Self {
             skills,
