@@ -1,11 +1,18 @@
 //! An in-memory, id-keyed collection of records — notes, tasks, memories —
 //! whose every change is returned as data so the caller can persist it in
-//! one transaction, or roll it back if the write fails.
+//! one transaction, or roll it back if the write fails; and what the three
+//! skills over such collections share, so they cannot drift apart: reading
+//! their arguments, finding a record, deleting several at once, putting
+//! records back (their undo) and cleaning tags.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::call::{SkillError, UndoAction};
+use crate::skill::SkillId;
 
 /// What a change needs from the outside world: the time, a fresh id for
 /// anything created, and today's local date.
@@ -157,6 +164,192 @@ pub fn snapshot<T: Record>(
             (id, previous)
         })
         .collect()
+}
+
+// ------------------------------------------------ the skills' shared steps
+
+/// Looks records up by id: a [`Collection`], or a type that wraps one.
+pub trait Records<T> {
+    fn record(&self, id: &str) -> Option<&T>;
+}
+
+impl<T: Record> Records<T> for Collection<T> {
+    fn record(&self, id: &str) -> Option<&T> {
+        self.get(id)
+    }
+}
+
+/// How a skill names its records in messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    /// "note"
+    pub one: &'static str,
+    /// "notes"
+    pub many: &'static str,
+    /// How to find an id: "list or search notes to find it".
+    pub find_hint: &'static str,
+    /// The action that removes records: "delete", or "forget".
+    pub remove: &'static str,
+    /// The field that lists records to put back: "notes".
+    pub restore_field: &'static str,
+}
+
+impl Kind {
+    /// "1 note", "3 notes".
+    pub fn count(&self, n: usize) -> String {
+        if n == 1 {
+            format!("1 {}", self.one)
+        } else {
+            format!("{n} {}", self.many)
+        }
+    }
+}
+
+/// A record by id, or a message that says how to find one.
+pub fn find<'a, T>(records: &'a impl Records<T>, id: &str, kind: &Kind) -> Result<&'a T, SkillError> {
+    records.record(id).ok_or_else(|| {
+        SkillError::new(format!(
+            "there is no {} with id '{id}'; {}",
+            kind.one, kind.find_hint
+        ))
+    })
+}
+
+/// Parses a call's arguments into a skill's action, with messages that name
+/// the missing or wrong field.
+pub fn parse<A: DeserializeOwned>(arguments: &Value) -> Result<A, SkillError> {
+    serde_json::from_value(arguments.clone())
+        .map_err(|e| SkillError::new(explain_serde(&e.to_string())))
+}
+
+/// Turns serde's wording into ours: "missing field `title`" → "'title' is required".
+pub fn explain_serde(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("missing field `")
+        && let Some(field) = rest.split('`').next()
+    {
+        return format!("'{field}' is required for this action");
+    }
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some(field) = rest.split('`').next()
+    {
+        return format!("'{field}' does not apply to this action");
+    }
+    format!("invalid arguments: {message}")
+}
+
+/// Tags as stored: trimmed, without a leading `#`, each once whatever its
+/// case, empty ones dropped.
+pub fn clean_tags(tags: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tags {
+        let t = t.trim().trim_start_matches('#').trim();
+        if !t.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(t)) {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+/// The ids a removal names, each once, in the order given: `id` first,
+/// then `ids`. Naming a record twice removes it once.
+pub fn removal_ids(id: Option<String>, ids: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    id.into_iter()
+        .chain(ids)
+        .filter(|i| seen.insert(i.clone()))
+        .collect()
+}
+
+/// How many distinct records a call's arguments remove, as the permission
+/// layer counts them (a call that removes several asks every time):
+/// `id` and `ids`, when the action is `kind.remove`.
+pub fn removal_count(arguments: &Value, kind: &Kind) -> usize {
+    if arguments.get("action").and_then(Value::as_str) != Some(kind.remove) {
+        return 0;
+    }
+    let id = arguments
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let ids = arguments
+        .get("ids")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    removal_ids(id, ids).len()
+}
+
+/// Removes the records `id` and `ids` name, each once: the records as they
+/// were (for the result and the undo) and the changes to store. Fails,
+/// changing nothing, when none is named or one does not exist.
+pub fn remove_many<T: Record>(
+    records: &impl Records<T>,
+    id: Option<String>,
+    ids: Vec<String>,
+    kind: &Kind,
+) -> Result<(Vec<T>, Vec<Change<T>>), SkillError> {
+    let all = removal_ids(id, ids);
+    if all.is_empty() {
+        return Err(SkillError::new(format!(
+            "say which {} to {} with 'id' or 'ids'",
+            kind.one, kind.remove
+        )));
+    }
+    let gone: Vec<T> = all
+        .iter()
+        .map(|id| find(records, id, kind).cloned())
+        .collect::<Result<_, _>>()?;
+    let changes = gone.iter().map(|r| Change::Delete(r.id().to_string())).collect();
+    Ok((gone, changes))
+}
+
+/// The undo that puts `records` back exactly as they were, through the
+/// skill's own `restore` action.
+pub fn restore_undo<T: Serialize>(
+    label: &str,
+    skill: SkillId,
+    kind: &Kind,
+    records: Vec<T>,
+) -> UndoAction {
+    let mut arguments = json!({"action": "restore"});
+    arguments[kind.restore_field] = json!(records);
+    UndoAction {
+        label: label.to_string(),
+        skill_id: skill,
+        arguments,
+        seal: None,
+    }
+}
+
+/// Puts records back (a `restore` action): each id once (the last copy
+/// given wins), in the order first given. Returns the ids and the changes.
+pub fn restore<T: Record>(
+    records: Vec<T>,
+) -> Result<(Vec<String>, Vec<Change<T>>), SkillError> {
+    if records.is_empty() {
+        return Err(SkillError::new("nothing to restore"));
+    }
+    let mut order: Vec<String> = Vec::new();
+    let mut latest: HashMap<String, T> = HashMap::new();
+    for r in records {
+        let id = r.id().to_string();
+        if latest.insert(id.clone(), r).is_none() {
+            order.push(id);
+        }
+    }
+    let changes = order
+        .iter()
+        .filter_map(|id| latest.remove(id))
+        .map(Change::Put)
+        .collect();
+    Ok((order, changes))
 }
 
 #[cfg(test)]

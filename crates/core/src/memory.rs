@@ -5,8 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
-use crate::collection::{Change, Changed, Collection, Record, Stamp};
-use crate::notes::{clean_tags, explain_serde};
+use crate::collection::{self, Change, Changed, Collection, Kind, Record, Stamp, clean_tags};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::text;
@@ -136,23 +135,24 @@ fn commands() -> Vec<CommandForm> {
 }
 
 pub fn assess(arguments: &Value) -> CallFacts {
-    if arguments.get("action").and_then(Value::as_str) != Some("forget") {
-        return CallFacts::default();
-    }
-    let n = arguments
-        .get("ids")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
-        + usize::from(arguments.get("id").is_some_and(Value::is_string));
+    let n = collection::removal_count(arguments, &KIND);
     CallFacts {
         bulk_destructive: (n > 1).then(|| format!("forget {n} memories")),
     }
 }
 
 pub fn parse(arguments: &Value) -> Result<MemoryAction, SkillError> {
-    serde_json::from_value(arguments.clone())
-        .map_err(|e| SkillError::new(explain_serde(&e.to_string())))
+    collection::parse(arguments)
 }
+
+/// How the memory skill names its records.
+pub const KIND: Kind = Kind {
+    one: "memory",
+    many: "memories",
+    find_hint: "recall or list memories to find it",
+    remove: "forget",
+    restore_field: "memories",
+};
 
 /// A recalled memory and how well it matched.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -224,11 +224,7 @@ pub fn recall(memories: &Memories, query: &str, limit: usize) -> Vec<Recalled> {
 }
 
 fn find<'a>(memories: &'a Memories, id: &str) -> Result<&'a Memory, SkillError> {
-    memories.get(id).ok_or_else(|| {
-        SkillError::new(format!(
-            "there is no memory with id '{id}'; recall or list memories to find it"
-        ))
-    })
+    collection::find(memories, id, &KIND)
 }
 
 fn fact(t: &str) -> Result<String, SkillError> {
@@ -243,11 +239,7 @@ fn fact(t: &str) -> Result<String, SkillError> {
 }
 
 fn restore_undo(label: &str, memories: Vec<Memory>) -> UndoAction {
-    UndoAction {
-        label: label.into(),
-        skill_id: definition().id,
-        arguments: json!({"action": "restore", "memories": memories}),
-    }
+    collection::restore_undo(label, definition().id, &KIND, memories)
 }
 
 pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<Memory> {
@@ -270,11 +262,11 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
                 created_ms: stamp.now_ms,
                 updated_ms: stamp.now_ms,
             };
-            let undo = UndoAction {
-                label: "Undo: forget this".into(),
-                skill_id: definition().id,
-                arguments: json!({"action": "forget", "id": memory.id}),
-            };
+            let undo = UndoAction::new(
+                "Undo: forget this",
+                definition().id,
+                json!({"action": "forget", "id": memory.id}),
+            );
             let out = SkillOutput::text_and_json(
                 format!("Remembered: {}", memory.text),
                 json!({"memory": memory}),
@@ -320,25 +312,11 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
             Ok((out, vec![Change::Put(m)]))
         }
         MemoryAction::Forget { id, ids } => {
-            let mut all = ids;
-            if let Some(id) = id {
-                all.insert(0, id);
-            }
-            all.dedup();
-            if all.is_empty() {
-                return Err(SkillError::new(
-                    "say which memory to forget with 'id' or 'ids'",
-                ));
-            }
-            let gone: Vec<Memory> = all
-                .iter()
-                .map(|id| find(memories, id).cloned())
-                .collect::<Result<_, _>>()?;
+            let (gone, changes) = collection::remove_many(memories, id, ids, &KIND)?;
             let text = match gone.as_slice() {
                 [one] => format!("Forgot: {}", one.text),
                 many => format!("Forgot {} memories.", many.len()),
             };
-            let changes = gone.iter().map(|m| Change::Delete(m.id.clone())).collect();
             let ids: Vec<&str> = gone.iter().map(|m| m.id.as_str()).collect();
             let out = SkillOutput::text_and_json(text, json!({"forgotten": ids}))
                 .with_undo(restore_undo("Undo: remember again", gone.clone()));
@@ -363,14 +341,11 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
             ))
         }
         MemoryAction::Restore { memories: back } => {
-            if back.is_empty() {
-                return Err(SkillError::new("nothing to restore"));
-            }
-            let text = format!("Restored {} memories.", back.len());
-            let ids: Vec<String> = back.iter().map(|m| m.id.clone()).collect();
+            let (ids, changes) = collection::restore(back)?;
+            let text = format!("Restored {} memories.", ids.len());
             Ok((
                 SkillOutput::text_and_json(text, json!({"restored": ids})),
-                back.into_iter().map(Change::Put).collect(),
+                changes,
             ))
         }
     }

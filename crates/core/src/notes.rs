@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
-use crate::collection::{Change, Changed, Collection, Record, Stamp, Store};
+use crate::collection::{
+    self, Change, Changed, Collection, Kind, Record, Records, Stamp, Store, clean_tags,
+};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::text::{self, TextIndex};
@@ -94,6 +96,21 @@ impl Notebook {
 fn index_note(ix: &mut TextIndex<3>, n: &Note) {
     ix.upsert(&n.id, [&n.title, &n.tags.join(" "), &n.body]);
 }
+
+impl Records<Note> for Notebook {
+    fn record(&self, id: &str) -> Option<&Note> {
+        self.get(id)
+    }
+}
+
+/// How the notes skill names its records.
+pub const KIND: Kind = Kind {
+    one: "note",
+    many: "notes",
+    find_hint: "list or search notes to find it",
+    remove: "delete",
+    restore_field: "notes",
+};
 
 impl Store<Note> for Notebook {
     fn apply_changes(&mut self, changes: &[Change<Note>]) {
@@ -222,54 +239,16 @@ fn commands() -> Vec<CommandForm> {
 
 /// Deleting more than one note at once always asks.
 pub fn assess(arguments: &Value) -> CallFacts {
-    let n = delete_count(arguments);
+    let n = collection::removal_count(arguments, &KIND);
     CallFacts {
         bulk_destructive: (n > 1).then(|| format!("delete {n} notes")),
     }
 }
 
-fn delete_count(arguments: &Value) -> usize {
-    if arguments.get("action").and_then(Value::as_str) != Some("delete") {
-        return 0;
-    }
-    let ids = arguments
-        .get("ids")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    ids + usize::from(arguments.get("id").is_some_and(|v| v.is_string()))
-}
-
 /// Parses the call's arguments into an action, with messages that name
 /// the missing or wrong field.
 pub fn parse(arguments: &Value) -> Result<NoteAction, SkillError> {
-    serde_json::from_value(arguments.clone())
-        .map_err(|e| SkillError::new(explain_serde(&e.to_string())))
-}
-
-/// Turns serde's wording into ours: "missing field `title`" → "'title' is required".
-pub(crate) fn explain_serde(message: &str) -> String {
-    if let Some(rest) = message.strip_prefix("missing field `")
-        && let Some(field) = rest.split('`').next()
-    {
-        return format!("'{field}' is required for this action");
-    }
-    if let Some(rest) = message.strip_prefix("unknown field `")
-        && let Some(field) = rest.split('`').next()
-    {
-        return format!("'{field}' does not apply to this action");
-    }
-    format!("invalid arguments: {message}")
-}
-
-pub(crate) fn clean_tags(tags: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for t in tags {
-        let t = t.trim().trim_start_matches('#').trim();
-        if !t.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(t)) {
-            out.push(t.to_string());
-        }
-    }
-    out
+    collection::parse(arguments)
 }
 
 fn clean_title(title: &str) -> Result<String, SkillError> {
@@ -286,11 +265,7 @@ fn summary(n: &Note) -> Value {
 }
 
 fn restore_undo(label: &str, notes: Vec<Note>) -> UndoAction {
-    UndoAction {
-        label: label.to_string(),
-        skill_id: definition().id,
-        arguments: json!({"action": "restore", "notes": notes}),
-    }
+    collection::restore_undo(label, definition().id, &KIND, notes)
 }
 
 /// Runs one action. Returns the output and the changes to persist; the
@@ -307,11 +282,11 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
                 updated_ms: stamp.now_ms,
             };
             let text = format!("Created note \"{}\".", note.title);
-            let undo = UndoAction {
-                label: "Undo: delete this note".into(),
-                skill_id: definition().id,
-                arguments: json!({"action": "delete", "id": note.id}),
-            };
+            let undo = UndoAction::new(
+                "Undo: delete this note",
+                definition().id,
+                json!({"action": "delete", "id": note.id}),
+            );
             let out = SkillOutput::text_and_json(text, json!({"note": note})).with_undo(undo);
             Ok((out, vec![Change::Put(note)]))
         }
@@ -357,25 +332,11 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
             Ok((out, vec![Change::Put(note)]))
         }
         NoteAction::Delete { id, ids } => {
-            let mut all: Vec<String> = ids;
-            if let Some(id) = id {
-                all.insert(0, id);
-            }
-            all.dedup();
-            if all.is_empty() {
-                return Err(SkillError::new(
-                    "say which note to delete with 'id' or 'ids'",
-                ));
-            }
-            let notes: Vec<Note> = all
-                .iter()
-                .map(|id| find(book, id).cloned())
-                .collect::<Result<_, _>>()?;
+            let (notes, changes) = collection::remove_many(book, id, ids, &KIND)?;
             let text = match notes.as_slice() {
                 [one] => format!("Deleted note \"{}\".", one.title),
                 many => format!("Deleted {} notes.", many.len()),
             };
-            let changes = notes.iter().map(|n| Change::Delete(n.id.clone())).collect();
             let deleted: Vec<&str> = notes.iter().map(|n| n.id.as_str()).collect();
             let out = SkillOutput::text_and_json(text, json!({"deleted": deleted}))
                 .with_undo(restore_undo("Undo: bring them back", notes.clone()));
@@ -399,7 +360,7 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
                 "No notes yet.".to_string()
             } else {
                 let lines: Vec<&str> = notes.iter().map(|n| n.title.as_str()).collect();
-                format!("{}:\n{}", count(total), lines.join("\n"))
+                format!("{}:\n{}", KIND.count(total), lines.join("\n"))
             };
             let list: Vec<Value> = notes.iter().map(|n| summary(n)).collect();
             Ok((
@@ -425,7 +386,7 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
                 let verb = if hits.len() == 1 { "matches" } else { "match" };
                 format!(
                     "{} {verb} \"{query}\":\n{}",
-                    count(hits.len()),
+                    KIND.count(hits.len()),
                     lines.join("\n")
                 )
             };
@@ -435,12 +396,8 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
             ))
         }
         NoteAction::Restore { notes } => {
-            if notes.is_empty() {
-                return Err(SkillError::new("nothing to restore"));
-            }
-            let text = format!("Restored {}.", count(notes.len()));
-            let ids: Vec<String> = notes.iter().map(|n| n.id.clone()).collect();
-            let changes = notes.into_iter().map(Change::Put).collect();
+            let (ids, changes) = collection::restore(notes)?;
+            let text = format!("Restored {}.", KIND.count(ids.len()));
             Ok((
                 SkillOutput::text_and_json(text, json!({"restored": ids})),
                 changes,
@@ -449,20 +406,8 @@ pub fn run(book: &Notebook, action: NoteAction, stamp: &Stamp) -> Changed<Note> 
     }
 }
 
-fn count(n: usize) -> String {
-    if n == 1 {
-        "1 note".to_string()
-    } else {
-        format!("{n} notes")
-    }
-}
-
 fn find<'a>(book: &'a Notebook, id: &str) -> Result<&'a Note, SkillError> {
-    book.get(id).ok_or_else(|| {
-        SkillError::new(format!(
-            "there is no note with id '{id}'; list or search notes to find it"
-        ))
-    })
+    collection::find(book, id, &KIND)
 }
 
 /// One search result.

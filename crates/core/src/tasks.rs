@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
-use crate::collection::{Change, Changed, Collection, Record, Stamp};
-use crate::notes::{clean_tags, explain_serde};
+use crate::collection::{self, Change, Changed, Collection, Kind, Record, Stamp, clean_tags};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::usage::{CommandForm, TextShape};
@@ -216,23 +215,24 @@ fn commands() -> Vec<CommandForm> {
 }
 
 pub fn assess(arguments: &Value) -> CallFacts {
-    if arguments.get("action").and_then(Value::as_str) != Some("delete") {
-        return CallFacts::default();
-    }
-    let n = arguments
-        .get("ids")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
-        + usize::from(arguments.get("id").is_some_and(Value::is_string));
+    let n = collection::removal_count(arguments, &KIND);
     CallFacts {
         bulk_destructive: (n > 1).then(|| format!("delete {n} tasks")),
     }
 }
 
 pub fn parse(arguments: &Value) -> Result<TaskAction, SkillError> {
-    serde_json::from_value(arguments.clone())
-        .map_err(|e| SkillError::new(explain_serde(&e.to_string())))
+    collection::parse(arguments)
 }
+
+/// How the tasks skill names its records.
+pub const KIND: Kind = Kind {
+    one: "task",
+    many: "tasks",
+    find_hint: "list tasks to find it",
+    remove: "delete",
+    restore_field: "tasks",
+};
 
 /// The order tasks are shown in.
 pub fn compare(a: &Task, b: &Task, today: Date) -> Ordering {
@@ -259,11 +259,7 @@ pub fn compare(a: &Task, b: &Task, today: Date) -> Ordering {
 }
 
 fn find<'a>(list: &'a TaskList, id: &str) -> Result<&'a Task, SkillError> {
-    list.get(id).ok_or_else(|| {
-        SkillError::new(format!(
-            "there is no task with id '{id}'; list tasks to find it"
-        ))
-    })
+    collection::find(list, id, &KIND)
 }
 
 /// What a person needs to know about a task besides its title, in
@@ -294,20 +290,8 @@ fn line(t: &Task, today: Date) -> String {
     format!("{}{}{done}", t.title, details(t, today))
 }
 
-fn count(n: usize) -> String {
-    if n == 1 {
-        "1 task".to_string()
-    } else {
-        format!("{n} tasks")
-    }
-}
-
 fn restore_undo(label: &str, tasks: Vec<Task>) -> UndoAction {
-    UndoAction {
-        label: label.into(),
-        skill_id: definition().id,
-        arguments: json!({"action": "restore", "tasks": tasks}),
-    }
+    collection::restore_undo(label, definition().id, &KIND, tasks)
 }
 
 fn title(t: &str) -> Result<String, SkillError> {
@@ -350,11 +334,11 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
                 completed_ms: None,
             };
             let text = format!("Added task \"{}\"{}.", task.title, details(&task, today));
-            let undo = UndoAction {
-                label: "Undo: remove this task".into(),
-                skill_id: definition().id,
-                arguments: json!({"action": "delete", "id": task.id}),
-            };
+            let undo = UndoAction::new(
+                "Undo: remove this task",
+                definition().id,
+                json!({"action": "delete", "id": task.id}),
+            );
             Ok((
                 SkillOutput::text_and_json(text, json!({"task": task})).with_undo(undo),
                 vec![Change::Put(task)],
@@ -441,25 +425,11 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
             Ok((out, vec![Change::Put(task)]))
         }
         TaskAction::Delete { id, ids } => {
-            let mut all = ids;
-            if let Some(id) = id {
-                all.insert(0, id);
-            }
-            all.dedup();
-            if all.is_empty() {
-                return Err(SkillError::new(
-                    "say which task to delete with 'id' or 'ids'",
-                ));
-            }
-            let tasks: Vec<Task> = all
-                .iter()
-                .map(|id| find(list, id).cloned())
-                .collect::<Result<_, _>>()?;
+            let (tasks, changes) = collection::remove_many(list, id, ids, &KIND)?;
             let text = match tasks.as_slice() {
                 [one] => format!("Deleted task \"{}\".", one.title),
                 many => format!("Deleted {} tasks.", many.len()),
             };
-            let changes = tasks.iter().map(|t| Change::Delete(t.id.clone())).collect();
             let deleted: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
             let out = SkillOutput::text_and_json(text, json!({"deleted": deleted}))
                 .with_undo(restore_undo("Undo: bring them back", tasks.clone()));
@@ -500,7 +470,7 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
                 "No tasks match.".to_string()
             } else {
                 let lines: Vec<String> = tasks.iter().map(|t| line(t, today)).collect();
-                format!("{}:\n{}", count(total), lines.join("\n"))
+                format!("{}:\n{}", KIND.count(total), lines.join("\n"))
             };
             Ok((
                 SkillOutput::text_and_json(text, json!({"total": total, "tasks": tasks})),
@@ -508,14 +478,11 @@ pub fn run(list: &TaskList, action: TaskAction, stamp: &Stamp) -> Changed<Task> 
             ))
         }
         TaskAction::Restore { tasks } => {
-            if tasks.is_empty() {
-                return Err(SkillError::new("nothing to restore"));
-            }
-            let text = format!("Restored {}.", count(tasks.len()));
-            let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+            let (ids, changes) = collection::restore(tasks)?;
+            let text = format!("Restored {}.", KIND.count(ids.len()));
             Ok((
                 SkillOutput::text_and_json(text, json!({"restored": ids})),
-                tasks.into_iter().map(Change::Put).collect(),
+                changes,
             ))
         }
     }
