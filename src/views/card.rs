@@ -124,7 +124,12 @@ pub fn ResultCard(
     #[prop(optional)]
     on_undo: Option<Callback<UndoAction>>,
 ) -> impl IntoView {
-    let undo = record.result.undo.clone().zip(on_undo);
+    // Only an undo this browser's own call made is offered: one read back
+    // from a restored or synced record could name any skill and arguments.
+    let undo = on_undo
+        .and(record.result.undo.clone())
+        .filter(|u| crate::runtime::use_runtime().undo_is_ours(u))
+        .zip(on_undo);
     let undone = RwSignal::new(false);
     let status = record.result.status;
     let status_class = format!("status status-{}", status.as_str());

@@ -168,9 +168,7 @@ pub fn ChatView() -> impl IntoView {
             let conv = a.current.get_untracked();
             spawn_local(async move {
                 let skill = rt.registry().get(&undo.skill_id).cloned();
-                let (call, result) = rt
-                    .invoke_in(undo.skill_id, undo.arguments, CallOrigin::User, conv)
-                    .await;
+                let (call, result) = rt.undo_in(undo, conv).await;
                 let record = ActivityRecord::new(&call, skill.as_ref(), &result);
                 let _ = commands.try_update(|l| l.push(record));
             });

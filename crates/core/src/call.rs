@@ -129,6 +129,24 @@ pub struct UndoAction {
     pub label: String,
     pub skill_id: SkillId,
     pub arguments: Value,
+    /// Proof that this device made the call the undo came from (see
+    /// [`crate::seal`]): set when the result is made, checked before the
+    /// undo is offered or run. An undo read from storage without a valid
+    /// seal (a restored or synced record) is never offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
+}
+
+impl UndoAction {
+    /// An undo not sealed yet.
+    pub fn new(label: impl Into<String>, skill_id: SkillId, arguments: Value) -> Self {
+        Self {
+            label: label.into(),
+            skill_id,
+            arguments,
+            seal: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
