@@ -8,6 +8,7 @@
 //! crate costs ~740 KB gzip in wasm, which is more than the whole app.
 
 use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 /// Keywords that only annotate; they never change whether a value is valid.
@@ -123,6 +124,138 @@ fn walk_schema(schema: &Value, at: String, out: &mut Vec<SchemaWarning>) {
     }
 }
 
+/// Why a schema cannot be checked in bounded time: following its `$ref`s
+/// and combinators from `at` comes back to `at` without reading any
+/// further into the value, so checking would never end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unbounded {
+    /// JSON Pointer to a schema object on the loop.
+    pub at: String,
+}
+
+impl fmt::Display for Unbounded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.at.is_empty() { "/" } else { &self.at };
+        write!(
+            f,
+            "the schema at {at} refers back to itself without reading further into the value, \
+             so no input could be checked against it"
+        )
+    }
+}
+
+/// Refuses a schema that no validator could finish on: one whose `$ref`s,
+/// `allOf`, `anyOf`, `oneOf` and `not` lead in a loop that never moves
+/// into a property or an item. Every other schema [`validate`] checks in
+/// time bounded by the input (see there).
+pub fn check_bounded(schema: &Value) -> Result<(), Unbounded> {
+    // Every schema object reachable from the root, each once, with the
+    // first pointer it was found at.
+    let mut nodes: Vec<(&Value, String)> = Vec::new();
+    let mut index: HashMap<usize, usize> = HashMap::new();
+    let mut queue = vec![(schema, String::new())];
+    while let Some((node, at)) = queue.pop() {
+        let id = node as *const Value as usize;
+        if index.contains_key(&id) || !node.is_object() {
+            continue;
+        }
+        index.insert(id, nodes.len());
+        for (child, child_at, _) in edges(schema, node, &at) {
+            queue.push((child, child_at));
+        }
+        nodes.push((node, at));
+    }
+    // A loop among the edges that read no further into the value.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Closed,
+    }
+    let mut mark = vec![Mark::New; nodes.len()];
+    for start in 0..nodes.len() {
+        if mark[start] != Mark::New {
+            continue;
+        }
+        // Depth first, without recursion: (node, its same-value children).
+        let children = |i: usize| -> Vec<usize> {
+            let (node, at) = &nodes[i];
+            edges(schema, node, at)
+                .into_iter()
+                .filter(|(_, _, descends)| !descends)
+                .filter_map(|(c, _, _)| index.get(&(c as *const Value as usize)).copied())
+                .collect()
+        };
+        let mut stack = vec![(start, children(start), 0usize)];
+        mark[start] = Mark::Open;
+        while let Some((node, kids, next)) = stack.last_mut() {
+            if let Some(&kid) = kids.get(*next) {
+                *next += 1;
+                match mark[kid] {
+                    Mark::Open => {
+                        return Err(Unbounded {
+                            at: nodes[kid].1.clone(),
+                        });
+                    }
+                    Mark::New => {
+                        mark[kid] = Mark::Open;
+                        let grand = children(kid);
+                        stack.push((kid, grand, 0));
+                    }
+                    Mark::Closed => {}
+                }
+            } else {
+                mark[*node] = Mark::Closed;
+                stack.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The schema objects `node` checks a value against: each with its
+/// pointer and whether it applies to a part of the value (a property or an
+/// item) rather than the value itself.
+fn edges<'a>(root: &'a Value, node: &'a Value, at: &str) -> Vec<(&'a Value, String, bool)> {
+    let mut out = Vec::new();
+    let Some(obj) = node.as_object() else {
+        return out;
+    };
+    for (key, value) in obj {
+        let here = format!("{at}/{}", escape_pointer(key));
+        match key.as_str() {
+            "allOf" | "anyOf" | "oneOf" => {
+                if let Some(list) = value.as_array() {
+                    for (i, sub) in list.iter().enumerate() {
+                        out.push((sub, format!("{here}/{i}"), false));
+                    }
+                }
+            }
+            "not" => out.push((value, here, false)),
+            "$ref" => {
+                if let Some(target) = value.as_str().and_then(|r| resolve_ref(root, r)) {
+                    let pointer = value
+                        .as_str()
+                        .and_then(|r| r.strip_prefix('#'))
+                        .unwrap_or_default()
+                        .to_string();
+                    out.push((target, pointer, false));
+                }
+            }
+            "properties" => {
+                if let Some(props) = value.as_object() {
+                    for (name, sub) in props {
+                        out.push((sub, format!("{here}/{}", escape_pointer(name)), true));
+                    }
+                }
+            }
+            "items" | "additionalProperties" => out.push((value, here, true)),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// One way in which a value breaks its schema.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValidationError {
@@ -146,28 +279,98 @@ impl fmt::Display for ValidationError {
 
 /// Checks `value` against `schema`; an empty result means it is valid.
 /// Errors come in document order, at most `MAX_ERRORS` of them.
+///
+/// It finishes in time bounded by the input's size whatever the schema:
+/// each (schema, value) pair is checked once (a second visit reuses the
+/// answer), and the whole check has a budget of steps that grows with the
+/// input; a check that runs out fails, it never passes.
 pub fn validate(schema: &Value, value: &Value) -> Vec<ValidationError> {
     let mut v = Validator {
         root: schema,
         errors: Vec::new(),
         depth: 0,
+        steps: 0,
+        budget: STEP_BASE + STEPS_PER_NODE.saturating_mul(count_nodes(value)),
+        exhausted: false,
+        probing: 0,
+        failed: false,
+        active: HashSet::new(),
+        done: HashSet::new(),
+        known: HashMap::new(),
     };
     v.check(schema, value, &mut String::new());
+    if v.exhausted {
+        v.errors.truncate(MAX_ERRORS - 1);
+        v.errors.push(ValidationError {
+            path: String::new(),
+            rule: "budget",
+            message: "could not be checked against its schema within Hearth's limits \
+                      (the schema is too involved for an input of this size)"
+                .into(),
+        });
+    }
     v.errors
 }
 
 const MAX_ERRORS: usize = 20;
 const MAX_DEPTH: usize = 64;
+/// Steps every check may take, whatever the input's size.
+const STEP_BASE: u64 = 100_000;
+/// Steps added for each value in the input.
+const STEPS_PER_NODE: u64 = 32;
+
+/// How many values `value` holds, itself included.
+fn count_nodes(value: &Value) -> u64 {
+    let mut n = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+        }
+    }
+    n
+}
+
+/// A (schema, value) pair by address: both are borrowed for the whole
+/// check, so an address names one place in each.
+type Pair = (usize, usize);
+
+fn pair(schema: &Value, value: &Value) -> Pair {
+    (
+        schema as *const Value as usize,
+        value as *const Value as usize,
+    )
+}
 
 struct Validator<'a> {
     root: &'a Value,
     errors: Vec<ValidationError>,
     depth: usize,
+    steps: u64,
+    budget: u64,
+    /// The budget ran out: everything after fails.
+    exhausted: bool,
+    /// Inside `passes`: failures only mark the probe as failed.
+    probing: u32,
+    /// The current probe failed.
+    failed: bool,
+    /// Pairs being checked now: meeting one again is a loop that reads no
+    /// further into the value, which fails.
+    active: HashSet<Pair>,
+    /// Pairs checked and reported outside any probe.
+    done: HashSet<Pair>,
+    /// Whether a pair passes, for probes.
+    known: HashMap<Pair, bool>,
 }
 
 impl<'a> Validator<'a> {
     fn fail(&mut self, path: &str, rule: &'static str, message: String) {
-        if self.errors.len() < MAX_ERRORS {
+        if self.probing > 0 {
+            self.failed = true;
+        } else if self.errors.len() < MAX_ERRORS {
             self.errors.push(ValidationError {
                 path: path.to_string(),
                 rule,
@@ -176,8 +379,18 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// Spends `n` steps; false once the budget is gone.
+    fn spend(&mut self, n: u64) -> bool {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.budget {
+            self.exhausted = true;
+            self.failed = true;
+        }
+        !self.exhausted
+    }
+
     fn check(&mut self, schema: &'a Value, value: &Value, path: &mut String) {
-        let schema = match schema {
+        let obj = match schema {
             Value::Bool(true) => return,
             Value::Bool(false) => {
                 self.fail(path, "false", "no value is allowed here".into());
@@ -186,13 +399,60 @@ impl<'a> Validator<'a> {
             Value::Object(o) => o,
             _ => return,
         };
+        if !self.spend(1) {
+            return;
+        }
+        let key = pair(schema, value);
+        if self.active.contains(&key) {
+            self.fail(
+                path,
+                "$ref",
+                "the schema refers to itself here without reading further into the value".into(),
+            );
+            return;
+        }
+        if self.probing > 0 {
+            if let Some(&ok) = self.known.get(&key) {
+                if !ok {
+                    self.failed = true;
+                }
+                return;
+            }
+            let outer = std::mem::replace(&mut self.failed, false);
+            self.active.insert(key);
+            self.check_here(obj, value, path);
+            self.active.remove(&key);
+            let ok = !self.failed;
+            if !self.exhausted {
+                self.known.insert(key, ok);
+            }
+            self.failed = outer || !ok;
+        } else {
+            // Outside probes a pair is checked once: a second visit (two
+            // routes through `allOf`s and `$ref`s to the same place) would
+            // report the same errors at the same path again.
+            if !self.done.insert(key) {
+                return;
+            }
+            self.active.insert(key);
+            self.check_here(obj, value, path);
+            self.active.remove(&key);
+        }
+    }
+
+    fn check_here(&mut self, obj: &'a Map<String, Value>, value: &Value, path: &mut String) {
         if self.depth >= MAX_DEPTH {
             self.fail(path, "depth", "the value is nested too deeply".into());
             return;
         }
         self.depth += 1;
-        self.check_object_schema(schema, value, path);
+        self.check_object_schema(obj, value, path);
         self.depth -= 1;
+    }
+
+    /// Whether the probe can stop: it failed, or the budget is gone.
+    fn settled(&self) -> bool {
+        self.exhausted || (self.probing > 0 && self.failed)
     }
 
     fn check_object_schema(&mut self, s: &'a Map<String, Value>, value: &Value, path: &mut String) {
@@ -200,6 +460,9 @@ impl<'a> Validator<'a> {
             && let Some(target) = resolve_ref(self.root, r)
         {
             self.check(target, value, path);
+        }
+        if self.settled() {
+            return;
         }
         if let Some(t) = s.get("type") {
             let ok = match t {
@@ -228,6 +491,7 @@ impl<'a> Validator<'a> {
             }
         }
         if let Some(options) = s.get("enum").and_then(Value::as_array)
+            && self.spend(options.len() as u64)
             && !options.iter().any(|o| json_eq(o, value))
         {
             let list = options
@@ -249,9 +513,15 @@ impl<'a> Validator<'a> {
             Value::Object(map) => self.check_object(s, map, path),
             Value::Bool(_) | Value::Null => {}
         }
+        if self.settled() {
+            return;
+        }
         if let Some(all) = s.get("allOf").and_then(Value::as_array) {
             for sub in all {
                 self.check(sub, value, path);
+                if self.settled() {
+                    return;
+                }
             }
         }
         if let Some(any) = s.get("anyOf").and_then(Value::as_array)
@@ -259,8 +529,19 @@ impl<'a> Validator<'a> {
         {
             self.fail(path, "anyOf", "matches none of the allowed shapes".into());
         }
+        if self.settled() {
+            return;
+        }
         if let Some(one) = s.get("oneOf").and_then(Value::as_array) {
-            let n = one.iter().filter(|sub| self.passes(sub, value)).count();
+            let mut n = 0;
+            for sub in one {
+                if self.passes(sub, value) {
+                    n += 1;
+                }
+                if self.exhausted {
+                    return;
+                }
+            }
             if n != 1 {
                 self.fail(
                     path,
@@ -276,14 +557,15 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// Whether `value` matches `schema`, without reporting anything.
     fn passes(&mut self, schema: &'a Value, value: &Value) -> bool {
-        let mut probe = Validator {
-            root: self.root,
-            errors: Vec::new(),
-            depth: self.depth,
-        };
-        probe.check(schema, value, &mut String::new());
-        probe.errors.is_empty()
+        let outer = std::mem::replace(&mut self.failed, false);
+        self.probing += 1;
+        self.check(schema, value, &mut String::new());
+        self.probing -= 1;
+        let ok = !self.failed && !self.exhausted;
+        self.failed = outer;
+        ok
     }
 
     fn check_string(&mut self, s: &Map<String, Value>, text: &str, path: &str) {
@@ -372,6 +654,9 @@ impl<'a> Validator<'a> {
         }
         if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
             'outer: for (i, a) in items.iter().enumerate() {
+                if !self.spend((items.len() - i) as u64) {
+                    return;
+                }
                 for b in &items[i + 1..] {
                     if json_eq(a, b) {
                         self.fail(path, "uniqueItems", "items must be unique".into());
@@ -387,7 +672,7 @@ impl<'a> Validator<'a> {
                 path.push_str(&i.to_string());
                 self.check(item_schema, item, path);
                 path.truncate(len_before);
-                if self.errors.len() >= MAX_ERRORS {
+                if self.errors.len() >= MAX_ERRORS || self.settled() {
                     return;
                 }
             }
@@ -449,7 +734,7 @@ impl<'a> Validator<'a> {
                 },
             }
             path.truncate(len_before);
-            if self.errors.len() >= MAX_ERRORS {
+            if self.errors.len() >= MAX_ERRORS || self.settled() {
                 return;
             }
         }
@@ -661,5 +946,104 @@ mod tests {
         let errors = validate(&schema, &value);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].rule, "depth");
+    }
+
+    /// A value nested `depth` arrays deep.
+    fn nested(depth: usize) -> Value {
+        let mut value = json!([]);
+        for _ in 0..depth {
+            value = json!([value]);
+        }
+        value
+    }
+
+    #[test]
+    fn self_references_under_combinators_cost_time_linear_in_the_input() {
+        // Each level of the value is reached through eight references to
+        // the same schema: without reusing answers the work grows eightfold
+        // per level (8^15 checks here); with them it is one check per
+        // level and reference.
+        let refs: Vec<Value> = (0..8).map(|_| json!({"$ref": "#"})).collect();
+        for combinator in ["allOf", "anyOf", "oneOf"] {
+            let schema = json!({"type": "array", "items": {combinator: refs}});
+            assert_eq!(check_bounded(&schema), Ok(()), "{combinator}");
+            let errors = validate(&schema, &nested(15));
+            // oneOf: all eight branches match, so it fails; the others pass.
+            let failed = errors.iter().any(|e| e.rule == "oneOf");
+            assert_eq!(failed, combinator == "oneOf", "{combinator}: {errors:?}");
+            assert!(
+                errors.iter().all(|e| e.rule != "budget" && e.rule != "depth"),
+                "{errors:?}"
+            );
+        }
+        // A chain of definitions, each naming the next three times: 3^25
+        // routes to the last one, which is checked once.
+        let mut defs = serde_json::Map::new();
+        for i in 0..25 {
+            let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+            defs.insert(format!("d{i}"), json!({"anyOf": [next, next, next]}));
+        }
+        defs.insert("d25".into(), json!({"type": "string"}));
+        let schema = json!({"$defs": defs, "$ref": "#/$defs/d0"});
+        assert_eq!(check_bounded(&schema), Ok(()));
+        assert_eq!(check(schema.clone(), json!("fine")), Vec::<String>::new());
+        assert_eq!(
+            check(schema, json!(5)),
+            vec!["the input: matches none of the allowed shapes (anyOf)"]
+        );
+    }
+
+    #[test]
+    fn schemas_that_loop_without_reading_the_value_are_refused_and_never_pass() {
+        let looping = [
+            (json!({"$ref": "#"}), ""),
+            (json!({"anyOf": [{"$ref": "#"}, {"type": "string"}]}), ""),
+            (
+                json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"not": {"$ref": "#/$defs/a"}}},
+                       "properties": {"x": {"$ref": "#/$defs/a"}}}),
+                "/$defs/a",
+            ),
+        ];
+        for (schema, at) in looping {
+            let refused = check_bounded(&schema).unwrap_err();
+            assert!(
+                refused.at == at || refused.at.starts_with("/$defs"),
+                "{schema}: {refused:?}"
+            );
+            assert!(refused.to_string().contains("refers back to itself"));
+        }
+        // Validated anyway (a caller that skipped the check), the loop
+        // fails instead of running forever or passing.
+        assert_eq!(
+            check(json!({"$ref": "#"}), json!(1)),
+            vec!["the input: the schema refers to itself here without reading further into the value ($ref)"]
+        );
+        // Recursion that reads into the value is fine.
+        for ok in [
+            json!({"type": "object", "properties": {"child": {"$ref": "#"}}}),
+            json!({"type": "array", "items": {"$ref": "#"}}),
+            json!({"additionalProperties": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}),
+        ] {
+            assert_eq!(check_bounded(&ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn a_check_that_would_take_too_long_fails_it_never_passes() {
+        // uniqueItems compares every pair: 200,000 items would take 2·10^10
+        // comparisons. The budget grows with the input, but not that fast.
+        let items: Vec<Value> = (0..200_000).map(|i| json!(i)).collect();
+        let errors = validate(
+            &json!({"type": "array", "uniqueItems": true}),
+            &Value::Array(items),
+        );
+        assert_eq!(
+            errors.iter().map(|e| e.rule).collect::<Vec<_>>(),
+            vec!["budget"]
+        );
+        // An ordinary large input stays well inside it.
+        let items: Vec<Value> = (0..50_000).map(|i| json!({"n": i})).collect();
+        let schema = json!({"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"]}});
+        assert_eq!(validate(&schema, &Value::Array(items)), vec![]);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::schema::{SchemaWarning, check_schema};
+use crate::schema::{SchemaWarning, check_bounded, check_schema};
 use crate::skill::{SkillDefinition, SkillId, SkillKind, Tier};
 
 #[derive(Clone, Debug, Default)]
@@ -25,6 +25,13 @@ pub enum RegistryError {
     InputNotObject { id: SkillId, found: String },
     #[error("the name '{id}' is taken by {by}; a skill can only replace one from its own source")]
     Taken { id: SkillId, by: String },
+    #[error("skill '{id}' was left out: in its {which} schema, {why}")]
+    UnboundedSchema {
+        id: SkillId,
+        /// "input" or "output".
+        which: &'static str,
+        why: String,
+    },
 }
 
 /// Where a skill comes from, in words.
@@ -84,6 +91,17 @@ impl Registry {
                 return Err(RegistryError::InputNotObject {
                     id: skill.id,
                     found: other.to_string(),
+                });
+            }
+        }
+        // A schema no check could finish on would freeze the tab on the
+        // first call, before anyone is asked: such a skill stays out.
+        for (which, schema) in [("input", &skill.input_schema), ("output", &skill.output_schema)] {
+            if let Err(e) = check_bounded(schema) {
+                return Err(RegistryError::UnboundedSchema {
+                    id: skill.id,
+                    which,
+                    why: e.to_string(),
                 });
             }
         }
