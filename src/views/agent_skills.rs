@@ -366,6 +366,16 @@ fn PackageRow(
                 match rt.agent_skills().remove(&rt.db(), &name).await {
                     Ok(removed) => {
                         rt.sync_agent_skills();
+                        // Its tools' permission settings go with it, so a
+                        // later package with a tool of the same name starts
+                        // from the defaults, not from what was set here.
+                        let tools: Vec<String> = removed
+                            .iter()
+                            .flat_map(|r| r.package.tools.iter().map(|t| t.name.clone()))
+                            .collect();
+                        let _ = rt
+                            .update_permissions(move |p| p.skills.retain(|k, _| !tools.contains(k)))
+                            .await;
                         notice.set(Some(Notice {
                             message: format!("Removed {name}."),
                             restore: removed,

@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 
 use super::file::{FileKind, PackageFile};
 use super::{Problem, Severity, ValidationMode, paths};
-use hearth_base::schema::check_schema;
-use hearth_base::skill_id::SkillId;
+use hearth_base::schema::{check_bounded, check_schema};
+use hearth_base::skill_id::{MCP_SEPARATOR, SkillId};
 
 pub const TOOLS_FILE: &str = "tools.json";
 pub const RESOURCES_FILE: &str = "resources.json";
@@ -292,7 +292,13 @@ fn either<'a>(
     }
 }
 
-fn check_tool_schema(schema: &Value, at: &str, input: bool, out: &mut Reporter) -> bool {
+fn check_tool_schema(
+    schema: &Value,
+    at: &str,
+    input: bool,
+    tool: Option<&str>,
+    out: &mut Reporter,
+) -> bool {
     let Value::Object(obj) = schema else {
         out.error(
             at,
@@ -316,6 +322,14 @@ fn check_tool_schema(schema: &Value, at: &str, input: bool, out: &mut Reporter) 
                 return false;
             }
         }
+    }
+    // A schema no check could finish on would freeze the tab on the tool's
+    // first call, before anyone is asked: the tool stays out.
+    if let Err(e) = check_bounded(schema) {
+        let which = if input { "input" } else { "output" };
+        let named = tool.map(|t| format!("tool '{t}' is left out: ")).unwrap_or_default();
+        out.error(at, None, format!("{named}in its {which} schema, {e}"));
+        return false;
     }
     for w in check_schema(schema) {
         out.warning(at, w.to_string());
@@ -396,6 +410,14 @@ fn load_tool(
                 None,
                 format!("'{name}': {}", tool_name_error(&e)),
             );
+        } else if name.contains(MCP_SEPARATOR) {
+            out.error(
+                &format!("{at}/name"),
+                None,
+                format!(
+                    "'{name}': a tool name cannot contain '{MCP_SEPARATOR}', which only MCP servers' tools have"
+                ),
+            );
         } else if RESERVED_TOOL_NAMES.contains(&name.as_str()) {
             out.error(
                 &format!("{at}/name"),
@@ -414,14 +436,14 @@ fn load_tool(
 
     let input_schema = match either(obj, "inputSchema", "input_schema", at, out) {
         Some((schema, where_)) => {
-            check_tool_schema(schema, &where_, true, out);
+            check_tool_schema(schema, &where_, true, name.as_deref(), out);
             schema.clone()
         }
         None => serde_json::json!({"type": "object", "properties": {}}),
     };
     let output_schema =
         either(obj, "outputSchema", "output_schema", at, out).map(|(schema, where_)| {
-            check_tool_schema(schema, &where_, false, out);
+            check_tool_schema(schema, &where_, false, name.as_deref(), out);
             schema.clone()
         });
 

@@ -5,6 +5,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// What joins an MCP server's id and its tool's name in the tool's skill
+/// id (`{server}__{tool}`). Server ids never hold `_`, and no other source
+/// may use a name that holds this, so an MCP tool's id (and the permission
+/// settings stored under it) can never be taken by a skill package's tool.
+pub const MCP_SEPARATOR: &str = "__";
+
 /// The stable id a skill is called by. It doubles as the tool name sent to
 /// model providers, so it is limited to what every provider accepts:
 /// 1–64 characters of ASCII letters, digits, `_` and `-`.

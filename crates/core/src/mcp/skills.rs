@@ -38,7 +38,7 @@ pub fn skill_id(server: &ServerId, tool: &str) -> SkillId {
             }
         })
         .collect();
-    let base = format!("{server}__{clean}");
+    let base = format!("{server}{}{clean}", hearth_base::skill_id::MCP_SEPARATOR);
     let id = if clean == tool && base.len() <= SkillId::MAX_LEN {
         base
     } else {
@@ -147,6 +147,19 @@ pub struct ServerCatalog {
     pub rejected: Vec<(String, String)>,
 }
 
+/// Why a tool's schemas cannot be checked in bounded time, if they cannot
+/// (see [`crate::schema::check_bounded`]): such a tool is left out, for the
+/// model and for the server's apps alike.
+pub fn unbounded_schema(tool: &Tool) -> Option<String> {
+    let input = std::iter::once(("input", &tool.input_schema));
+    let output = tool.output_schema.iter().map(|s| ("output", s));
+    input.chain(output).find_map(|(which, schema)| {
+        crate::schema::check_bounded(schema)
+            .err()
+            .map(|e| format!("in its {which} schema, {e}"))
+    })
+}
+
 pub fn catalog(
     server: &ServerId,
     info: Option<&ServerInfo>,
@@ -161,6 +174,10 @@ pub fn catalog(
         .collect();
     let mut ids: HashMap<SkillId, String> = HashMap::new();
     for tool in &listing.tools {
+        if let Some(why) = unbounded_schema(tool) {
+            rejected.push((tool.name.clone(), why));
+            continue;
+        }
         match tool_to_skill(server, tool) {
             None => app_only.push(tool.name.clone()),
             Some(skill) => {
@@ -509,6 +526,54 @@ mod tests {
                 json!({"name": "a", "_meta": {"ui/resourceUri": "ui://legacy"}})
             )),
             Some("ui://legacy")
+        );
+    }
+
+    #[test]
+    fn a_tool_whose_schema_cannot_be_checked_in_bounded_time_stays_out_by_name() {
+        let looping = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}},
+                             "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}});
+        let listing = ToolListing {
+            tools: vec![
+                tool(json!({"name": "spin", "description": "s", "inputSchema": looping})),
+                tool(json!({"name": "spin-app", "description": "s", "inputSchema": {"type": "object"},
+                            "outputSchema": {"$ref": "#"}, "_meta": {"ui": {"visibility": ["app"]}}})),
+                tool(json!({"name": "keep", "description": "k"})),
+            ],
+            rejected: vec![],
+        };
+        let cat = catalog(&sid("s1"), None, &listing);
+        assert_eq!(
+            cat.rejected,
+            vec![
+                (
+                    "spin".to_string(),
+                    "in its input schema, the schema at /$defs/a refers back to itself without \
+                     reading further into the value, so no input could be checked against it"
+                        .to_string()
+                ),
+                (
+                    "spin-app".to_string(),
+                    "in its output schema, the schema at / refers back to itself without \
+                     reading further into the value, so no input could be checked against it"
+                        .to_string()
+                ),
+            ]
+        );
+        assert_eq!(cat.app_only, Vec::<String>::new());
+        assert_eq!(
+            cat.skills.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+            ["s1__keep"]
+        );
+        // The registry refuses such a skill too, whoever offers it.
+        let mut registry = Registry::new();
+        let mut spin = tool_to_skill(&sid("s1"), &listing.tools[0]).unwrap();
+        spin.description = "s".into();
+        assert_eq!(
+            registry.register(spin).unwrap_err().to_string(),
+            "skill 's1__spin' was left out: in its input schema, the schema at /$defs/a refers \
+             back to itself without reading further into the value, so no input could be \
+             checked against it"
         );
     }
 
