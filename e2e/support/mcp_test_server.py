@@ -1,7 +1,7 @@
 """MCP servers for Hearth's Playwright journeys, on PyPI `mcp` 2.x (the
 2026-07-28 era) and its MCP Apps extension. Binds 127.0.0.1 only.
 
-Usage: python mcp_test_server.py PORT [--no-cors] [--oauth] [--tools N]
+Usage: python mcp_test_server.py PORT [--no-cors] [--oauth] [--tools N] [--probe PORT]
 
 - `greet` renders the MCP App `ui://hearth-test/greeting.html`, which runs
   the Apps handshake, shows the tool's input and result, calls the app-only
@@ -14,6 +14,10 @@ Usage: python mcp_test_server.py PORT [--no-cors] [--oauth] [--tools N]
   domains and, once it has the tool's input, navigates its own frame to the
   URL it was given (the host must refuse: the request alone would carry
   data out).
+- `probe` (with `--probe PORT`) renders `ui://hearth-test/probe.html`, an
+  app that declares 127.0.0.1:PORT in every spelling (and localhost) as
+  domains it may reach, then tries to fetch and load from each (the host
+  must refuse every one).
 - `echo` repeats its message.
 - `--no-cors`: no CORS headers, so a browser tab cannot read it (Hearth's
   relay can).
@@ -31,7 +35,7 @@ import time
 
 import uvicorn
 from mcp.server import MCPServer
-from mcp.server.apps import Apps
+from mcp.server.apps import Apps, ResourceCsp
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -50,6 +54,7 @@ PORT = int(sys.argv[1])
 CORS = "--no-cors" not in sys.argv
 OAUTH = "--oauth" in sys.argv
 EXTRA_TOOLS = int(sys.argv[sys.argv.index("--tools") + 1]) if "--tools" in sys.argv else 0
+PROBE = int(sys.argv[sys.argv.index("--probe") + 1]) if "--probe" in sys.argv else None
 BASE = f"http://127.0.0.1:{PORT}"
 UI = "ui://hearth-test/greeting.html"
 
@@ -251,6 +256,58 @@ ESCAPE_HTML = """<!doctype html>
 </body></html>
 """
 
+PROBE_UI = "ui://hearth-test/probe.html"
+
+# This machine, as a page on the local network would name it.
+PROBE_ORIGINS = (
+    [
+        f"http://127.0.0.1:{PROBE}",
+        f"http://localhost:{PROBE}",
+        f"http://[::1]:{PROBE}",
+        f"http://127.1:{PROBE}",
+        f"http://2130706433:{PROBE}",
+        f"ws://127.0.0.1:{PROBE}",
+    ]
+    if PROBE
+    else []
+)
+
+PROBE_HTML = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Probe</title></head>
+<body>
+<p id="probe">probing</p>
+<script>
+  const origins = ORIGINS;
+  window.addEventListener("message", (event) => {
+    const m = event.data;
+    if (m && m.jsonrpc === "2.0" && m.id === 1 && m.result) {
+      parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+      probe();
+    }
+  });
+  async function probe() {
+    let reached = 0;
+    for (const o of origins) {
+      const http = o.replace(/^ws/, "http");
+      try { await fetch(http + "/probe?by=fetch"); reached++; } catch (e) {}
+      await new Promise((resolve) => {
+        const img = new Image();
+        img.onload = () => { reached++; resolve(); };
+        img.onerror = () => resolve();
+        img.src = http + "/probe?by=img";
+      });
+      if (o.startsWith("ws")) {
+        try { new WebSocket(o + "/probe"); } catch (e) {}
+      }
+    }
+    document.getElementById("probe").textContent = "probed " + origins.length + ", reached " + reached;
+  }
+  parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {
+    appInfo: { name: "probe", version: "1.0.0" }, appCapabilities: {}, protocolVersion: "2026-01-26" } }, "*");
+</script>
+</body></html>
+""".replace("ORIGINS", json.dumps(PROBE_ORIGINS))
+
 provider = Provider() if OAUTH else None
 apps = Apps()
 
@@ -281,6 +338,24 @@ def escape(url: str) -> str:
 
 
 apps.add_html_resource(ESCAPE_UI, ESCAPE_HTML, name="escape", title="Escape app")
+
+if PROBE:
+
+    @apps.tool(resource_uri=PROBE_UI, description="Shows an app that tries to reach this machine")
+    def probe() -> str:
+        return "an app will try to reach this machine"
+
+    apps.add_html_resource(
+        PROBE_UI,
+        PROBE_HTML,
+        name="probe",
+        title="Probe app",
+        csp=ResourceCsp(
+            connect_domains=PROBE_ORIGINS,
+            resource_domains=PROBE_ORIGINS,
+            frame_domains=PROBE_ORIGINS,
+        ),
+    )
 
 # The extension is applied when the server is built: its tools and
 # resources must exist by then.

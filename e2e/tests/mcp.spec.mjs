@@ -252,6 +252,37 @@ test('an MCP App cannot navigate its own frame anywhere it did not declare', asy
   }
 });
 
+test('an MCP App cannot reach this machine or the local network, whatever it declares', async ({ page }) => {
+  const canary = await startCanary();
+  const apps = await startAppsServer(['--probe', String(canary.port)]);
+  try {
+    const errors = await openApp(page, 'servers');
+    const card = await addServer(page, apps.url, 'apps');
+    await expect(card).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+    await switchOn(page, 'apps__probe');
+    await nav(page, 'Chat').click();
+    await runCommand(page, '/apps__probe {}');
+    await page.getByRole('dialog', { name: 'probe' }).getByRole('button', { name: 'Allow once' }).click();
+    const app = page.locator('.mcp-app');
+    // Every declared address of this machine was left out, and says why.
+    const refused = app.locator('.mcp-app-refused');
+    await expect(refused).toContainText('127.0.0.1');
+    await expect(refused).toContainText('loopback');
+    await expect(refused).toContainText('localhost');
+    await expect(app.locator('.mcp-app-policy')).toHaveText('sandboxed, no network');
+    const view = page.frameLocator('.mcp-app iframe.mcp-app-frame').frameLocator('iframe');
+    await expect(view.locator('#probe')).toHaveText('probed 6, reached 0', { timeout: 15_000 });
+    await page.waitForTimeout(500);
+    expect(canary.hits()).toEqual([]);
+    await app.scrollIntoViewIfNeeded();
+    await saveScreenshot(page, 'mcp-app-local-refused');
+    expect(errors).toEqual([]);
+  } finally {
+    apps.stop();
+    await canary.close();
+  }
+});
+
 test('the 2026-07-28 Python server connects and its prompts work', async ({ page }) => {
   const modern = await startModern();
   try {

@@ -1,9 +1,11 @@
 //! hearth-base: the vocabulary every layer of Hearth shares: the
 //! platform's clock ([`TimeSource`]), the incremental SSE parser ([`sse`])
 //! that model providers and MCP both stream through, the id a skill is
-//! called by ([`skill_id`]) and the JSON Schema subset skills declare their
-//! inputs and outputs in ([`schema`]).
+//! called by ([`skill_id`]), the JSON Schema subset skills declare their
+//! inputs and outputs in ([`schema`]) and which addresses are not the
+//! public internet ([`address`]).
 
+pub mod address;
 pub mod schema;
 pub mod skill_id;
 pub mod sse;

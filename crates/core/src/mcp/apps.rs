@@ -157,7 +157,7 @@ pub fn read_view(uri: &str, result: &ReadResourceResult) -> Result<AppView, AppE
     })
 }
 
-/// Keeps the declared sources that are plain origins.
+/// Keeps the declared sources that are plain origins of public hosts.
 fn vet(declared: &DeclaredCsp) -> (DeclaredCsp, Vec<(String, String)>) {
     let mut refused = Vec::new();
     let mut keep = |list: &[String]| -> Vec<String> {
@@ -186,7 +186,10 @@ fn vet(declared: &DeclaredCsp) -> (DeclaredCsp, Vec<(String, String)>) {
 /// A declared domain as a CSP source: `scheme://host[:port]`, where the
 /// scheme is https, wss, http or ws and the host may start with one `*.`.
 /// Keywords, bare schemes, wildcards, paths and anything that could end
-/// the directive are refused.
+/// the directive are refused, and so is every host that is not on the
+/// public internet by the proxy's address rules: loopback, private,
+/// link-local and the like in any spelling, `localhost`, `.local` and
+/// other local-network names ([`crate::address::local_host`]).
 pub fn source(declared: &str) -> Result<String, String> {
     let d = declared.trim().trim_end_matches('/');
     if d.chars()
@@ -234,6 +237,14 @@ pub fn source(declared: &str) -> Result<String, String> {
     }
     if host.starts_with("*.") && !bare.contains('.') {
         return Err("a wildcard must leave at least two labels, as in *.example.com".into());
+    }
+    // The app's page is served from this machine, so the browser's own
+    // guard for private networks does not stand between a view and the
+    // person's machine or network: the proxy's address rules do.
+    if let Some(why) = crate::address::local_host(bare) {
+        return Err(format!(
+            "{why}; an app's view may only reach hosts on the public internet"
+        ));
     }
     Ok(match port {
         Some(p) => format!("{scheme}://{host}:{p}"),
@@ -727,8 +738,29 @@ mod tests {
             ("https://API.Example.com/", Ok("https://api.example.com")),
             ("wss://rt.example.com:8443", Ok("wss://rt.example.com:8443")),
             ("https://*.cdn.example.com", Ok("https://*.cdn.example.com")),
-            ("http://localhost:3000", Ok("http://localhost:3000")),
-            ("http://[::1]:3000", Ok("http://[::1]:3000")),
+            ("https://203.0.113.7.example.net", Ok("https://203.0.113.7.example.net")),
+            ("https://[2606:4700::1111]", Ok("https://[2606:4700::1111]")),
+            ("http://8.8.8.8:3000", Ok("http://8.8.8.8:3000")),
+            // Nothing on this machine or the local network, however it is
+            // spelled.
+            ("http://localhost:3000", Err(())),
+            ("http://LOCALHOST.:3000", Err(())),
+            ("http://[::1]:3000", Err(())),
+            ("http://[::ffff:7f00:1]", Err(())),
+            ("http://127.0.0.1:3000", Err(())),
+            ("http://127.1", Err(())),
+            ("http://2130706433", Err(())),
+            ("http://0x7f.0.0.1", Err(())),
+            ("http://10.0.0.1", Err(())),
+            ("http://192.168.1.20", Err(())),
+            ("http://169.254.169.254", Err(())),
+            ("http://[fe80::1]", Err(())),
+            ("http://printer.local", Err(())),
+            ("https://*.local", Err(())),
+            ("https://*.office.local", Err(())),
+            ("http://nas.home.arpa", Err(())),
+            ("http://router", Err(())),
+            ("ws://app.localhost:9000", Err(())),
             ("*", Err(())),
             ("https:", Err(())),
             ("data:", Err(())),
