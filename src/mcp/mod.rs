@@ -128,6 +128,9 @@ pub struct McpInner {
     pub loaded: RwSignal<bool>,
     /// How many more calls each server's MCP Apps may make just now.
     app_budgets: RefCell<BTreeMap<ServerId, core_apps::CallBudget>>,
+    /// How many more times each server may have its lists read again on
+    /// its change notifications just now.
+    relist_budgets: RefCell<BTreeMap<ServerId, core_apps::CallBudget>>,
 }
 
 /// The handle components get from context.
@@ -165,6 +168,19 @@ pub fn describe(error: &McpError) -> String {
     }
 }
 
+/// How many times a server's lists are read again on its change
+/// notifications per [`RELIST_WINDOW_MS`] before Hearth drops it.
+const RELISTS_PER_WINDOW: usize = 20;
+const RELIST_WINDOW_MS: f64 = 60_000.0;
+
+/// A cap a server went past, as the reason it was dropped.
+fn describe_limit(error: &McpError) -> String {
+    match error {
+        McpError::TooLarge(what) => format!("it offers more than Hearth keeps ({what})"),
+        other => other.to_string(),
+    }
+}
+
 fn oauth_key(id: &ServerId) -> String {
     format!("mcp.oauth.{id}")
 }
@@ -182,6 +198,8 @@ fn app_only_skills(server: &ServerId, tools: &[Tool]) -> Vec<SkillDefinition> {
     tools
         .iter()
         .filter(|t| !hearth_core::mcp::skills::visible_to_model(t))
+        // Left out of the catalog with the reason already.
+        .filter(|t| hearth_core::mcp::skills::unbounded_schema(t).is_none())
         .filter_map(|t| {
             let mut visible = t.clone();
             if let Some(ui) = visible
@@ -228,6 +246,7 @@ impl Mcp {
             progress: RwSignal::new(None),
             loaded: RwSignal::new(false),
             app_budgets: RefCell::new(BTreeMap::new()),
+            relist_budgets: RefCell::new(BTreeMap::new()),
         });
         // App-only tools are no skills of the registry (the model must never
         // see them), but their calls take the app's one call path.
@@ -595,6 +614,21 @@ impl Mcp {
         }
     }
 
+    /// Disconnects a server that asks more of Hearth than it gives any
+    /// server (lists past the caps, change notifications without end), and
+    /// says why on its card. Reconnecting is the person's choice.
+    fn drop_server(&self, id: &ServerId, why: String) {
+        self.disconnect(id);
+        self.with_server(id, |s| {
+            s.view.status = Status::Failed(format!(
+                "Hearth disconnected this server: {why}. Reconnect it if you trust it to behave"
+            ));
+            s.view.tools.clear();
+            s.view.catalog = None;
+        });
+        self.touch();
+    }
+
     /// Lists again what the server said changed.
     async fn refresh_lists(&self, id: &ServerId, what: &ServerEvent) {
         let Some((client, info)) =
@@ -603,6 +637,25 @@ impl Mcp {
             return;
         };
         let Some(client) = client else { return };
+        let spent = self
+            .0
+            .relist_budgets
+            .borrow_mut()
+            .entry(id.clone())
+            .or_insert_with(|| {
+                core_apps::CallBudget::new(RELISTS_PER_WINDOW, RELIST_WINDOW_MS)
+            })
+            .take(js_sys::Date::now())
+            .is_err();
+        if spent {
+            self.drop_server(
+                id,
+                format!(
+                    "it announced changes to its lists more than {RELISTS_PER_WINDOW} times in a minute"
+                ),
+            );
+            return;
+        }
         match what {
             ServerEvent::ToolsChanged => match client.list_tools().await {
                 Ok(listing) => {
@@ -616,6 +669,10 @@ impl Mcp {
                         s.app_only = app_only;
                     });
                 }
+                Err(e @ McpError::TooLarge(_)) => {
+                    self.drop_server(id, describe_limit(&e));
+                    return;
+                }
                 Err(e) => {
                     self.with_server(id, |s| {
                         s.view.problems.push(format!(
@@ -625,16 +682,26 @@ impl Mcp {
                     });
                 }
             },
-            ServerEvent::PromptsChanged => {
-                if let Ok(p) = client.list_prompts().await {
+            ServerEvent::PromptsChanged => match client.list_prompts().await {
+                Ok(p) => {
                     self.with_server(id, |s| s.view.prompts = p);
                 }
-            }
-            ServerEvent::ResourcesChanged => {
-                if let Ok(r) = client.list_resources().await {
+                Err(e @ McpError::TooLarge(_)) => {
+                    self.drop_server(id, describe_limit(&e));
+                    return;
+                }
+                Err(_) => {}
+            },
+            ServerEvent::ResourcesChanged => match client.list_resources().await {
+                Ok(r) => {
                     self.with_server(id, |s| s.view.resources = r);
                 }
-            }
+                Err(e @ McpError::TooLarge(_)) => {
+                    self.drop_server(id, describe_limit(&e));
+                    return;
+                }
+                Err(_) => {}
+            },
             _ => {}
         }
         self.touch();
@@ -911,6 +978,15 @@ impl Mcp {
         };
         let mut config = ClientConfig::new(entry.endpoint(&origin));
         config.headers = entry.headers.clone();
+        // Through the relay, every request names the URL this tab set up:
+        // if another tab points the server elsewhere, the relay refuses
+        // this tab's requests rather than send its token there.
+        if let (ServerSource::Remote { url }, true) = (&entry.source, entry.relay) {
+            config.headers.push((
+                hearth_core::mcp::hosted::RELAY_TARGET_HEADER.to_string(),
+                url.clone(),
+            ));
+        }
         let (name, value) = core_apps::client_extension();
         config.extensions.insert(name, value);
         let client = McpClient::build(
@@ -931,27 +1007,49 @@ impl Mcp {
         let cat = catalog(&entry.id, Some(&info), &listing);
         let mut problems = Vec::new();
         let caps = &info.capabilities;
+        // A list past Hearth's caps drops the server, whichever list it is.
+        let too_large = |e: McpError| match e {
+            McpError::TooLarge(_) => Err(format!(
+                "Hearth did not keep this server: {}",
+                describe_limit(&e)
+            )),
+            other => Ok(other),
+        };
         let resources = if caps.resources.is_some() {
-            client.list_resources().await.unwrap_or_else(|e| {
-                problems.push(format!(
-                    "Its resources could not be listed: {}",
-                    describe(&e)
-                ));
-                Vec::new()
-            })
+            match client.list_resources().await {
+                Ok(r) => r,
+                Err(e) => {
+                    let e = too_large(e)?;
+                    problems.push(format!(
+                        "Its resources could not be listed: {}",
+                        describe(&e)
+                    ));
+                    Vec::new()
+                }
+            }
         } else {
             Vec::new()
         };
         let templates = if caps.resources.is_some() {
-            client.list_resource_templates().await.unwrap_or_default()
+            match client.list_resource_templates().await {
+                Ok(t) => t,
+                Err(e) => {
+                    too_large(e)?;
+                    Vec::new()
+                }
+            }
         } else {
             Vec::new()
         };
         let prompts = if caps.prompts.is_some() {
-            client.list_prompts().await.unwrap_or_else(|e| {
-                problems.push(format!("Its prompts could not be listed: {}", describe(&e)));
-                Vec::new()
-            })
+            match client.list_prompts().await {
+                Ok(p) => p,
+                Err(e) => {
+                    let e = too_large(e)?;
+                    problems.push(format!("Its prompts could not be listed: {}", describe(&e)));
+                    Vec::new()
+                }
+            }
         } else {
             Vec::new()
         };

@@ -48,6 +48,13 @@ pub const MAX_INPUT_ROUNDS: u32 = 8;
 pub const MAX_RESUMES: u32 = 5;
 /// Pages beyond this are not fetched; a server that keeps paging is broken.
 pub const MAX_PAGES: usize = 1000;
+/// The most items one listing (all its pages together) may hold. A
+/// server with more is not listed at all: every list is kept in memory and
+/// listed again on each change notification.
+pub const MAX_LIST_ITEMS: usize = 10_000;
+/// The most bytes of JSON the items of one listing may take, all pages
+/// together (each page is also capped, at [`crate::stream::MAX_MESSAGE_BYTES`]).
+pub const MAX_LIST_BYTES: usize = 16 * 1024 * 1024;
 /// Error bodies are read up to this size for their JSON-RPC error.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Wait before resuming a stream when the server gave no `retry`.
@@ -1012,15 +1019,31 @@ impl McpClient {
         Ok((value, next))
     }
 
-    /// Every item of a paginated list, following cursors.
+    /// Every item of a paginated list, following cursors, within
+    /// [`MAX_LIST_ITEMS`] and [`MAX_LIST_BYTES`] in all.
     async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, McpError> {
         let mut items = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor: Option<String> = None;
         let mut seen: Vec<String> = Vec::new();
         for _ in 0..MAX_PAGES {
             let (value, next) = self.list_page(method, cursor.as_deref()).await?;
             match value.get(key) {
-                Some(Value::Array(list)) => items.extend(list.iter().cloned()),
+                Some(Value::Array(list)) => {
+                    bytes = bytes.saturating_add(list.iter().map(json_size).sum());
+                    if items.len() + list.len() > MAX_LIST_ITEMS {
+                        return Err(McpError::TooLarge(format!(
+                            "{method} lists more than {MAX_LIST_ITEMS} items"
+                        )));
+                    }
+                    if bytes > MAX_LIST_BYTES {
+                        return Err(McpError::TooLarge(format!(
+                            "{method} lists more than {} MB",
+                            MAX_LIST_BYTES / (1024 * 1024)
+                        )));
+                    }
+                    items.extend(list.iter().cloned())
+                }
                 Some(_) | None => {
                     return Err(McpError::Malformed(format!(
                         "{method} result has no \"{key}\" list"
@@ -1345,6 +1368,23 @@ fn complete(value: Value) -> Result<Value, McpError> {
         ResultType::InputRequired => Err(McpError::Protocol(
             "input_required is not allowed for this request".into(),
         )),
+    }
+}
+
+/// About how many bytes `value` takes as JSON, counted without writing it.
+fn json_size(value: &Value) -> usize {
+    match value {
+        Value::Null => 4,
+        Value::Bool(_) => 5,
+        Value::Number(_) => 8,
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => 2 + items.iter().map(|v| json_size(v) + 1).sum::<usize>(),
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(k, v)| k.len() + 4 + json_size(v))
+                .sum::<usize>()
+        }
     }
 }
 

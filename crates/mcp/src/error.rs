@@ -41,6 +41,9 @@ pub enum McpError {
     InputRequired(String),
     #[error("the request was cancelled")]
     Cancelled,
+    /// The server offers more than Hearth keeps of it.
+    #[error("the server offers more than Hearth keeps: {0}")]
+    TooLarge(String),
 }
 
 fn scope_hint(challenge: &Option<BearerChallenge>) -> String {

@@ -318,6 +318,18 @@ fn tools(id: i64, names: &[&str], next: Option<&str>) -> Answer {
     result(id, r)
 }
 
+/// A page of `n` tools named `t{start}`…, with a cursor to the next page.
+fn many_tools(id: i64, start: usize, n: usize, next: Option<&str>) -> Answer {
+    let list: Vec<Value> = (start..start + n)
+        .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    let mut r = json!({"tools": list});
+    if let Some(c) = next {
+        r["nextCursor"] = c.into();
+    }
+    result(id, r)
+}
+
 fn modern(method: &str) -> Seen {
     seen(&format!("POST {method}")).v(M).h("mcp-method", method)
 }
@@ -678,6 +690,42 @@ fn recorded_exchanges() {
             run: list_tool_names,
             requests: vec![modern("server/discover"), modern("tools/list")],
             outcome: Err(McpError::Malformed("tools/list result has no \"tools\" list".into())),
+        },
+        Case {
+            name: "a listing past the item cap is refused whole",
+            memory: Some(ServerMemory::modern()),
+            answers: vec![
+                discover(1),
+                many_tools(2, 0, 4000, Some("p2")),
+                many_tools(3, 4000, 4000, Some("p3")),
+                many_tools(4, 8000, 4000, None),
+            ],
+            run: list_tool_names,
+            requests: vec![
+                modern("server/discover"),
+                modern("tools/list"),
+                modern("tools/list").b(json!({"cursor": "p2"})),
+                modern("tools/list").b(json!({"cursor": "p3"})),
+            ],
+            outcome: Err(McpError::TooLarge(
+                "tools/list lists more than 10000 items".into(),
+            )),
+        },
+        Case {
+            name: "a listing past the byte cap is refused whole",
+            memory: Some(ServerMemory::modern()),
+            answers: vec![
+                discover(1),
+                result(2, json!({"tools": [{"name": "a", "description": "x".repeat(9 << 20)}], "nextCursor": "p2"})),
+                result(3, json!({"tools": [{"name": "b", "description": "x".repeat(9 << 20)}]})),
+            ],
+            run: list_tool_names,
+            requests: vec![
+                modern("server/discover"),
+                modern("tools/list"),
+                modern("tools/list").b(json!({"cursor": "p2"})),
+            ],
+            outcome: Err(McpError::TooLarge("tools/list lists more than 16 MB".into())),
         },
         Case {
             name: "a repeated cursor stops paging",
