@@ -18,6 +18,13 @@ pub const RELAY_UPSTREAM_HEADER: &str = "x-hearth-relay";
 /// The value of [`RELAY_UPSTREAM_HEADER`].
 pub const RELAY_UPSTREAM: &str = "upstream";
 
+/// Sent by the app on every request through the relay: the URL the
+/// sending tab registered for the server. The relay forwards only when it
+/// is still the registered one, so when another tab points the server
+/// somewhere else, this tab's requests (and the token they carry) do not
+/// follow to the new address.
+pub const RELAY_TARGET_HEADER: &str = "x-hearth-relay-target";
+
 /// The Streamable HTTP endpoint of the stdio server `name`.
 pub fn stdio_path(name: &ServerId) -> String {
     format!("/mcp/stdio/{name}")

@@ -19,6 +19,7 @@ use axum::http::{HeaderMap, header};
 use axum::routing::post;
 use bytes::Bytes;
 use hearth_core::mcp::client::{CallOptions, ClientConfig, McpClient};
+use hearth_core::mcp::hosted::RELAY_TARGET_HEADER;
 use hearth_core::mcp::model::ContentBlock;
 use hearth_core::mcp::version::Era;
 use hearth_core::mcp::{McpError, NoInput};
@@ -182,14 +183,24 @@ impl App {
     }
 
     /// The core MCP client, speaking to `path` on this server as the app
-    /// does (the browser adds Origin and Sec-Fetch-Site by itself).
+    /// does (the browser adds Origin and Sec-Fetch-Site by itself); through
+    /// the relay, `target` is the URL the app registered for the server.
     fn mcp(&self, path: &str) -> McpClient {
+        self.mcp_to(path, None)
+    }
+
+    fn mcp_to(&self, path: &str, target: Option<&str>) -> McpClient {
         let mut config = ClientConfig::new(format!("http://{}{path}", self.host));
         config.headers = vec![
             ("Origin".into(), self.origin.clone()),
             ("Sec-Fetch-Site".into(), "same-origin".into()),
             ("X-Hearth-Token".into(), self.token.clone()),
         ];
+        if let Some(t) = target {
+            config
+                .headers
+                .push((RELAY_TARGET_HEADER.into(), t.to_string()));
+        }
         McpClient::build(
             Rc::new(ReqwestTransport::new().unwrap()),
             config,
@@ -537,6 +548,7 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
         ("authorization", "Bearer for-the-server"),
         ("x-api-key", "k"),
         ("mcp-protocol-version", "2025-11-25"),
+        (RELAY_TARGET_HEADER, up_url.as_str()),
     ]);
     let (status, got, body) = call(
         server.addr,
@@ -553,7 +565,13 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
         .iter()
         .map(|p| p[0].as_str().unwrap().to_string())
         .collect();
-    for gone in ["cookie", "x-hearth-token", "origin", "sec-fetch-site"] {
+    for gone in [
+        "cookie",
+        "x-hearth-token",
+        "origin",
+        "sec-fetch-site",
+        RELAY_TARGET_HEADER,
+    ] {
         assert!(
             !seen.iter().any(|s| s == gone),
             "{gone} was forwarded: {seen:?}"
@@ -608,7 +626,9 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _, body) = app.send(Method::GET, "/mcp/relay/up", None).await;
+    let mut aimed = app.headers();
+    aimed.push((RELAY_TARGET_HEADER, up_url.as_str()));
+    let (status, _, body) = call(server.addr, Method::GET, "/mcp/relay/up", &aimed, None).await;
     assert_eq!(
         (status, code(&body)),
         (StatusCode::BAD_GATEWAY, "bad_redirect"),
@@ -622,6 +642,79 @@ async fn the_relay_forwards_only_to_the_registered_url_under_the_ssrf_rules() {
         .send(Method::POST, "/mcp/relay/up", Some(json!({})))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_token_never_follows_a_relay_that_another_tab_pointed_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start("{}", dir.path());
+    let app = App::connect(&server).await;
+    let first = echo_upstream().await;
+    let second = echo_upstream().await;
+    let (first_url, second_url) = (format!("http://{first}/mcp"), format!("http://{second}/mcp"));
+    let register = |url: String| {
+        let app = &app;
+        async move {
+            let (status, _, body) = app
+                .send(
+                    Method::PUT,
+                    "/api/mcp/relay/docs",
+                    Some(json!({"url": url, "local": true})),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    };
+    let through = |target: Option<&str>| {
+        let mut headers = app.headers();
+        headers.push(("authorization", "Bearer issued-for-the-first-server"));
+        if let Some(t) = target {
+            headers.push((RELAY_TARGET_HEADER, t));
+        }
+        headers
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let post = |headers: Vec<(String, String)>| {
+        let addr = server.addr;
+        async move {
+            let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            call(addr, Method::POST, "/mcp/relay/docs", &refs, Some(json!({}))).await
+        }
+    };
+
+    // The first tab registers its server and talks to it with its token.
+    register(first_url.clone()).await;
+    let (status, _, body) = post(through(Some(&first_url))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // A second tab points the same server somewhere else.
+    register(second_url.clone()).await;
+    // The first tab's next request, token and all, is refused: it never
+    // reaches the new address.
+    let (status, _, body) = post(through(Some(&first_url))).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::CONFLICT, "invalid_request"),
+        "{body}"
+    );
+    // Nor does a request that names no target, or names it differently.
+    for target in [None, Some("http://127.0.0.1:1/mcp"), Some("not a url")] {
+        let (status, _, body) = post(through(target)).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{target:?}: {body}");
+    }
+    // The second tab's own requests go where it registered.
+    let (status, _, body) = post(through(Some(&second_url))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p[0] == "host")
+            .map(|p| p[1].clone()),
+        Some(json!(second.to_string()))
+    );
 }
 
 #[test]
@@ -649,7 +742,7 @@ fn both_eras_work_through_the_relay() {
         }
 
         // 2025-11-25: a session, SSE answers, pagination, and DELETE.
-        let legacy = app.mcp("/mcp/relay/everything");
+        let legacy = app.mcp_to("/mcp/relay/everything", Some(&everything.url));
         let info = legacy.connect().await.unwrap();
         assert_eq!(info.era, Era::Legacy);
         assert!(legacy.session_id().is_some(), "Mcp-Session-Id came through");
@@ -672,7 +765,7 @@ fn both_eras_work_through_the_relay() {
         legacy.close().await.unwrap();
 
         // 2026-07-28: stateless, with the Mcp-* headers mirrored.
-        let stateless = app.mcp("/mcp/relay/modern");
+        let stateless = app.mcp_to("/mcp/relay/modern", Some(&modern.url));
         let info = stateless.connect().await.unwrap();
         assert_eq!(info.era, Era::Modern);
         let r = stateless

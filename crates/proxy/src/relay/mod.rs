@@ -30,7 +30,8 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hearth_core::mcp::hosted::{
-    RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER, RelayDescription, RelayRegistration,
+    RELAY_TARGET_HEADER, RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER, RelayDescription,
+    RelayRegistration,
 };
 use hearth_core::mcp::skills::ServerId;
 use hearth_core::web::ApiErrorCode;
@@ -58,6 +59,13 @@ pub enum RelayError {
     /// The status and code of the [`FetchError`] variant.
     #[error(transparent)]
     Fetch(#[from] FetchError),
+    /// 409 `invalid_request`: the request names another target than the
+    /// one registered now (another tab pointed the server elsewhere), or
+    /// none.
+    #[error(
+        "the relay for the MCP server {0} forwards to another address than this tab set up (it was changed, perhaps in another tab); reconnect the server"
+    )]
+    TargetChanged(String),
     /// 502 `bad_redirect`: the server answered with a redirect.
     #[error(
         "the MCP server redirected to {0}; the relay does not follow redirects, so change the server's URL to where it points"
@@ -72,6 +80,7 @@ impl RelayError {
             RelayError::BadId(..) | RelayError::NotLocal(_) => {
                 (StatusCode::BAD_REQUEST, ApiErrorCode::InvalidRequest)
             }
+            RelayError::TargetChanged(_) => (StatusCode::CONFLICT, ApiErrorCode::InvalidRequest),
             RelayError::Fetch(e) => (e.status(), e.code()),
             RelayError::Redirected(_) => (StatusCode::BAD_GATEWAY, ApiErrorCode::BadRedirect),
         }
@@ -119,6 +128,7 @@ const DROPPED_REQUEST: &[&str] = &[
     "priority",
     "dnt",
     crate::api::guard::TOKEN_HEADER,
+    RELAY_TARGET_HEADER,
 ];
 
 /// The only response headers that come back through the relay: what the
@@ -253,6 +263,19 @@ impl Relays {
                 .ok_or_else(|| RelayError::NotSetUp(id.into()))?;
             (target.url.clone(), target.client.clone())
         };
+        // The sender says where it means its request (and any token in it)
+        // to go; the registration may have moved since.
+        let meant = headers
+            .get(RELAY_TARGET_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_url(v).ok())
+            .map(|mut u| {
+                u.set_fragment(None);
+                u
+            });
+        if meant.as_ref() != Some(&url) {
+            return Err(RelayError::TargetChanged(id.into()));
+        }
         let mut outgoing = HeaderMap::new();
         for (name, value) in headers {
             if !dropped_request(name) {
