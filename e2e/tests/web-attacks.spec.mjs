@@ -174,6 +174,41 @@ test('a local program pretending to be the app gets no key; the app has it from 
   await expect(page.getByTestId('search-backend-status')).toHaveText(/search backend is set up|^Using /);
 });
 
+test('a page sending the browser to the app with another key cannot replace the working one', async ({ page }) => {
+  await openApp(page, 'chat');
+  const stored = () => page.evaluate(() => localStorage.getItem('hearth.server-key'));
+  expect(await stored()).toBe(e2eKey());
+  // Any page can link to the app with a fragment of its choosing.
+  const wrong = 'A'.repeat(43);
+  const visits = [
+    `${APP}/#token=${wrong}`,
+    `${APP}/#/settings?token=${wrong}`,
+    `${APP}/#token=not-a-key`,
+    `${APP}/#token=${e2eKey()}&token=${wrong}`,
+  ];
+  for (const url of visits) {
+    // A fresh load, as from a link on another page.
+    await page.goto('about:blank');
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready]');
+    // The address no longer holds it…
+    expect(page.url(), url).not.toContain('token=');
+    // …and the key this browser had still works: the proxy answers.
+    await page.waitForTimeout(300);
+    expect(await stored(), url).toBe(e2eKey());
+  }
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await expect(page.getByTestId('search-backend-status')).toHaveText(/search backend is set up|^Using /);
+
+  // A key that works does replace one that no longer does (a new
+  // `hearth serve` config, say): only failing keys are turned away.
+  await page.evaluate(() => localStorage.setItem('hearth.server-key', 'B'.repeat(43)));
+  await page.goto('about:blank');
+  await page.goto(`${APP}/#token=${e2eKey()}`);
+  await page.waitForSelector('body[data-ready]');
+  await expect.poll(stored).toBe(e2eKey());
+});
+
 test('the app itself cannot be talked into fetching private addresses', async ({ page }) => {
   await openApp(page, 'skills');
   const toggle = page.getByRole('switch', { name: 'Enable Web fetch' });

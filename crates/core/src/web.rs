@@ -615,9 +615,23 @@ pub fn launch_url(origin: &str, token: &str) -> String {
     format!("{}/#{LAUNCH_PARAM}={token}", origin.trim_end_matches('/'))
 }
 
+/// The key's length: 32 random bytes in unpadded base64url, as `hearth
+/// serve` makes it.
+pub const KEY_LEN: usize = 43;
+
+/// Whether `s` has the shape of a key `hearth serve` makes.
+pub fn is_key_shaped(s: &str) -> bool {
+    s.len() == KEY_LEN
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 /// An address's fragment split into what the app routes on and the key it
-/// carries, if any. The key may stand alone (`#token=…`, the launch link)
-/// or follow a place (`#/settings?token=…`); other parameters stay.
+/// carries, if any. Only the launch link's exact shape carries a key: the
+/// whole fragment is `#token=` and a key-shaped value. A `token`
+/// parameter anywhere else (`#/settings?token=…`, a key of the wrong
+/// shape, a second parameter beside it) is taken out of the address but
+/// never kept: any page can send the browser to such an address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaunchFragment {
     /// The fragment without the key, `#` included (empty when nothing is
@@ -638,13 +652,14 @@ pub fn launch_fragment(hash: &str) -> LaunchFragment {
     let mut kept = Vec::new();
     for part in query.split('&').filter(|p| !p.is_empty()) {
         match part.split_once('=') {
-            Some((LAUNCH_PARAM, value)) => {
-                if !value.is_empty() {
-                    token = Some(value.to_string());
-                }
-            }
+            Some((LAUNCH_PARAM, _)) => {}
             Some(_) | None => kept.push(part),
         }
+    }
+    if let Some((LAUNCH_PARAM, value)) = body.split_once('=')
+        && is_key_shaped(value)
+    {
+        token = Some(value.to_string());
     }
     let mut rest = route.to_string();
     if !kept.is_empty() {
@@ -2220,25 +2235,36 @@ mod tests {
     }
 
     #[test]
-    fn the_key_is_read_out_of_the_launch_fragment() {
-        let cases: Vec<(&str, &str, Option<&str>)> = vec![
-            ("#token=abc_DEF-123", "", Some("abc_DEF-123")),
-            ("token=abc", "", Some("abc")),
-            ("#/settings?token=abc", "#/settings", Some("abc")),
+    fn the_key_is_read_only_from_the_launch_links_shape() {
+        let key = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ_-01234";
+        assert!(is_key_shaped(key));
+        let other = "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
+        let cases: Vec<(String, &str, Option<&str>)> = vec![
+            (format!("#token={key}"), "", Some(key)),
+            (format!("token={key}"), "", Some(key)),
+            // Anything else any page could send the browser to: the
+            // parameter leaves the address, the key is not kept.
+            (format!("#/settings?token={key}"), "#/settings", None),
             (
-                "#/chat/c1?x=1&token=abc&y=2",
+                format!("#/chat/c1?x=1&token={other}&y=2"),
                 "#/chat/c1?x=1&y=2",
-                Some("abc"),
+                None,
             ),
-            ("#/chat", "#/chat", None),
-            ("", "", None),
-            ("#", "", None),
-            ("#token=", "", None),
-            ("#/skills?tokens=abc", "#/skills?tokens=abc", None),
+            (format!("#token={key}&token={other}"), "", None),
+            (format!("#token={key}&x=1"), "#?x=1", None),
+            ("#token=abc_DEF-123".to_string(), "", None),
+            (format!("#token={key}A"), "", None),
+            (format!("#token={}", &key[..42]), "", None),
+            (format!("#token={}!", &key[..42]), "", None),
+            ("#/chat".to_string(), "#/chat", None),
+            (String::new(), "", None),
+            ("#".to_string(), "", None),
+            ("#token=".to_string(), "", None),
+            ("#/skills?tokens=abc".to_string(), "#/skills?tokens=abc", None),
         ];
         for (hash, rest, token) in cases {
             assert_eq!(
-                launch_fragment(hash),
+                launch_fragment(&hash),
                 LaunchFragment {
                     rest: rest.to_string(),
                     token: token.map(str::to_string)
@@ -2250,8 +2276,8 @@ mod tests {
             launch_url("http://127.0.0.1:8080/", "k"),
             "http://127.0.0.1:8080/#token=k"
         );
-        let link = launch_url("http://127.0.0.1:8080", "k");
+        let link = launch_url("http://127.0.0.1:8080", key);
         let (_, fragment) = link.split_once('#').unwrap();
-        assert_eq!(launch_fragment(fragment).token, Some("k".into()));
+        assert_eq!(launch_fragment(fragment).token, Some(key.into()));
     }
 }
