@@ -19,10 +19,13 @@
 // Cached responses keep the headers the host sent (COOP, COEP, CORP, CSP).
 // Where the host sent none (any plain static server), the worker adds what
 // Hearth needs to every response it serves: COOP and COEP on the app's
-// page, so it is cross-origin isolated (Python interrupts need that), and
-// on pages under /sandbox/ a `sandbox allow-scripts` policy, so they open
-// in an opaque origin even in a frame without a sandbox attribute (frames
-// sandboxed by their attribute are never served by a service worker).
+// page, so it is cross-origin isolated (Python interrupts need that); on
+// the app's pages a `frame-ancestors 'none'` policy, so no other page can
+// frame them, and `X-DNS-Prefetch-Control: off`, so a link in a reply is
+// not looked up before anyone clicks it; and on pages under /sandbox/ a
+// `sandbox allow-scripts` policy, so they open in an opaque origin even in
+// a frame without a sandbox attribute (frames sandboxed by their attribute
+// are never served by a service worker).
 'use strict';
 
 // `cargo xtask precache` replaces the next line with this build's list:
@@ -314,6 +317,7 @@ async function runtimeFile(event, file, cacheName) {
 // did not send them. Adding a policy never loosens one the host sent: every
 // Content-Security-Policy of a response is enforced.
 const SANDBOX_POLICY = "sandbox allow-scripts; frame-ancestors 'self'";
+const APP_FRAMING_POLICY = "frame-ancestors 'none'";
 // Under /sandbox/ however the path is spelled (doubled slashes, escapes):
 // a host may well serve the same file for those spellings too.
 function isSandboxPath(path) {
@@ -340,6 +344,9 @@ function withHearthHeaders(url, response) {
   } else if (type.startsWith('text/html')) {
     missing('cross-origin-opener-policy', 'same-origin');
     missing('cross-origin-embedder-policy', 'require-corp');
+    // Added to whatever policy the host sent: every policy is enforced.
+    headers.append('content-security-policy', APP_FRAMING_POLICY);
+    missing('x-dns-prefetch-control', 'off');
   } else {
     return response;
   }

@@ -37,9 +37,45 @@ use crate::storage::Db;
 /// chunks in memory, so the first interactions go first.
 const WARM_AFTER_MS: u32 = 500;
 
+/// Whether this page runs inside a frame of another page.
+fn framed() -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    match window.top() {
+        Ok(Some(top)) => !wasm_bindgen::JsValue::from(top).eq(&wasm_bindgen::JsValue::from(window)),
+        // A top that cannot be read is another page's.
+        Ok(None) | Err(_) => true,
+    }
+}
+
+/// Shows, in place of the app, that it does not run in a frame, with a
+/// link that opens it in a tab of its own.
+fn refuse_frame() {
+    let href = web_sys::window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_else(|| "/".into());
+    leptos::mount::mount_to_body(move || {
+        view! {
+            <main class="framed" data-framed="refused">
+                <p>"Hearth does not run inside another page."</p>
+                <p><a href=href target="_blank" rel="noopener noreferrer">"Open Hearth in its own tab"</a></p>
+            </main>
+        }
+    });
+}
+
 /// Opens storage, assembles the services and mounts the app.
 pub fn start() {
     console_error_panic_hook::set_once();
+    // Framed by another page, Hearth does nothing: the page could lay its
+    // own content over Hearth's buttons. `hearth serve` and the service
+    // worker forbid framing by header; this holds on a first visit to a
+    // host that sends none.
+    if framed() {
+        refuse_frame();
+        return;
+    }
     // The launch link's key leaves the address before anything reads it.
     launch::take_from_address();
     // Leptos sets up its task executor when it mounts; until then, spawn

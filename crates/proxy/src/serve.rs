@@ -199,6 +199,9 @@ async fn security_headers(
     set(h, "referrer-policy", "no-referrer");
     set(h, "cross-origin-opener-policy", "same-origin");
     set(h, "cross-origin-embedder-policy", "require-corp");
+    // Links in replies are not looked up in DNS before anyone clicks: the
+    // lookup alone would tell a name server what the page shows.
+    set(h, "x-dns-prefetch-control", "off");
     if is_sandbox_path(&path) {
         // Sandbox pages load in opaque-origin iframes; to them our files
         // are cross-origin, so they must opt in to being embedded.
@@ -275,6 +278,7 @@ fn not_found(path: &str) -> Response {
     set(h, "cross-origin-opener-policy", "same-origin");
     set(h, "cross-origin-embedder-policy", "require-corp");
     set(h, "cross-origin-resource-policy", "same-origin");
+    set(h, "x-dns-prefetch-control", "off");
     set(h, "cache-control", "no-store");
     res
 }
@@ -596,6 +600,7 @@ mod tests {
                 "{path}"
             );
             assert_eq!(header(&res, "x-content-type-options"), "nosniff", "{path}");
+            assert_eq!(header(&res, "x-dns-prefetch-control"), "off", "{path}");
         }
         let res = get(&app, "/").await;
         let csp = header(&res, "content-security-policy");
