@@ -255,3 +255,39 @@ test('an MCP App renders, without the service worker and served by it', async ({
     apps.stop();
   }
 });
+
+test('the MCP sign-in page gets no handle on Hearth\'s tab, even where no policy cuts it off', async ({ browser }) => {
+  test.setTimeout(120_000);
+  requirePeers();
+  const guarded = await startAppsServer(['--oauth']);
+  // A first visit: no service worker yet, so no Cross-Origin-Opener-Policy
+  // severs the popup from the tab; only opening it without an opener does.
+  const context = await browser.newContext({ baseURL: server.url, serviceWorkers: 'block' });
+  try {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto('/#/servers');
+    await page.waitForSelector('body[data-ready]');
+    expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(false);
+    await page.getByLabel('Server URL').fill(guarded.url);
+    await page.getByLabel('Server name').fill('guarded');
+    await page.getByRole('button', { name: 'Add server' }).click();
+    const banner = page.locator('.sign-in[data-server="guarded"]');
+    await expect(banner).toContainText('asks you to sign in', { timeout: 30_000 });
+    const [popup] = await Promise.all([
+      page.waitForEvent('popup'),
+      banner.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
+    await expect(popup.getByRole('heading')).toHaveText('Allow Hearth to use the test server?');
+    // The authorization server's page cannot reach, read or navigate the
+    // tab that opened it.
+    expect(await popup.evaluate(() => window.opener === null)).toBe(true);
+    await popup.getByRole('link', { name: 'Approve' }).click();
+    await expect(page.locator('.server-card[data-server="guarded"]')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
+    expect(errors).toEqual([]);
+  } finally {
+    await context.close();
+    guarded.stop();
+  }
+});

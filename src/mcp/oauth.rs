@@ -112,19 +112,31 @@ impl SignIns {
             return Ok(());
         };
         let window = web_sys::window().ok_or("no window")?;
+        // Opened blank, cut off from this tab, and only then sent to the
+        // sign-in page: the page of another site gets no handle on Hearth's
+        // tab (`noopener`), and a blocked popup can still be told apart
+        // (with `noopener` in the features, `open` always answers null).
         let popup = window
             .open_with_url_and_target_and_features(
-                &p.url,
+                "about:blank",
                 "hearth-sign-in",
                 "popup,width=520,height=720",
             )
             .map_err(|e| format!("{e:?}"))?;
-        if popup.is_none() {
+        let Some(popup) = popup else {
             return Err(
                 "the browser blocked the sign-in window; allow pop-ups for Hearth and try again"
                     .into(),
             );
-        }
+        };
+        popup.set_opener(&wasm_bindgen::JsValue::NULL).map_err(|e| {
+            let _ = popup.close();
+            format!("the sign-in window could not be cut off from Hearth ({e:?})")
+        })?;
+        popup.location().replace(&p.url).map_err(|e| {
+            let _ = popup.close();
+            format!("the sign-in page could not be opened ({e:?})")
+        })?;
         self.pending.update(|list| {
             if let Some(item) = list.iter_mut().find(|i| i.key == key) {
                 item.opened = true;
