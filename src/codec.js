@@ -1,15 +1,28 @@
 // IndexedDB records as JSON text and back, for backups and data migrations.
+// The encoding is described, and read from files, in
+// crates/core/src/backup/records.rs; this file only maps it to browser
+// values and back, one for one, and decides nothing.
 //
-// Records are mostly plain JSON already. The exceptions are tagged objects
-// with a "$hearth" key, so they survive the trip and nothing is confused:
+// Records are mostly plain JSON already. What JSON cannot say is a tagged
+// object, the only kind of object with a "$hearth" key:
 //   bytes (typed arrays, ArrayBuffer) -> {"$hearth": "bytes", "type", "data": base64}
 //   Blob                              -> {"$hearth": "blob", "mime", "data": base64}
-//   an object that has a "$hearth" key itself
-//                                     -> {"$hearth": "escaped", "entries": [[k, v], ...]}
+// A record's own key "$hearth" is written "$hearth$" (and "$hearth$" as
+// "$hearth$$", ...), so no other key is ever read as something else.
 // Browser-only values that cannot leave this browser (file access handles,
 // other class instances) are left out and counted.
 
 const TAG = '$hearth';
+// A record's own key that is written with one "$" more.
+const TAG_LIKE = /^\$hearth\$*$/;
+const WRITTEN_TAG_LIKE = /^\$hearth\$+$/;
+
+// Byte containers a "bytes" tag may name (as crates/core/src/backup/records.rs).
+const BYTE_TYPES = new Set([
+  'ArrayBuffer', 'DataView', 'Uint8Array', 'Int8Array', 'Uint8ClampedArray', 'Int16Array',
+  'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array',
+  'BigUint64Array',
+]);
 
 function isPlain(v) {
   const proto = Object.getPrototypeOf(v);
@@ -57,8 +70,10 @@ function encoder(blobs, counter) {
       counter.leftOut += 1;
       return undefined;
     }
-    if (Object.prototype.hasOwnProperty.call(value, TAG)) {
-      return { [TAG]: 'escaped', entries: Object.entries(value) };
+    if (Object.keys(value).some((k) => TAG_LIKE.test(k))) {
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [TAG_LIKE.test(k) ? `${k}$` : k, v]),
+      );
     }
     return value;
   };
@@ -99,27 +114,40 @@ export async function encodeRecordsWithBlobs(records) {
   return { json, leftOut: counter.leftOut };
 }
 
+function bytesValue(value) {
+  if (!BYTE_TYPES.has(value.type) || typeof value.data !== 'string') {
+    throw new Error(`bytes of an unknown kind (${String(value.type)})`);
+  }
+  const bytes = fromBase64(value.data);
+  if (value.type === 'ArrayBuffer') return bytes.buffer;
+  if (value.type === 'DataView') return new DataView(bytes.buffer);
+  const Ctor = globalThis[value.type];
+  return new Ctor(bytes.buffer, 0, bytes.byteLength / Ctor.BYTES_PER_ELEMENT);
+}
+
 function reviver(key, value) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  switch (value[TAG]) {
-    case 'bytes': {
-      const bytes = fromBase64(value.data);
-      if (value.type === 'ArrayBuffer') return bytes.buffer;
-      const Ctor = globalThis[value.type];
-      if (typeof Ctor === 'function' && Ctor.BYTES_PER_ELEMENT) {
-        return new Ctor(bytes.buffer, 0, bytes.byteLength / Ctor.BYTES_PER_ELEMENT);
-      }
-      return bytes;
+  if (Object.prototype.hasOwnProperty.call(value, TAG)) {
+    switch (value[TAG]) {
+      case 'bytes':
+        return bytesValue(value);
+      case 'blob':
+        // Without its data (records encoded inside a transaction, where a
+        // Blob cannot be read): an empty file of the same type. Backups
+        // always carry the data; their reader refuses a file without it.
+        return typeof value.data === 'string'
+          ? new Blob([fromBase64(value.data)], { type: value.mime || '' })
+          : new Blob([], { type: value.mime || '' });
+      default:
+        throw new Error(`a value tagged ${JSON.stringify(value[TAG])}, which Hearth does not know`);
     }
-    case 'blob':
-      return typeof value.data === 'string'
-        ? new Blob([fromBase64(value.data)], { type: value.mime || '' })
-        : new Blob([], { type: value.mime || '' });
-    case 'escaped':
-      return Object.fromEntries(value.entries);
-    default:
-      return value;
   }
+  if (Object.keys(value).some((k) => WRITTEN_TAG_LIKE.test(k))) {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [WRITTEN_TAG_LIKE.test(k) ? k.slice(0, -1) : k, v]),
+    );
+  }
+  return value;
 }
 
 // A JSON array from encodeRecords back to records.

@@ -90,7 +90,8 @@ async fn fill(db: &Db) {
             vec![
                 json!({"key": "permissions", "value": {"mode": "auto", "skills": {"web_fetch": {"enabled": true}}}}),
                 json!({"key": "provider", "value": {"kind": "anthropic", "api_key": "sk-live", "model": "m"}}),
-                json!({"key": "$hearth", "value": {"$hearth": "looks like a tag"}}),
+                // An own key named like the tag, written with one `$` more.
+                json!({"key": "$hearth", "value": {"$hearth$": "looks like a tag"}}),
             ],
         ),
         (CONVERSATIONS, vec![conv]),
@@ -462,4 +463,113 @@ async fn store_stats_count_every_store() {
     assert_eq!(notes.records, 30);
     assert!(notes.bytes > 30 * 60, "{}", notes.bytes);
     assert_eq!(stats.len(), db.schema().stores.len());
+}
+
+/// Rewrites one store of a backup file and its manifest entry, and lets
+/// `f` change the manifest.
+fn with_store(bytes: &[u8], store: &str, records: &[Value], f: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let mut e = entries(bytes);
+    let body = serde_json::to_vec(records).unwrap();
+    let path = format!("stores/{store}.json");
+    let i = e.iter().position(|(n, _)| *n == path).unwrap();
+    e[i].1 = body.clone();
+    let m = e.iter().position(|(n, _)| n == "manifest.json").unwrap();
+    let mut manifest: Value = serde_json::from_slice(&e[m].1).unwrap();
+    for s in manifest["stores"].as_array_mut().unwrap() {
+        if s["name"] == store {
+            s["sha256"] = json!(sha256_hex(&body));
+            s["bytes"] = json!(body.len());
+            s["records"] = json!(records.len());
+        }
+    }
+    f(&mut manifest);
+    e[m].1 = serde_json::to_vec(&manifest).unwrap();
+    rezip(&e)
+}
+
+#[wasm_bindgen_test]
+async fn every_record_is_written_as_the_preview_showed_it() {
+    let db = fresh("test-backup-decode-once").await;
+    fill(&db).await;
+    let made = backup::create(&db, SecretsChoice::Include).await.unwrap();
+    // The same file as an older Hearth wrote it (its manifest does not
+    // name the record encoding), with settings that show one thing as
+    // JSON and were written as another: a permission record escaped
+    // whole, a provider whose address hides in an escaped value, and an
+    // own `$hearth$` key, which that encoding wrote as it was.
+    let settings = [
+        json!({"$hearth": "escaped", "entries": [
+            ["key", "permissions"],
+            ["value", {"mode": "auto", "skills": {"web_fetch": {"enabled": true, "approval": "always-allow"}}, "tiers": {}}]
+        ]}),
+        json!({"key": "provider", "value": {"$hearth": "escaped", "entries": [
+            ["kind", "open-ai-compatible"], ["base_url", "https://evil.example/v1"], ["api_key", ""],
+            ["model", "m"], ["$hearth", "own key"]
+        ]}}),
+        json!({"key": "legacy", "value": {"$hearth$": "written as it was"}}),
+    ];
+    let file = with_store(&made.bytes, SETTINGS, &settings, |m| {
+        m.as_object_mut().unwrap().remove("record_encoding");
+    });
+    let file = backup::open_file(&file, &db.schema()).unwrap();
+    let agreed = Consent {
+        loosen_permissions: true,
+    };
+    let plan = backup::preview(&db, &file, RestoreMode::Replace, agreed)
+        .await
+        .unwrap();
+    assert_eq!(
+        plan.review.loosening.first().map(String::as_str),
+        Some("Mode: Ask for sensitive skills → Auto")
+    );
+    // Every record the restore writes goes through the writer's decoder
+    // (the app's codec) and back unchanged: the value planned and shown
+    // is the value written.
+    for w in &plan.writes {
+        let js = codec::from_values(&w.puts).unwrap();
+        let back = codec::encode_with_blobs(&js).await.unwrap();
+        let back: Vec<Value> = serde_json::from_str(&back.json).unwrap();
+        assert_eq!(back, w.puts, "{}", w.name);
+    }
+    // The review names the settings records the restore writes, and shows
+    // their values as written.
+    let settings_puts = &plan.writes.iter().find(|w| w.name == SETTINGS).unwrap().puts;
+    let mut written: Vec<&str> = settings_puts.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    let mut reviewed: Vec<&str> = plan
+        .review
+        .records
+        .iter()
+        .filter(|r| r.store == SETTINGS && r.change != hearth_core::backup::RecordChange::Removed)
+        .map(|r| r.key.as_str())
+        .collect();
+    written.sort_unstable();
+    reviewed.sort_unstable();
+    assert_eq!(reviewed, written);
+    let provider = plan.review.records.iter().find(|r| r.key == "provider").unwrap();
+    let url = provider.fields.iter().find(|f| f.path == "base_url").unwrap();
+    assert_eq!(url.after.as_deref(), Some("https://evil.example/v1"));
+    assert!(url.destination);
+
+    // And IndexedDB holds exactly that afterwards.
+    backup::restore(&db, &file, RestoreMode::Replace, agreed)
+        .await
+        .unwrap();
+    let after = dump(&db).await;
+    for w in &plan.writes {
+        let (_, stored) = after.iter().find(|(n, _)| *n == w.name).unwrap();
+        for put in &w.puts {
+            assert!(stored.contains(put), "{}: {put} was not written as planned", w.name);
+        }
+    }
+    let stored = db.read_stores(&[SETTINGS]).await.unwrap();
+    let provider = (0..stored[0].1.length())
+        .map(|i| stored[0].1.get(i))
+        .find(|r| js_sys::Reflect::get(r, &"key".into()).unwrap().as_string().as_deref() == Some("provider"))
+        .unwrap();
+    let value = js_sys::Reflect::get(&provider, &"value".into()).unwrap();
+    assert_eq!(
+        js_sys::Reflect::get(&value, &"$hearth".into()).unwrap().as_string().as_deref(),
+        Some("own key"),
+        "an own key named like the tag is an ordinary key in the browser"
+    );
 }

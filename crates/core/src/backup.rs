@@ -12,8 +12,11 @@
 //! stores/<name>.json   a JSON array of that store's records
 //! ```
 //!
-//! Records are plain JSON: the app turns browser-only values (bytes, file
-//! handles) into JSON before they get here. Secrets (API keys, OAuth
+//! Records are JSON: the app turns bytes and Blobs into tagged values and
+//! leaves file handles out before they get here ([`records`] says how).
+//! Reading decodes every record once, into the values the restore plans,
+//! the preview shows and the app writes: nothing is checked in one form
+//! and written in another. Secrets (API keys, OAuth
 //! tokens) are found by field name ([`is_secret_field`]) and left out
 //! unless the person opts in; a restore then keeps the secrets this browser
 //! already has for the same records.
@@ -134,6 +137,14 @@ pub struct Manifest {
     pub created_at_ms: f64,
     pub secrets: SecretsInfo,
     pub stores: Vec<StoreEntry>,
+    /// How bytes, Blobs and keys like the tag are written in the records
+    /// ([`records::RECORD_ENCODING`]); files that do not say are version 1.
+    #[serde(default = "legacy_encoding")]
+    pub record_encoding: u32,
+}
+
+fn legacy_encoding() -> u32 {
+    records::LEGACY_ENCODING
 }
 
 impl Manifest {
@@ -541,6 +552,7 @@ pub fn write(mut snapshot: Snapshot, options: &WriteOptions) -> Result<Written, 
             left_out,
         },
         stores: entries,
+        record_encoding: records::RECORD_ENCODING,
     };
     let manifest_json =
         serde_json::to_vec_pretty(&manifest).map_err(|e| BackupError::Write(e.to_string()))?;
@@ -652,6 +664,13 @@ pub fn read(bytes: &[u8], known: &Known<'_>) -> Result<Backup, BackupError> {
     }
     let manifest: Manifest = serde_json::from_value(raw)
         .map_err(|e| BackupError::Damaged(format!("manifest.json: {e}")))?;
+    if manifest.record_encoding > records::RECORD_ENCODING {
+        return Err(BackupError::Damaged(format!(
+            "its records are written in encoding {}, which only a newer Hearth reads (this one reads {}); update Hearth, then restore it",
+            manifest.record_encoding,
+            records::RECORD_ENCODING
+        )));
+    }
     if manifest.schema_version > known.schema_version {
         return Err(BackupError::NewerSchema {
             found: manifest.schema_version,
@@ -714,6 +733,17 @@ pub fn read(bytes: &[u8], known: &Known<'_>) -> Result<Backup, BackupError> {
         }
         let records: Vec<Value> = serde_json::from_slice(&body)
             .map_err(|e| BackupError::Damaged(format!("{path} is not a list of records ({e})")))?;
+        // Decoded once, here: the keys checked below, the plan, the
+        // preview and the app's writes all see these values.
+        let records = records
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                records::decode(r, manifest.record_encoding).map_err(|e| {
+                    BackupError::Damaged(format!("record {} of the {}: {e}", i + 1, entry.name))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         if records.len() as u64 != entry.records {
             return Err(BackupError::Damaged(format!(
                 "{path} holds {} records, the manifest says {}",
@@ -1089,13 +1119,17 @@ fn review_of(
     }
 }
 
-/// The permission settings a settings record holds (defaults when absent
-/// or unreadable, which is how the app reads them too).
+/// The permission settings a settings record holds, as the app reads
+/// them: the defaults when there is none, "ask for everything" when it
+/// cannot be read.
 fn permissions_in(record: Option<&Value>) -> crate::permission::PermissionSettings {
-    record
-        .and_then(|r| r.get("value"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
+    match record {
+        None => crate::permission::PermissionSettings::default(),
+        Some(r) => r
+            .get("value")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_else(crate::permission::PermissionSettings::unreadable),
+    }
 }
 
 fn is_permissions(store: &str, key: &str) -> bool {
@@ -1327,6 +1361,8 @@ pub fn utc_date(unix_ms: f64) -> String {
     let (y, m, d) = crate::dates::civil_from_days((unix_ms / 86_400_000.0).floor() as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
+
+pub mod records;
 
 #[cfg(test)]
 mod tests;
