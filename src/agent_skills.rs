@@ -199,8 +199,12 @@ impl AgentSkills {
         )?;
         let mut files: HashMap<String, Vec<PackageFile>> = HashMap::new();
         for v in raw_files {
-            if let Some((package, file)) = read_file_record(&v) {
-                files.entry(package).or_default().push(file);
+            match read_file_record(&v) {
+                Some((package, file)) => files.entry(package).or_default().push(file),
+                None => {
+                    db.set_aside(SKILL_FILES, &v, "not a package file (package, path and bytes)")
+                        .await
+                }
             }
         }
         // Reading packages (YAML, the spec's checks) is code of its own,

@@ -115,6 +115,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
             </nav>
             <main class="content">
                 <crate::views::offline::UpdateBanner/>
+                <crate::views::set_aside::SetAsideNotice/>
                 // Chat is the first screen; every other place loads its
                 // code the first time it opens.
                 {move || match place.get() {

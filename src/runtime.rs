@@ -16,7 +16,7 @@ use hearth_core::approval::{
 use hearth_core::call::UndoAction;
 use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
 use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
-use hearth_core::invoke::Invoker;
+use hearth_core::invoke::{CallContext, Hook, Invoker};
 use hearth_core::memory::Memories;
 use hearth_core::notes::Notebook;
 use hearth_core::permission::{CallFacts, PermissionSettings, Policy};
@@ -37,7 +37,7 @@ use crate::files::Files;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::sandbox::Sandbox;
 use crate::split::{enter, not_loaded};
-use crate::storage::{Db, MEMORIES, NOTES, StorageError, TASKS, USAGE};
+use crate::storage::{Db, MEMORIES, NOTES, StorageError, Stored, TASKS, USAGE};
 use crate::version::bump;
 
 /// The settings record key of the permission settings.
@@ -58,6 +58,8 @@ pub struct Versions {
     /// Every store may have changed at once (a restore, Clear all): views
     /// and modules that keep their own copy of stored data re-read it.
     pub data: RwSignal<u64>,
+    /// A stored record could not be read and was set aside.
+    pub set_aside: RwSignal<u64>,
 }
 
 impl Versions {
@@ -71,6 +73,7 @@ impl Versions {
             activity: RwSignal::new(0),
             registry: RwSignal::new(0),
             data: RwSignal::new(0),
+            set_aside: RwSignal::new(0),
         }
     }
 }
@@ -416,9 +419,36 @@ pub struct Services {
     sources: Sources,
 }
 
+/// Seals every result's undo with this browser's key, so only undos of
+/// calls made here are ever offered or run (`hearth_core::seal`).
+struct UndoSeal(Rc<[u8]>);
+
+impl Hook for UndoSeal {
+    fn after<'a>(
+        &'a self,
+        _cx: &'a CallContext,
+        result: &'a mut ToolResult,
+    ) -> LocalBoxFuture<'a, ()> {
+        if let Some(undo) = result.undo.as_mut() {
+            undo.seal_with(&self.0);
+        }
+        async {}.boxed_local()
+    }
+}
+
 /// The handle components get from context.
 #[derive(Clone)]
 pub struct Runtime(SendWrapper<Rc<Services>>);
+
+/// The stored permission settings; the defaults when there are none, and
+/// "ask for everything" when they cannot be read (the record is set aside).
+fn permissions_or_safe(stored: Stored<PermissionSettings>) -> PermissionSettings {
+    match stored {
+        Stored::Found(p) => p,
+        Stored::Missing => PermissionSettings::default(),
+        Stored::SetAside => PermissionSettings::unreadable(),
+    }
+}
 
 async fn load<T: Record>(db: &Db, store: &str) -> Result<Vec<T>, String> {
     let (items, _) = db.all::<T>(store).await.map_err(|e| e.to_string())?;
@@ -434,7 +464,7 @@ impl Runtime {
         // side instead of one round trip after another.
         let (permissions, usage, notes, tasks, memories, (agent_skills, broken), web) = futures::try_join!(
             async {
-                db.setting::<PermissionSettings>(PERMISSIONS_KEY)
+                db.setting_read::<PermissionSettings>(PERMISSIONS_KEY)
                     .await
                     .map_err(|e| e.to_string())
             },
@@ -446,8 +476,12 @@ impl Runtime {
             async { AgentSkills::load(&db).await.map_err(|e| e.to_string()) },
             WebSkills::load(db.clone()),
         )?;
-        let permissions = permissions.unwrap_or_default();
+        let permissions = permissions_or_safe(permissions);
         let (usage, _) = usage;
+        let versions = Versions::new();
+        // Records set aside from here on (a conversation, a server) show
+        // in the notice as they are met; those met above are read with it.
+        db.on_set_aside(move || bump(versions.set_aside));
         let data = Rc::new(Data {
             notes: RefCell::new(Notebook::new(notes)),
             tasks: RefCell::new(Collection::new(tasks)),
@@ -456,7 +490,7 @@ impl Runtime {
             usage: Rc::new(RefCell::new(
                 usage.into_iter().map(|u| (u.skill_id.clone(), u)).collect(),
             )),
-            versions: Versions::new(),
+            versions,
         });
         for name in broken {
             web_sys::console::warn_1(&format!("skill package '{name}' no longer loads").into());
@@ -543,10 +577,16 @@ impl Runtime {
         // never runs (the offline check ahead of it only ever ends calls,
         // so nobody is asked about a call that cannot work); after-hooks
         // run in reverse, so the log sees the final result.
-        let invoker = Invoker::new(lookup, Rc::new(sources.clone()), Rc::new(BrowserTime))
-            .with_hook(Rc::new(crate::online::OfflineHook))
-            .with_hook(Rc::new(PermissionHook::new(policy, approver.clone())))
-            .with_hook(Rc::new(ActivityHook::new(activity.clone())));
+        let invoker = Invoker::new(
+            lookup,
+            Rc::new(sources.clone()),
+            Rc::new(BrowserTime),
+            Rc::new(PermissionHook::new(policy, approver.clone())),
+        )
+        .with_guard(Rc::new(crate::online::OfflineHook))
+        .with_hook(Rc::new(ActivityHook::new(activity.clone())))
+        // Last, so its after-step runs first: the log keeps the sealed undo.
+        .with_hook(Rc::new(UndoSeal(crate::platform::device_key())));
         Ok(Runtime(SendWrapper::new(Rc::new(Services {
             db,
             mcp,
@@ -716,10 +756,42 @@ impl Runtime {
         self.0.invoker.invoke(call).await
     }
 
-    /// Runs an undo from a result card: an ordinary call, made by the person.
-    pub async fn undo(&self, undo: UndoAction) -> (ToolCall, ToolResult) {
-        self.invoke(undo.skill_id, undo.arguments, CallOrigin::User)
+    /// Whether `undo` came from a call this browser made (its seal holds
+    /// under this browser's key). Only such undos are offered.
+    pub fn undo_is_ours(&self, undo: &UndoAction) -> bool {
+        undo.sealed_by(&crate::platform::device_key())
+    }
+
+    /// Runs an undo from a result card: an ordinary call, made by the
+    /// person, through the whole call path (its permission decision
+    /// included) — but only an undo this browser's own call made. Any
+    /// other (a restored or synced record's) is refused without running.
+    pub async fn undo_in(
+        &self,
+        undo: UndoAction,
+        conversation_id: Option<String>,
+    ) -> (ToolCall, ToolResult) {
+        if !self.undo_is_ours(&undo) {
+            let call = ToolCall {
+                id: new_id(),
+                skill_id: undo.skill_id,
+                arguments: undo.arguments,
+                conversation_id,
+                origin: CallOrigin::User,
+            };
+            let result = ToolResult::denied(
+                &call,
+                "this undo did not come from a call made in this browser, so it does not run",
+            );
+            return (call, result);
+        }
+        self.invoke_in(undo.skill_id, undo.arguments, CallOrigin::User, conversation_id)
             .await
+    }
+
+    /// [`Runtime::undo_in`] outside any conversation.
+    pub async fn undo(&self, undo: UndoAction) -> (ToolCall, ToolResult) {
+        self.undo_in(undo, None).await
     }
 
     /// An edit the person makes in a skill's own panel. It changes the same
@@ -759,11 +831,11 @@ impl Runtime {
         let notes = load(db, NOTES).await?;
         let tasks = load(db, TASKS).await?;
         let memories = load(db, MEMORIES).await?;
-        let permissions: PermissionSettings = db
-            .setting(PERMISSIONS_KEY)
-            .await
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
+        let permissions = permissions_or_safe(
+            db.setting_read(PERMISSIONS_KEY)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
         let (usage, _) = db.all::<Usage>(USAGE).await.map_err(|e| e.to_string())?;
         // Installed Agent Skills packages come back (restore) or go (Clear
         // all) with the stores, and their tools with them.

@@ -401,11 +401,50 @@ pub struct StoreWrite {
 /// connection is closed by then.
 type VersionHook = Rc<RefCell<Option<Box<dyn Fn()>>>>;
 
+/// A stored record that could not be read: where it is and why. It stays
+/// where it was (and, in a store whose keys the app reuses, a copy is kept
+/// in the settings store under [`SET_ASIDE_PREFIX`], so a later write of
+/// the same key cannot lose it); every backup carries it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetAside {
+    pub store: String,
+    pub key: String,
+    pub error: String,
+}
+
+/// Where copies of records that could not be read are kept, in the
+/// settings store: `set-aside/{store}/{key}`.
+pub const SET_ASIDE_PREFIX: &str = "set-aside/";
+
+/// Stores whose keys the app writes again by name (a setting, a skill's
+/// usage, a server, a package and its files): a record of theirs that
+/// cannot be read is copied aside before a later write could replace it.
+/// The other stores key records by fresh ids, so theirs stay untouched.
+const REUSED_KEYS: [&str; 5] = [SETTINGS, USAGE, MCP_SERVERS, SKILL_PACKAGES, SKILL_FILES];
+
+/// A stored value as [`Db::setting_read`] found it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stored<T> {
+    Missing,
+    Found(T),
+    /// There, but unreadable: set aside, so the caller uses its safe
+    /// default.
+    SetAside,
+}
+
+/// The records set aside so far, and who wants to know.
+#[derive(Default)]
+struct Aside {
+    records: RefCell<Vec<(SetAside, JsValue)>>,
+    listeners: RefCell<Vec<Box<dyn Fn()>>>,
+}
+
 /// An open database.
 pub struct Db {
     db: Database,
     schema: Schema,
     on_newer: VersionHook,
+    aside: Rc<Aside>,
 }
 
 impl Db {
@@ -491,6 +530,7 @@ impl Db {
             db,
             schema,
             on_newer,
+            aside: Rc::new(Aside::default()),
         })
     }
 
@@ -589,13 +629,110 @@ impl Db {
         }
     }
 
-    /// Reads a key-value record from the settings store.
+    /// Reads a key-value record from the settings store; one that cannot
+    /// be read is set aside and reads as absent (see
+    /// [`setting_read`](Self::setting_read) to tell the two apart).
     pub async fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
+        Ok(match self.setting_read(key).await? {
+            Stored::Found(v) => Some(v),
+            Stored::Missing | Stored::SetAside => None,
+        })
+    }
+
+    /// Reads a key-value record from the settings store, saying whether it
+    /// was there but unreadable (then it is set aside and reported, and the
+    /// caller falls back to its safe default).
+    pub async fn setting_read<T: DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Stored<T>, StorageError> {
         #[derive(serde::Deserialize)]
         struct Entry<T> {
             value: T,
         }
-        Ok(self.get::<Entry<T>>(SETTINGS, key).await?.map(|e| e.value))
+        let Some(raw) = self.get_raw(SETTINGS, key).await? else {
+            return Ok(Stored::Missing);
+        };
+        match from_js::<Entry<T>>(raw.clone()) {
+            Ok(e) => Ok(Stored::Found(e.value)),
+            Err(e) => {
+                self.set_aside(SETTINGS, &raw, &e.to_string()).await;
+                Ok(Stored::SetAside)
+            }
+        }
+    }
+
+    /// The records that could not be read since this database was opened.
+    pub fn set_aside_records(&self) -> Vec<SetAside> {
+        self.aside
+            .records
+            .borrow()
+            .iter()
+            .map(|(s, _)| s.clone())
+            .collect()
+    }
+
+    /// Those records as they are stored, for the person to download.
+    pub fn set_aside_values(&self) -> Vec<(SetAside, JsValue)> {
+        self.aside.records.borrow().clone()
+    }
+
+    /// Calls `f` whenever a record is set aside.
+    pub fn on_set_aside(&self, f: impl Fn() + 'static) {
+        self.aside.listeners.borrow_mut().push(Box::new(f));
+    }
+
+    /// Keeps a record of `store` that could not be read (`why`): it stays
+    /// where it is, is copied aside when its store reuses keys, is counted
+    /// for the notice and logged. Never fails: a record the app cannot read
+    /// must not stop it.
+    pub async fn set_aside(&self, store: &str, record: &JsValue, why: &str) {
+        let key = self
+            .schema
+            .store(store)
+            .map(|s| crate::codec::key_of(record, s.key_path))
+            .map(|k| {
+                k.as_string()
+                    .or_else(|| k.as_f64().map(|n| n.to_string()))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        let entry = SetAside {
+            store: store.to_string(),
+            key: key.clone(),
+            error: why.to_string(),
+        };
+        {
+            let mut records = self.aside.records.borrow_mut();
+            if records.iter().any(|(s, _)| s.store == entry.store && s.key == entry.key) {
+                return;
+            }
+            records.push((entry, record.clone()));
+        }
+        web_sys::console::warn_1(
+            &format!("a {store} record ({key}) could not be read and was set aside: {why}").into(),
+        );
+        let copy_of_a_copy = store == SETTINGS && key.starts_with(SET_ASIDE_PREFIX);
+        if REUSED_KEYS.contains(&store) && !copy_of_a_copy {
+            let copy = js_sys::Object::new();
+            let value = js_sys::Object::new();
+            let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
+                let _ = js_sys::Reflect::set(o, &k.into(), v);
+            };
+            set(&value, "store", &store.into());
+            set(&value, "key", &key.as_str().into());
+            set(&value, "error", &why.into());
+            set(&value, "set_aside_ms", &js_sys::Date::now().into());
+            set(&value, "record", record);
+            set(&copy, "key", &format!("{SET_ASIDE_PREFIX}{store}/{key}").into());
+            set(&copy, "value", &value);
+            if let Err(e) = self.put_value(SETTINGS, &copy).await {
+                web_sys::console::warn_1(&format!("the copy could not be kept: {e}").into());
+            }
+        }
+        for f in self.aside.listeners.borrow().iter() {
+            f();
+        }
     }
 
     pub async fn set_setting<T: Serialize>(
@@ -615,23 +752,36 @@ impl Db {
         self.apply(store, std::slice::from_ref(record), &[]).await
     }
 
+    /// The record of `store` at `key`; one that cannot be read is set
+    /// aside and reads as absent.
     pub async fn get<T: DeserializeOwned>(
         &self,
         store: &str,
         key: &str,
     ) -> Result<Option<T>, StorageError> {
+        let Some(raw) = self.get_raw(store, key).await? else {
+            return Ok(None);
+        };
+        match from_js(raw.clone()) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => {
+                self.set_aside(store, &raw, &e.to_string()).await;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn get_raw(&self, store: &str, key: &str) -> Result<Option<JsValue>, StorageError> {
         let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
         let s = tx.object_store(store).map_err(read_error)?;
-        let value = s
-            .get(JsValue::from_str(key))
+        s.get(JsValue::from_str(key))
             .map_err(read_error)?
             .await
-            .map_err(read_error)?;
-        value.map(from_js).transpose()
+            .map_err(read_error)
     }
 
     /// Every record of `store` in key order. Records that no longer decode
-    /// are left in place and counted, never dropped.
+    /// are left in place, set aside and counted, never dropped.
     pub async fn all<T: DeserializeOwned>(
         &self,
         store: &str,
@@ -640,11 +790,11 @@ impl Db {
         let mut out = Vec::with_capacity(values.len());
         let mut undecodable = 0;
         for v in values {
-            match from_js(v) {
+            match from_js(v.clone()) {
                 Ok(record) => out.push(record),
                 Err(e) => {
                     undecodable += 1;
-                    web_sys::console::warn_1(&format!("skipping a {store} record: {e}").into());
+                    self.set_aside(store, &v, &e.to_string()).await;
                 }
             }
         }

@@ -30,7 +30,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::split::{enter, not_loaded, split_point};
-use crate::storage::Db;
+use crate::storage::{Db, Stored};
 use crate::version::bump;
 
 /// The web skills, in the order the Skills panel shows them.
@@ -363,6 +363,10 @@ pub struct WebSkills {
     /// The app's one API client; MCP uses it too.
     pub client: Rc<ProxyClient>,
     lists: RefCell<HashMap<String, DomainLists>>,
+    /// Skills whose stored lists could not be read (they are set aside):
+    /// such a skill runs nothing until its lists are saved again, since
+    /// any lists in their place could let through what the person blocked.
+    unreadable: RefCell<std::collections::HashSet<String>>,
     /// Bumped when a skill's domain lists change.
     pub version: RwSignal<u64>,
 }
@@ -373,18 +377,31 @@ impl WebSkills {
         let stored = futures::future::try_join_all(WEB_SKILLS.iter().map(|skill| {
             let db = db.clone();
             async move {
-                db.setting::<DomainLists>(&DomainLists::settings_key(skill))
+                db.setting_read::<DomainLists>(&DomainLists::settings_key(skill))
                     .await
-                    .map(|l| l.map(|l| (skill.to_string(), l)))
+                    .map(|l| (skill.to_string(), l))
                     .map_err(|e| e.to_string())
             }
         }))
         .await?;
-        let lists: HashMap<String, DomainLists> = stored.into_iter().flatten().collect();
+        let mut lists = HashMap::new();
+        let mut unreadable = std::collections::HashSet::new();
+        for (skill, read) in stored {
+            match read {
+                Stored::Found(l) => {
+                    lists.insert(skill, l);
+                }
+                Stored::SetAside => {
+                    unreadable.insert(skill);
+                }
+                Stored::Missing => {}
+            }
+        }
         Ok(WebSkills {
             db,
             client: Rc::new(ProxyClient::browser()),
             lists: RefCell::new(lists),
+            unreadable: RefCell::new(unreadable),
             version: RwSignal::new(0),
         })
     }
@@ -404,18 +421,32 @@ impl WebSkills {
             .await
             .map_err(|e| e.to_string())?;
         self.lists.borrow_mut().insert(skill.to_string(), lists);
+        self.unreadable.borrow_mut().remove(skill);
         bump(self.version);
         Ok(())
+    }
+
+    /// Why `skill` may not run now, if its stored lists could not be read.
+    fn refusal(&self, skill: &str) -> Option<SkillError> {
+        self.unreadable.borrow().contains(skill).then(|| {
+            SkillError::new(format!(
+                "the domain lists of {skill} could not be read, so it runs nothing until they are saved again: open the Skills panel, check its lists and save them"
+            ))
+        })
     }
 
     /// Forgets the lists in memory, after all data was cleared.
     pub fn forget_lists(&self) {
         self.lists.borrow_mut().clear();
+        self.unreadable.borrow_mut().clear();
         bump(self.version);
     }
 
     /// Runs a web skill call.
     pub async fn run(&self, skill: &str, arguments: &Value) -> Result<SkillOutput, SkillError> {
+        if let Some(refused) = self.refusal(skill) {
+            return Err(refused);
+        }
         let lists = self.lists(skill);
         self.client.run_skill(skill, arguments, &lists).await
     }
@@ -439,6 +470,9 @@ impl SkillSource for WebSkills {
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         let client = self.client.clone();
         let id = skill.id.as_str().to_string();
+        if let Some(refused) = self.refusal(&id) {
+            return async move { Err(refused) }.boxed_local();
+        }
         let lists = self.lists(&id);
         let arguments = call.arguments.clone();
         let failed = || SkillError::new(not_loaded("the web skills"));

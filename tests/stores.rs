@@ -5,7 +5,9 @@
 
 use hearth::runtime::Runtime;
 use hearth::storage::{
-    ACTIVITY, Db, MEMORIES, NOTES, SCHEMA_V1, SCHEMA_V2, SCHEMAS, Schema, TASKS, current_schema,
+    ACTIVITY, ARTIFACTS, CONVERSATIONS, Db, GRANTS, MCP_SERVERS, MEMORIES, NOTES, SCHEMA_V1,
+    SCHEMA_V2, SCHEMAS, SETTINGS, SKILL_FILES, SKILL_PACKAGES, Schema, TASKS, USAGE,
+    current_schema,
 };
 use hearth_core::activity::ActivityRecord;
 use hearth_core::memory::Memory;
@@ -245,4 +247,213 @@ async fn strange_text_round_trips_through_indexeddb() {
     .await;
     assert_eq!(big.status, ToolStatus::Failed);
     assert_eq!(rt.db().count(NOTES).await.unwrap(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn an_undo_runs_only_if_this_browser_made_its_call_and_still_asks_permission() {
+    let rt = Runtime::start(fresh("test-undo-origin", current_schema()).await)
+        .await
+        .unwrap();
+    let a = run(&rt, "notes", json!({"action": "create", "title": "A"})).await;
+    let b = run(&rt, "notes", json!({"action": "create", "title": "B"})).await;
+    let (a, b) = (created_id(&a, "note"), created_id(&b, "note"));
+    let deleted = run(&rt, "notes", json!({"action": "delete", "id": a})).await;
+    let undo = deleted.undo.clone().unwrap();
+    assert!(rt.undo_is_ours(&undo), "this browser's own call sealed it");
+
+    // The Activity record keeps the sealed undo: it is still offered after
+    // a reload.
+    let (stored, _) = rt.db().all::<ActivityRecord>(ACTIVITY).await.unwrap();
+    let kept = stored
+        .iter()
+        .find(|r| r.result.id == deleted.id)
+        .and_then(|r| r.result.undo.clone())
+        .unwrap();
+    assert!(rt.undo_is_ours(&kept));
+
+    // A record from elsewhere (a restored backup, another device): an undo
+    // that says "bring back" but deletes B instead. Unsealed, forged or
+    // sealed by another key, it is never offered and never runs.
+    let hostile = |seal: Option<String>| hearth_core::call::UndoAction {
+        label: "Undo: bring them back".into(),
+        skill_id: SkillId::new("notes").unwrap(),
+        arguments: json!({"action": "delete", "id": b}),
+        seal,
+    };
+    let mut other_device = hostile(None);
+    other_device.seal_with(&[9u8; 32]);
+    let mut tampered = undo.clone();
+    tampered.arguments = json!({"action": "delete", "id": b});
+    for u in [
+        hostile(None),
+        hostile(Some("00".repeat(32))),
+        other_device,
+        tampered,
+    ] {
+        assert!(!rt.undo_is_ours(&u));
+        let (_, r) = rt.undo(u).await;
+        assert_eq!(r.status, ToolStatus::Denied);
+        assert_eq!(
+            r.error.as_deref(),
+            Some("this undo did not come from a call made in this browser, so it does not run")
+        );
+    }
+    assert_eq!(rt.db().count(NOTES).await.unwrap(), 1, "B is still there");
+
+    // Its own undo still passes the permission layer: with the notes skill
+    // switched off, it is denied and the note stays deleted.
+    rt.update_permissions(|p| p.set_enabled("notes", Some(false)))
+        .await
+        .unwrap();
+    let (_, r) = rt.undo(undo.clone()).await;
+    assert_eq!(r.status, ToolStatus::Denied);
+    assert_eq!(rt.db().count(NOTES).await.unwrap(), 1);
+    rt.update_permissions(|p| p.set_enabled("notes", None))
+        .await
+        .unwrap();
+    let (_, r) = rt.undo(undo).await;
+    assert_eq!(r.status, ToolStatus::Completed);
+    assert_eq!(rt.db().count(NOTES).await.unwrap(), 2);
+}
+
+/// One record per store that the app cannot read: the key it needs, and
+/// the wrong type in a field it reads.
+fn unreadable_records() -> Vec<(&'static str, Value)> {
+    vec![
+        (ACTIVITY, json!({"id": "bad", "skill_id": 5, "result": "no"})),
+        (NOTES, json!({"id": "bad", "title": 5})),
+        (TASKS, json!({"id": "bad", "title": ["x"]})),
+        (MEMORIES, json!({"id": "bad", "text": {"a": 1}})),
+        (SETTINGS, json!({"key": "permissions", "value": "garbage"})),
+        (SETTINGS, json!({"key": "web.domains.web_fetch", "value": 7})),
+        (SETTINGS, json!({"key": "provider", "value": {"kind": 3}})),
+        (USAGE, json!({"skill_id": "calculator", "count": "many"})),
+        (CONVERSATIONS, json!({"id": "bad", "messages": "none", "updated_ms": 1})),
+        (SKILL_PACKAGES, json!({"name": "broken", "skill_md": 5})),
+        (SKILL_FILES, json!({"key": "broken/SKILL.md", "package": 5})),
+        (MCP_SERVERS, json!({"id": "bad", "source": 12})),
+        (GRANTS, json!({"id": "bad", "name": 7})),
+        (ARTIFACTS, json!({"id": "bad", "conversation_id": 9})),
+    ]
+}
+
+#[wasm_bindgen_test]
+async fn a_record_that_cannot_be_read_never_locks_the_person_out() {
+    // Every store of the schema is covered.
+    let covered: std::collections::BTreeSet<&str> =
+        unreadable_records().iter().map(|(s, _)| *s).collect();
+    let all: std::collections::BTreeSet<&str> = current_schema().store_names().into_iter().collect();
+    assert_eq!(covered, all);
+
+    for (i, (store, record)) in unreadable_records().into_iter().enumerate() {
+        let what = format!("{store} {record}");
+        let db = fresh(&format!("test-unreadable-{i}"), current_schema()).await;
+        let value = hearth::codec::from_values(std::slice::from_ref(&record))
+            .unwrap()
+            .get(0);
+        db.put_value(store, &value).await.unwrap();
+
+        // The app starts, and everything that reads the store still reads.
+        let rt = Runtime::start(db)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: Hearth could not start: {e}"));
+        let db = rt.db();
+        rt.activity().newest_first().await.expect(&what);
+        hearth::assistant::store::load_all(&db, 1.0).await.expect(&what);
+        hearth::assistant::store::provider(&db).await.expect(&what);
+        hearth::files::grants::list(&db).await.expect(&what);
+        db.all::<hearth_core::mcp::servers::ServerEntry>(MCP_SERVERS)
+            .await
+            .expect(&what);
+        // Skills run (unreadable permissions make every call ask, which
+        // the next test shows).
+        if record["key"] != "permissions" {
+            let (_, result) = rt
+                .invoke(
+                    SkillId::new("calculator").unwrap(),
+                    json!({"expression": "1+1"}),
+                    CallOrigin::User,
+                )
+                .await;
+            assert_eq!(result.status, ToolStatus::Completed, "{what}");
+        }
+
+        // It is reported, and kept: in place, copied aside where its key
+        // could be written again, and in every backup.
+        let aside = db.set_aside_records();
+        let key = record
+            .get(current_schema().store(store).unwrap().key_path)
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string();
+        assert!(
+            aside.iter().any(|s| s.store == store && s.key == key),
+            "{what}: {aside:?}"
+        );
+        let copy = format!("set-aside/{store}/{key}");
+        let copied = db.get::<Value>(SETTINGS, &copy).await.unwrap();
+        let reused = [SETTINGS, USAGE, MCP_SERVERS, SKILL_PACKAGES, SKILL_FILES].contains(&store);
+        assert_eq!(copied.is_some(), reused, "{what}");
+        if let Some(c) = copied {
+            assert_eq!(c["value"]["record"], record, "{what}");
+        }
+        let made = hearth::backup::create(&db, hearth_core::backup::SecretsChoice::Include)
+            .await
+            .expect(&what);
+        let file = hearth::backup::open_file(&made.bytes, &db.schema()).expect(&what);
+        let in_place = file.store(store).unwrap().records.contains(&record);
+        let aside = file
+            .store(SETTINGS)
+            .unwrap()
+            .records
+            .iter()
+            .any(|r| r["key"] == copy && r["value"]["record"] == record);
+        // Where the app wrote the key again (a skill's usage after a call),
+        // the copy is what is left of it.
+        assert!(in_place || aside, "{what}: not in the backup");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn unreadable_settings_fall_back_to_what_is_safe() {
+    let db = fresh("test-unreadable-safe", current_schema()).await;
+    for record in [
+        json!({"key": "permissions", "value": {"mode": 5}}),
+        json!({"key": "web.domains.web_fetch", "value": {"deny": ["not", "text"]}}),
+    ] {
+        let value = hearth::codec::from_values(&[record]).unwrap().get(0);
+        db.put_value(SETTINGS, &value).await.unwrap();
+    }
+    let rt = Runtime::start(db).await.unwrap();
+    // Every call asks.
+    assert_eq!(
+        rt.data().permissions.borrow().mode,
+        PermissionMode::AskEverything
+    );
+    // The web skill whose lists cannot be read runs nothing, and says why.
+    let refused = rt
+        .web()
+        .run("web_fetch", &json!({"url": "https://example.com"}))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.message.contains("could not be read"),
+        "{}",
+        refused.message
+    );
+    // Changing a permission keeps "ask for everything" and stores a record
+    // that reads; the unreadable one stays aside.
+    rt.update_permissions(|p| p.set_enabled("web_fetch", Some(true)))
+        .await
+        .unwrap();
+    let stored: hearth_core::permission::PermissionSettings =
+        rt.db().setting("permissions").await.unwrap().unwrap();
+    assert_eq!(stored.mode, PermissionMode::AskEverything);
+    let copy: Value = rt
+        .db()
+        .get(SETTINGS, "set-aside/settings/permissions")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(copy["value"]["record"]["value"], json!({"mode": 5}));
 }

@@ -86,9 +86,9 @@ pub async fn list(db: &Db) -> Result<Vec<Grant>, FilesError> {
             .ok()
             .filter(|h| !h.is_undefined() && !h.is_null())
             .map(|h| h.unchecked_into::<FileSystemHandle>());
-        match serde_wasm_bindgen::from_value::<GrantRecord>(value) {
+        match serde_wasm_bindgen::from_value::<GrantRecord>(value.clone()) {
             Ok(record) => grants.push(Grant { record, handle }),
-            Err(e) => web_sys::console::warn_1(&format!("skipping a grant record: {e}").into()),
+            Err(e) => db.set_aside(GRANTS, &value, &e.to_string()).await,
         }
     }
     grants.sort_by(|a, b| a.record.created_at_ms.total_cmp(&b.record.created_at_ms));

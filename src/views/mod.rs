@@ -20,6 +20,7 @@ pub mod offline;
 pub mod providers;
 pub mod reply;
 pub mod servers;
+pub mod set_aside;
 pub mod settings;
 pub mod skill_form;
 pub mod skills;

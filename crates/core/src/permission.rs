@@ -124,6 +124,16 @@ pub struct PermissionSettings {
 }
 
 impl PermissionSettings {
+    /// What applies while the stored settings cannot be read: every call
+    /// asks (and skills that are off until switched on stay off). Safe
+    /// whatever the person had set; the unreadable record is kept.
+    pub fn unreadable() -> Self {
+        Self {
+            mode: PermissionMode::AskEverything,
+            ..Self::default()
+        }
+    }
+
     pub fn skill(&self, id: &str) -> SkillSettings {
         self.skills.get(id).copied().unwrap_or_default()
     }
