@@ -1,5 +1,5 @@
-//! Browser facts core asks for through traits: time, ids, downloads; and
-//! the storage the browser grants the app.
+//! Browser facts core asks for through traits: time, ids, downloads, this
+//! browser's own key; and the storage the browser grants the app.
 
 use hearth_core::calculator::Clock;
 use hearth_core::invoke::TimeSource;
@@ -41,22 +41,96 @@ pub fn new_id() -> String {
         .unwrap_or_else(|| format!("id-{}-{}", js_sys::Date::now(), js_sys::Math::random()))
 }
 
+/// Where this browser's own key is kept: local storage, which no backup,
+/// export or sync carries.
+const DEVICE_KEY: &str = "hearth.device-key";
+
+thread_local! {
+    static KEY: std::cell::OnceCell<std::rc::Rc<[u8]>> = const { std::cell::OnceCell::new() };
+}
+
+/// 32 random bytes only this browser holds, made on first use: what seals
+/// the undos of calls made here (`hearth_core::seal`). Where local storage
+/// is unavailable, a key for this page's life.
+pub fn device_key() -> std::rc::Rc<[u8]> {
+    KEY.with(|cell| {
+        cell.get_or_init(|| {
+            let storage = web_sys::window().and_then(|w| w.local_storage().ok().flatten());
+            let stored = storage
+                .as_ref()
+                .and_then(|s| s.get_item(DEVICE_KEY).ok().flatten())
+                .and_then(|hex| decode_hex(&hex))
+                .filter(|k| k.len() == 32);
+            if let Some(k) = stored {
+                return k.into();
+            }
+            let mut fresh = [0u8; 32];
+            let filled = web_sys::window()
+                .and_then(|w| w.crypto().ok())
+                .is_some_and(|c| c.get_random_values_with_u8_array(&mut fresh).is_ok());
+            if !filled {
+                // No CSPRNG: a key nobody can know, for this page only.
+                let id = new_id();
+                fresh.copy_from_slice(&sha256_of(id.as_bytes()));
+                return fresh.to_vec().into();
+            }
+            if let Some(s) = storage {
+                let hex: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
+                let _ = s.set_item(DEVICE_KEY, &hex);
+            }
+            fresh.to_vec().into()
+        })
+        .clone()
+    })
+}
+
+fn sha256_of(bytes: &[u8]) -> [u8; 32] {
+    hearth_core::seal::hmac_sha256(b"hearth-device-key", bytes)
+}
+
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The type a download is offered as: markup a browser would render (and
+/// run) if the file were opened from its URL goes as plain bytes.
+fn download_type(mime: &str) -> &str {
+    let base = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match base.as_str() {
+        "text/html" | "application/xhtml+xml" | "image/svg+xml" | "text/xml"
+        | "application/xml" => "application/octet-stream",
+        _ => mime,
+    }
+}
+
+/// A file name as offered: no folder separators.
+fn download_name(name: &str) -> String {
+    name.replace(['/', '\\'], "_")
+}
+
 /// Offers `text` to the person as a file download.
 pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
     let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
+    options.set_type(download_type(mime));
     let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
         .map_err(|e| format!("cannot build the file: {e:?}"))?;
     download_blob(filename, &blob)
 }
 
-/// Offers `bytes` to the person as a file download.
+/// Offers `bytes` to the person as a file download. Every download of the
+/// app goes through here or [`download_text`].
 pub fn download_bytes(filename: &str, mime: &str, bytes: &[u8]) -> Result<(), String> {
     let array = js_sys::Uint8Array::from(bytes);
     let parts = js_sys::Array::of1(&array);
     let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
+    options.set_type(download_type(mime));
     let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
         .map_err(|e| format!("cannot build the file: {e:?}"))?;
     download_blob(filename, &blob)
@@ -73,7 +147,7 @@ fn download_blob(filename: &str, blob: &web_sys::Blob) -> Result<(), String> {
         .map_err(|e| format!("{e:?}"))?
         .unchecked_into();
     a.set_href(&url);
-    a.set_download(filename);
+    a.set_download(&download_name(filename));
     a.click();
     // Revoked later: some browsers read the URL after click() returns.
     gloo_timers::callback::Timeout::new(60_000, move || {

@@ -267,3 +267,60 @@ async fn a_reply_that_leaves_before_its_frame_paints_nothing() {
     assert_eq!(*uncaught.borrow(), Vec::<String>::new());
     assert!(el.query_selector(".message-text").unwrap().is_none());
 }
+
+/// What the page did with downloads: the anchors clicked and the object
+/// URLs revoked, recorded in place of doing them.
+fn watch_downloads() {
+    js_sys::eval(
+        r#"
+        window.__downloads = { clicks: [], revoked: [] };
+        if (!HTMLAnchorElement.prototype.__realClick) {
+          HTMLAnchorElement.prototype.__realClick = HTMLAnchorElement.prototype.click;
+          HTMLAnchorElement.prototype.click = function () {
+            window.__downloads.clicks.push({ href: this.href, download: this.download });
+          };
+          URL.__realRevoke = URL.revokeObjectURL;
+          URL.revokeObjectURL = (u) => { window.__downloads.revoked.push(u); };
+        }
+        "#,
+    )
+    .unwrap();
+}
+
+fn seen(path: &str) -> wasm_bindgen::JsValue {
+    js_sys::eval(&format!("window.__downloads.{path}")).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn every_download_keeps_its_file_until_the_browser_has_read_it() {
+    watch_downloads();
+    // A file a code run wrote, and a backup: both go through the one helper.
+    hearth::views::code::download("out/page.html", "text/html", "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==")
+        .unwrap();
+    hearth::platform::download_bytes("notes.md", "text/markdown", b"# hi").unwrap();
+    let clicks = js_sys::Array::from(&seen("clicks"));
+    assert_eq!(clicks.length(), 2);
+    // Some browsers read the URL after click() returns: nothing is revoked
+    // yet.
+    assert_eq!(js_sys::Array::from(&seen("revoked")).length(), 0);
+    let first = clicks.get(0);
+    let name = js_sys::Reflect::get(&first, &"download".into()).unwrap();
+    assert_eq!(name.as_string().as_deref(), Some("out_page.html"));
+    // The file is there to read, as bytes no browser renders.
+    let href = js_sys::Reflect::get(&first, &"href".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    let response: web_sys::Response = wasm_bindgen_futures::JsFuture::from(
+        web_sys::window().unwrap().fetch_with_str(&href),
+    )
+    .await
+    .unwrap()
+    .unchecked_into();
+    let blob: web_sys::Blob = wasm_bindgen_futures::JsFuture::from(response.blob().unwrap())
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(blob.type_(), "application/octet-stream");
+    assert_eq!(blob.size(), 25.0);
+}

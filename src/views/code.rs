@@ -15,7 +15,6 @@ use hearth_core::code::protocol::Language;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
 
 use crate::runtime::use_runtime;
 use crate::sandbox::PythonState;
@@ -101,28 +100,11 @@ fn blob_url(bytes: &[u8], mime: &str) -> Option<String> {
     web_sys::Url::create_object_url_with_blob(&blob).ok()
 }
 
-/// Offers bytes as a download; never opens them in the app.
-fn download(name: &str, mime: &str, data: &str) -> Result<(), String> {
+/// Offers a file a run wrote (base64 `data`) as a download, through the
+/// app's one download helper; never opens it in the app.
+pub fn download(name: &str, mime: &str, data: &str) -> Result<(), String> {
     let bytes = artifact_bytes(data)?;
-    // application/octet-stream for markup, so no browser renders it.
-    let mime = if mime.starts_with("text/html") || mime == "image/svg+xml" {
-        "application/octet-stream"
-    } else {
-        mime
-    };
-    let url = blob_url(&bytes, mime).ok_or("the browser could not make the file")?;
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or("no document")?;
-    let a: web_sys::HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(|e| format!("{e:?}"))?
-        .unchecked_into();
-    a.set_href(&url);
-    a.set_download(&name.replace('/', "_"));
-    a.click();
-    let _ = web_sys::Url::revoke_object_url(&url);
-    Ok(())
+    crate::platform::download_bytes(name, mime, &bytes)
 }
 
 #[component]
