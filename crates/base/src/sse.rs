@@ -95,6 +95,12 @@ impl SseParser {
             if let Some(event) = self.line(&line) {
                 out.push(event);
             }
+            // Held to the limit line by line: one large chunk must not
+            // build an event past it either.
+            if self.data.len() > self.max_event_bytes {
+                self.reset_event();
+                return Err(SseError::EventTooLarge(self.max_event_bytes));
+            }
         }
         self.pending.extend_from_slice(rest);
         if self.pending.len() + self.data.len() > self.max_event_bytes {
@@ -260,6 +266,16 @@ mod tests {
             p.feed(b"\n\ndata: ok\n\n").unwrap(),
             vec![ev("", "ok", None)]
         );
+    }
+
+    #[test]
+    fn an_event_past_the_limit_is_refused_even_inside_one_chunk() {
+        let mut p = SseParser::with_limit(10);
+        assert_eq!(
+            p.feed(b"data: 12345\ndata: 67890\ndata: abc\n\n"),
+            Err(SseError::EventTooLarge(10))
+        );
+        assert_eq!(p.feed(b"data: ok\n\n").unwrap(), vec![ev("", "ok", None)]);
     }
 
     #[test]
