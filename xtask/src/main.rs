@@ -26,12 +26,16 @@
 //!   wllama into public/wllama/ (the build does this itself; run it before
 //!   a hand-made `trunk build`).
 //! - `cargo xtask test-model`: install the small model the tests run.
+//! - `cargo xtask fuzz [--cases N]`: the property tests of every parser of
+//!   outside input, with many more cases than `cargo xtask test` runs, in
+//!   release (not part of the test command).
 
 mod baselines;
 mod bench;
 mod circles;
 mod collections;
 mod fresh;
+mod fuzz;
 mod lexicon;
 mod pwa;
 mod report;
@@ -164,7 +168,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!(
-            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|test-model|skill-collections|lexicon>"
+            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|test-model|skill-collections|lexicon|fuzz>"
         );
         return ExitCode::FAILURE;
     };
@@ -181,6 +185,7 @@ fn main() -> ExitCode {
         )
         .and_then(|()| step("wllama into public/wllama/", setup::wllama_runtime)),
         "test-model" => step("the test model", setup::test_model).map(|_| ()),
+        "fuzz" => fuzz::run(rest),
         "lexicon" => step(
             "discovery's lexicon into crates/core/src/discovery/lexicon.txt",
             lexicon::write,
@@ -216,7 +221,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, test-model, skill-collections or lexicon"
+            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, test-model, skill-collections, lexicon or fuzz"
         ))),
     };
     match result {

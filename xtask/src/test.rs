@@ -376,6 +376,9 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                             crate::bench::LEPTOS_ANCHOR,
                             "--no-fail-fast",
                         ])
+                        // The property tests run a fixed number of cases
+                        // here; `cargo xtask fuzz` runs many more.
+                        .env("PROPTEST_CASES", crate::fuzz::TEST_CASES.to_string())
                         .current_dir(&root),
                 )
             },

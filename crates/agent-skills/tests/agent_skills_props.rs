@@ -2,8 +2,8 @@
 //! and the scanner never panic, whatever they are given, and what the path
 //! gate lets through is always a safe relative path.
 //!
-//! The default run is short. For a long run:
-//! `PROPTEST_CASES=200000 cargo test -p hearth-agent-skills --release --test agent_skills_props`.
+//! `cargo xtask test` runs a fixed number of cases (`PROPTEST_CASES`);
+//! `cargo xtask fuzz` runs many more, in release.
 
 use std::io::{Cursor, Write};
 
