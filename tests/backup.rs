@@ -512,6 +512,13 @@ async fn every_record_is_written_as_the_preview_showed_it() {
         m.as_object_mut().unwrap().remove("record_encoding");
     });
     let file = backup::open_file(&file, &db.schema()).unwrap();
+    // This browser asks for sensitive skills.
+    db.set_setting(
+        "permissions",
+        &hearth_core::permission::PermissionSettings::default(),
+    )
+    .await
+    .unwrap();
     let agreed = Consent {
         loosen_permissions: true,
     };

@@ -386,8 +386,12 @@ async fn a_record_that_cannot_be_read_never_locks_the_person_out() {
             .and_then(Value::as_str)
             .unwrap()
             .to_string();
-        assert!(
+        // Files from code runs are stored but no part of the app reads them
+        // back, so nothing meets that record: it simply stays.
+        let read_by_the_app = store != ARTIFACTS;
+        assert_eq!(
             aside.iter().any(|s| s.store == store && s.key == key),
+            read_by_the_app,
             "{what}: {aside:?}"
         );
         let copy = format!("set-aside/{store}/{key}");
