@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
 use crate::collection::{Change, Changed, Collection, Record, Stamp};
+use crate::form::ActionForm;
 use crate::notes::{clean_tags, explain_serde};
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
@@ -81,6 +82,13 @@ pub fn definition() -> SkillDefinition {
         "Recall my preferences for travel",
     ])
     .with_commands(commands())
+    .with_actions([
+        ActionForm::new("remember", "Remember something", &["text", "tags"], &["text"]),
+        ActionForm::new("recall", "Recall", &["query", "limit"], &["query"]),
+        ActionForm::new("list", "List memories", &["limit"], &[]),
+        ActionForm::new("update", "Change a memory", &["id", "text", "tags"], &["id"]),
+        ActionForm::new("forget", "Forget a memory", &["id"], &["id"]),
+    ])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -116,6 +124,17 @@ fn commands() -> Vec<CommandForm> {
         .examples([
             "/remember I prefer metric units",
             "/remember I'm vegetarian #food",
+        ])
+        .leads([
+            "remember that",
+            "remember",
+            "don't forget that",
+            "do not forget that",
+            "keep in mind that",
+            "keep in mind",
+            "memorize that",
+            "memorize",
+            "for the record",
         ]),
         CommandForm::new(
             "recall",
@@ -125,7 +144,13 @@ fn commands() -> Vec<CommandForm> {
             "Recall what Hearth remembers about something",
         )
         .fixed(json!({"action": "recall"}))
-        .examples(["/recall units"]),
+        .examples(["/recall units"])
+        .leads([
+            "what do you remember about",
+            "what do you know about",
+            "do you remember",
+            "recall",
+        ]),
         CommandForm::new("memory", TextShape::Nothing, "List what Hearth remembers")
             .fixed(json!({"action": "list"}))
             .examples(["/memory"]),
@@ -366,7 +391,10 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
             if back.is_empty() {
                 return Err(SkillError::new("nothing to restore"));
             }
-            let text = format!("Restored {} memories.", back.len());
+            let text = format!(
+                "Restored {}.",
+                crate::display::count(back.len(), "memory", "memories")
+            );
             let ids: Vec<String> = back.iter().map(|m| m.id.clone()).collect();
             Ok((
                 SkillOutput::text_and_json(text, json!({"restored": ids})),
