@@ -271,7 +271,7 @@ fn amount(text: &str) -> Option<Vec<(i64, Unit)>> {
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|w| !w.is_empty() && *w != "and" && *w != "+")
         .collect();
-    if words.is_empty() || words.len() % 2 != 0 {
+    if words.is_empty() || !words.len().is_multiple_of(2) {
         return None;
     }
     let mut out = Vec::new();
