@@ -9,7 +9,6 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::CallOrigin;
 use hearth_core::activity::{ActivityFilter, ActivityRecord, ActivityStore, Usage};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -76,17 +75,6 @@ impl Activity {
         Ok(list)
     }
 
-    /// The calls the person made inside conversations (commands, undos),
-    /// oldest first: what the chat shows between messages.
-    pub async fn person_calls_in_conversations(&self) -> Result<Vec<ActivityRecord>, String> {
-        let (list, _) = self
-            .db
-            .all::<ActivityRecord>(ACTIVITY)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(person_calls_in_conversations(list))
-    }
-
     /// Every record, newest first, re-read whenever the log changes, for
     /// as long as the calling component lives.
     pub fn watch(self: &Rc<Self>) -> Watched {
@@ -140,16 +128,6 @@ pub fn matching(records: &[ActivityRecord], filter: &ActivityFilter) -> Vec<Acti
         .filter(|r| filter.matches(r))
         .cloned()
         .collect()
-}
-
-/// The person's calls made in a conversation, oldest first.
-fn person_calls_in_conversations(list: Vec<ActivityRecord>) -> Vec<ActivityRecord> {
-    let mut mine: Vec<ActivityRecord> = list
-        .into_iter()
-        .filter(|r| r.origin == CallOrigin::User && r.result.conversation_id.is_some())
-        .collect();
-    mine.sort_by(|x, y| x.result.started_at_ms.total_cmp(&y.result.started_at_ms));
-    mine
 }
 
 /// The call path's log: each call's record goes to IndexedDB in one

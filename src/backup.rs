@@ -161,6 +161,23 @@ pub fn open_file(bytes: &[u8], schema: &Schema) -> Result<Backup, BackupError> {
     )?;
     let from = b.manifest.schema_version;
     if from < schema.version {
+        // The stores a transform reads, as the file holds them.
+        let read: Vec<(String, Vec<serde_json::Value>)> = b
+            .stores
+            .iter()
+            .filter(|s| {
+                DATA_MIGRATIONS
+                    .iter()
+                    .any(|m| m.reads == Some(s.name.as_str()))
+            })
+            .map(|s| (s.name.clone(), s.records.clone()))
+            .collect();
+        let others = |name: &str| {
+            read.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| r.clone())
+                .unwrap_or_default()
+        };
         for store in &mut b.stores {
             let records = std::mem::take(&mut store.records);
             store.records = crate::storage::migrate_records(
@@ -169,6 +186,7 @@ pub fn open_file(bytes: &[u8], schema: &Schema) -> Result<Backup, BackupError> {
                 schema.version,
                 &store.name,
                 records,
+                &others,
             )
             .map_err(|e| {
                 BackupError::Damaged(format!(

@@ -188,11 +188,18 @@ pub const SCHEMA_V3: Schema = Schema {
     ],
 };
 
+/// Version 4: the same stores; conversations keep the commands run in
+/// them as messages of their own (see [`DATA_MIGRATIONS`]).
+pub const SCHEMA_V4: Schema = Schema {
+    version: 4,
+    stores: SCHEMA_V3.stores,
+};
+
 /// Every schema the app has shipped, oldest first; the last is current.
 /// To change storage: add a `SCHEMA_Vn` after the last, append it here,
 /// and put any record transforms it needs in [`DATA_MIGRATIONS`]. The
 /// wasm tests open every earlier version with data and upgrade it.
-pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+pub const SCHEMAS: &[Schema] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 pub fn current_schema() -> Schema {
     SCHEMAS[SCHEMAS.len() - 1]
@@ -200,15 +207,19 @@ pub fn current_schema() -> Schema {
 
 /// A record transform, run when a database (or a backup) moves to
 /// `version`: it gets each record of `store` as JSON (bytes and Blobs
-/// tagged as `codec` writes them) and returns it changed, or `None` to
-/// delete it. An `Err` aborts the whole upgrade, leaving the old data.
+/// tagged as `codec` writes them), with every record of the store it
+/// `reads` (as they are before this step), and returns the record
+/// changed, or `None` to delete it. An `Err` aborts the whole upgrade,
+/// leaving the old data.
 #[derive(Clone, Copy)]
 pub struct DataMigration {
     pub version: u32,
     pub store: &'static str,
+    /// Another store the transform reads, if any.
+    pub reads: Option<&'static str>,
     /// What it does, for errors and logs.
     pub what: &'static str,
-    pub transform: fn(Value) -> Result<Option<Value>, String>,
+    pub transform: fn(Value, &[Value]) -> Result<Option<Value>, String>,
 }
 
 impl std::fmt::Debug for DataMigration {
@@ -221,27 +232,38 @@ impl std::fmt::Debug for DataMigration {
     }
 }
 
-/// The record transforms of every schema version, in order. None so far:
-/// versions 2 and 3 only added stores.
-pub const DATA_MIGRATIONS: &[DataMigration] = &[];
+/// The record transforms of every schema version, in order. Versions 2
+/// and 3 only added stores; version 4 moves the commands run in each
+/// conversation into it, from the Activity log, before that log can be
+/// cleared.
+pub const DATA_MIGRATIONS: &[DataMigration] = &[DataMigration {
+    version: 4,
+    store: CONVERSATIONS,
+    reads: Some(ACTIVITY),
+    what: "keeping each conversation's commands in it",
+    transform: hearth_core::agent::conversation::commands_from_log,
+}];
 
 /// Runs the transforms for versions after `from` up to `to` over one
-/// store's records, as a backup made at an older version needs.
+/// store's records, as a backup made at an older version needs; `others`
+/// gives the records of a store a transform reads.
 pub fn migrate_records(
     migrations: &[DataMigration],
     from: u32,
     to: u32,
     store: &str,
     records: Vec<Value>,
+    others: &dyn Fn(&str) -> Vec<Value>,
 ) -> Result<Vec<Value>, String> {
     let mut records = records;
     for m in migrations
         .iter()
         .filter(|m| m.store == store && m.version > from && m.version <= to)
     {
+        let context = m.reads.map(others).unwrap_or_default();
         let mut next = Vec::with_capacity(records.len());
         for r in records {
-            if let Some(r) = (m.transform)(r).map_err(|e| format!("{}: {e}", m.what))? {
+            if let Some(r) = (m.transform)(r, &context).map_err(|e| format!("{}: {e}", m.what))? {
                 next.push(r);
             }
         }
@@ -1058,11 +1080,70 @@ fn upgrade(
 
 /// Runs `steps[i..]` one after the other, each over its store with a cursor:
 /// a changed record is updated in place, `None` deletes it, an error aborts.
+/// A step that reads another store gets that store's records first.
 fn run_data_migrations(
     tx: IdbTransaction,
     old: u32,
     steps: Rc<Vec<&'static DataMigration>>,
     i: usize,
+    failure: Rc<RefCell<Option<(u32, String)>>>,
+    keep: Keep,
+) {
+    let Some(step) = steps.get(i).copied() else {
+        return;
+    };
+    let fail = {
+        let tx = tx.clone();
+        let failure = failure.clone();
+        move |message: String| {
+            if failure.borrow().is_none() {
+                *failure.borrow_mut() = Some((old, message));
+            }
+            let _ = tx.abort();
+        }
+    };
+    let Some(reads) = step.reads else {
+        return run_step(tx, old, steps, i, Rc::new(Vec::new()), failure, keep);
+    };
+    let request: IdbRequest = match tx.object_store(reads).and_then(|s| s.get_all()) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("{}: reading {reads}: {}", step.what, js_text(&e))),
+    };
+    let on_read = {
+        let request = request.clone();
+        let keep2 = keep.clone();
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |_e: web_sys::Event| {
+            let read = request
+                .result()
+                .map_err(|e| js_text(&e))
+                .and_then(|v| crate::codec::to_values(&v))
+                .map(|(values, _)| values);
+            match read {
+                Ok(values) => run_step(
+                    tx.clone(),
+                    old,
+                    steps.clone(),
+                    i,
+                    Rc::new(values),
+                    failure.clone(),
+                    keep2.clone(),
+                ),
+                Err(message) => fail(format!("{}: reading {reads}: {message}", step.what)),
+            }
+        })
+    };
+    request.set_onsuccess(Some(on_read.as_ref().unchecked_ref()));
+    keep.borrow_mut().push(on_read);
+}
+
+/// One step's cursor over its store, with what it reads in `context`;
+/// the next step starts when the cursor is done.
+fn run_step(
+    tx: IdbTransaction,
+    old: u32,
+    steps: Rc<Vec<&'static DataMigration>>,
+    i: usize,
+    context: Rc<Vec<Value>>,
     failure: Rc<RefCell<Option<(u32, String)>>>,
     keep: Keep,
 ) {
@@ -1112,7 +1193,7 @@ fn run_data_migrations(
                 let value = cursor.value().map_err(|e| js_text(&e))?;
                 let (mut records, _) = crate::codec::to_values(&js_sys::Array::of1(&value))?;
                 let record = records.pop().ok_or("an empty record")?;
-                match (step.transform)(record)? {
+                match (step.transform)(record, &context)? {
                     Some(next) => {
                         let back = crate::codec::from_values(&[next])?;
                         cursor.update(&back.get(0)).map_err(|e| js_text(&e))?;

@@ -154,7 +154,7 @@ const T2: Schema = Schema {
 };
 static CHAIN: [Schema; 2] = [T1, T2];
 
-fn add_size(mut v: Value) -> Result<Option<Value>, String> {
+fn add_size(mut v: Value, _: &[Value]) -> Result<Option<Value>, String> {
     if v["title"] == "drop me" {
         return Ok(None);
     }
@@ -163,22 +163,24 @@ fn add_size(mut v: Value) -> Result<Option<Value>, String> {
     Ok(Some(v))
 }
 
-fn fail_on_bad(v: Value) -> Result<Option<Value>, String> {
+fn fail_on_bad(v: Value, others: &[Value]) -> Result<Option<Value>, String> {
     if v["title"] == "bad" {
         return Err("a title Hearth cannot read".into());
     }
-    add_size(v)
+    add_size(v, others)
 }
 
 static GOOD: [DataMigration; 1] = [DataMigration {
     version: 2,
     store: THINGS,
+    reads: None,
     what: "sizing things",
     transform: add_size,
 }];
 static FAILING: [DataMigration; 1] = [DataMigration {
     version: 2,
     store: THINGS,
+    reads: None,
     what: "sizing things",
     transform: fail_on_bad,
 }];
@@ -270,16 +272,16 @@ fn backups_from_older_versions_go_through_the_same_transforms() {
         json!({"id": "b", "title": "drop me"}),
     ];
     assert_eq!(
-        hearth::storage::migrate_records(&GOOD, 1, 2, THINGS, records.clone()),
+        hearth::storage::migrate_records(&GOOD, 1, 2, THINGS, records.clone(), &|_| Vec::new()),
         Ok(vec![json!({"id": "a", "title": "abc", "size": 3})])
     );
     // Already at version 2, or another store: untouched.
     assert_eq!(
-        hearth::storage::migrate_records(&GOOD, 2, 2, THINGS, records.clone()),
+        hearth::storage::migrate_records(&GOOD, 2, 2, THINGS, records.clone(), &|_| Vec::new()),
         Ok(records.clone())
     );
     assert_eq!(
-        hearth::storage::migrate_records(&GOOD, 1, 2, "other", records.clone()),
+        hearth::storage::migrate_records(&GOOD, 1, 2, "other", records.clone(), &|_| Vec::new()),
         Ok(records)
     );
 }
@@ -367,4 +369,141 @@ async fn a_failure_in_one_store_rolls_back_every_store_of_the_transaction() {
         "cleared and refilled, then rolled back"
     );
     assert_eq!(dump_store(&db, TASKS).await, floats_all(tasks));
+}
+
+// ---- conversations take their commands from the log
+
+/// A conversation as schema 3 kept it: its messages only, the commands run
+/// in it living in the Activity log.
+fn v3_conversation() -> Value {
+    json!({
+        "id": "c1", "title": "/calc 15% of 847", "title_is_custom": false,
+        "created_at_ms": 1000.0, "updated_at_ms": 9000.0, "loaded_skills": [],
+        "settings": {}, "next_seq": 1,
+        "messages": [{
+            "id": "c1-m1", "role": "user", "content": "and the note?",
+            "created_at_ms": 2000.0, "updated_at_ms": 2000.0, "status": "complete"
+        }]
+    })
+}
+
+/// A call as the log keeps it.
+fn logged(id: &str, conversation: Option<&str>, origin: &str, at: f64, text: &str) -> Value {
+    json!({
+        "id": id, "skill_id": "calculator", "skill_name": "Calculator", "tier": "core",
+        "origin": origin, "arguments": {"expression": "15% of 847"},
+        "result": {"id": id, "skill_id": "calculator", "conversation_id": conversation,
+                   "status": "completed", "content": [{"type": "text", "text": text}],
+                   "started_at_ms": at, "duration_ms": 1.5}
+    })
+}
+
+fn v3_log() -> Vec<Value> {
+    vec![
+        logged("run-1", Some("c1"), "user", 1500.0, "127.05"),
+        logged("run-2", Some("c1"), "user", 3000.0, "42"),
+        // The model's calls are in its own messages already.
+        logged("model-1", Some("c1"), "model", 2500.0, "7"),
+        logged("gone", Some("deleted-conversation"), "user", 1700.0, "1"),
+        logged("no-chat", None, "user", 1800.0, "2"),
+    ]
+}
+
+fn commands_of(c: &hearth_core::agent::Conversation) -> Vec<(String, String)> {
+    c.messages
+        .iter()
+        .map(|m| match m.command_call() {
+            Some(call) => ("command".to_string(), call.id.clone()),
+            None => (format!("{:?}", m.role).to_lowercase(), m.content.clone()),
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn an_upgrade_moves_each_conversations_commands_into_it_before_any_clear() {
+    use hearth::storage::{CONVERSATIONS, SCHEMA_V3};
+    use hearth_core::agent::Conversation;
+    let name = "test-commands-into-conversations";
+    let db = fresh(name, SCHEMA_V3).await;
+    db.write_stores(&[
+        StoreWrite {
+            store: CONVERSATIONS.into(),
+            clear: false,
+            records: codec::from_values(&[v3_conversation()]).unwrap(),
+            keep_browser_only: false,
+        },
+        StoreWrite {
+            store: ACTIVITY.into(),
+            clear: false,
+            records: codec::from_values(&v3_log()).unwrap(),
+            keep_browser_only: false,
+        },
+    ])
+    .await
+    .unwrap();
+    db.close();
+
+    let db = Db::open_with(name, current_schema()).await.unwrap();
+    let (list, bad) = db.all::<Conversation>(CONVERSATIONS).await.unwrap();
+    assert_eq!((list.len(), bad), (1, 0));
+    let want = vec![
+        ("command".to_string(), "run-1".to_string()),
+        ("user".to_string(), "and the note?".to_string()),
+        ("command".to_string(), "run-2".to_string()),
+    ];
+    assert_eq!(commands_of(&list[0]), want);
+    let first = list[0].messages[0].command_call().unwrap();
+    assert_eq!(
+        first.result.as_ref().unwrap().content,
+        vec![hearth_core::Content::Text {
+            text: "127.05".into()
+        }]
+    );
+    // The log itself is as it was.
+    assert_eq!(dump_store(&db, ACTIVITY).await.len(), 5);
+
+    // Clearing the log leaves the conversation whole.
+    db.clear(ACTIVITY).await.unwrap();
+    let (list, _) = db.all::<Conversation>(CONVERSATIONS).await.unwrap();
+    assert_eq!(commands_of(&list[0]), want);
+    db.close();
+}
+
+#[wasm_bindgen_test]
+fn a_backup_from_before_takes_the_same_step() {
+    use hearth::storage::{CONVERSATIONS, DATA_MIGRATIONS};
+    let log = v3_log();
+    let others = |store: &str| {
+        if store == ACTIVITY {
+            log.clone()
+        } else {
+            Vec::new()
+        }
+    };
+    let moved = hearth::storage::migrate_records(
+        DATA_MIGRATIONS,
+        3,
+        current_schema().version,
+        CONVERSATIONS,
+        vec![v3_conversation()],
+        &others,
+    )
+    .unwrap();
+    let c: hearth_core::agent::Conversation = serde_json::from_value(moved[0].clone()).unwrap();
+    assert_eq!(c.messages.len(), 3);
+    assert_eq!(
+        commands_of(&c)[2],
+        ("command".to_string(), "run-2".to_string())
+    );
+    // A backup already at this version is left alone.
+    let same = hearth::storage::migrate_records(
+        DATA_MIGRATIONS,
+        current_schema().version,
+        current_schema().version,
+        CONVERSATIONS,
+        vec![v3_conversation()],
+        &others,
+    )
+    .unwrap();
+    assert_eq!(same, vec![v3_conversation()]);
 }

@@ -20,7 +20,7 @@ export async function runSkill(page, skill, args, { timeout = 60_000 } = {}) {
   // Long outputs are shown collapsed; read them whole.
   const more = card.getByText(/^Show all \(/);
   if (await more.count()) await more.first().click();
-  const output = await card.locator('.card-body > dd').last().innerText();
+  const output = await card.locator('.card-answer').innerText();
   return { card, status, output };
 }
 
@@ -163,8 +163,7 @@ export async function rawPage(browser, urlPrefix) {
       await new Promise((r) => setTimeout(r, 50));
     }
     const card = document.querySelectorAll('.result-card')[before];
-    const dds = card.querySelectorAll('.card-body > dd');
-    return { status: card.dataset.status, output: dds[dds.length - 1].innerText };
+    return { status: card.dataset.status, output: card.querySelector('.card-answer').innerText };
   }, { line: `/${skill} ${JSON.stringify(args)}` });
   return { evaluate, runSkill };
 }

@@ -14,12 +14,16 @@ const byKey = (records) => new Map(records.map((r) => [keyOf(r), r]));
 ///   per run, of the skills run, nothing else;
 /// - usage: each skill's count grew by exactly its runs (its last-used
 ///   time may move forward), every other counter unchanged;
-/// - conversations: unchanged but for `updated_at_ms`, which a command
-///   moves forward in the conversation it ran in;
+/// - conversations: unchanged but for the runs' own command messages,
+///   added after the ones there were (each holding one of the new calls),
+///   the message counter, and `updated_at_ms`, which a command moves
+///   forward in the conversation it ran in;
 /// - every other store: exactly equal.
 export function expectOnlyRunsAdded(before, after, runs) {
   expect(Object.keys(after).sort(), 'the same stores').toEqual(Object.keys(before).sort());
   const total = Object.values(runs).reduce((a, b) => a + b, 0);
+  const known = byKey(before.activity ?? []);
+  const newCalls = new Set((after.activity ?? []).map(keyOf).filter((id) => !known.has(id)));
   for (const store of Object.keys(before)) {
     const was = byKey(before[store]);
     const now = byKey(after[store]);
@@ -44,7 +48,15 @@ export function expectOnlyRunsAdded(before, after, runs) {
       for (const [id, record] of was) {
         const later = now.get(id);
         expect(later.updated_at_ms).toBeGreaterThanOrEqual(record.updated_at_ms);
-        expect({ ...later, updated_at_ms: 0 }, `conversation ${id} unchanged`).toEqual({ ...record, updated_at_ms: 0 });
+        const messages = record.messages ?? [];
+        expect(later.messages.slice(0, messages.length), `conversation ${id}: its messages unchanged`).toEqual(messages);
+        for (const m of later.messages.slice(messages.length)) {
+          expect(m.role, `conversation ${id} gained only commands`).toBe('command');
+          expect(m.tool_calls.length).toBe(1);
+          expect(newCalls.has(m.tool_calls[0].id), `command ${m.tool_calls[0].id} is one of the runs`).toBe(true);
+        }
+        const bare = (c) => ({ ...c, updated_at_ms: 0, next_seq: 0, messages: [] });
+        expect(bare(later), `conversation ${id} unchanged`).toEqual(bare(record));
       }
     } else {
       expect(after[store], `store ${store} unchanged`).toEqual(before[store]);

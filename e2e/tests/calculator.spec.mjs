@@ -10,7 +10,7 @@ test('/calc 15% of 847 shows 127.05, and the card survives a reload', async ({ p
   const card = page.locator('.result-card').first();
   await expect(card.locator('.card-output')).toHaveText('127.05');
   await expect(card.locator('.card-skill')).toHaveText('Calculator');
-  await expect(card.locator('.card-input')).toHaveText('15% of 847');
+  await expect(card.locator('.card-input')).toHaveText('/calc 15% of 847');
   await expect(card.locator('.card-duration')).toContainText('ms');
   await expect(card).toHaveAttribute('data-status', 'completed');
 
@@ -36,6 +36,27 @@ test('bad input gives clear errors and never breaks the app', async ({ page }) =
 
   await runCommand(page, '/calc 2+2');
   await expect(page.locator('.result-card[data-status="completed"] .card-output')).toHaveText('4');
+  expect(errors).toEqual([]);
+});
+
+test('dates: differences in the forms people type, and a date is never a silent number', async ({ page }) => {
+  const errors = await openApp(page);
+  const out = page.locator('.result-card .card-output');
+  for (const [line, answer] of [
+    ['/calc 2026-12-25 - 2026-01-01', '358 days'],
+    ['/calc days between 2026-01-01 and 2026-12-25', '358 days'],
+    ['/calc from 1 January 2026 to December 25, 2026', '358 days'],
+    ['/calc weeks between 2026-01-01 and 2026-12-25', '51 weeks and 1 day'],
+    ['/calc 2026-12-25 + 5 days', 'Wednesday, 30 December 2026'],
+  ]) {
+    const n = await out.count();
+    await runCommand(page, line);
+    await expect(out).toHaveCount(n + 1);
+    await expect(out.last()).toHaveText(answer);
+  }
+  await runCommand(page, '/calc 2026-12-25 * 2');
+  const failed = page.locator('.result-card[data-status="failed"] .card-output');
+  await expect(failed).toContainText('2026-12-25 is a date, and here it is used as a number');
   expect(errors).toEqual([]);
 });
 

@@ -57,7 +57,7 @@ test('enhanced skills: listed with switches, disabled answers clearly, ask bring
   await dialog.getByRole('button', { name: 'Allow once' }).click();
   const ran = page.locator('.result-card[data-status="completed"]');
   await expect(ran).toHaveCount(1);
-  expect(await ran.locator('.card-body > dd').last().innerText()).toMatch(/^VALUE\n6$/);
+  expect(await ran.locator('.card-answer').innerText()).toMatch(/^VALUE\n6$/);
 
   // All three calls are in the log, with who decided.
   await page.getByRole('link', { name: 'Activity' }).click();

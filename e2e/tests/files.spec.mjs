@@ -59,7 +59,7 @@ test('a granted folder is read through the command bar', async ({ page }) => {
   ].join('\n'));
 
   const search = await runSkill(page, 'search_files', { query: 'todo' });
-  expect(search.output).toBe('2 matches for "todo" in 5 file(s)\nproject/notes.md:4: TODO: water the plants\nproject/sub/deeper/todo.txt:1: TODO: write the tests');
+  expect(search.output).toBe('2 matches for "todo" in 5 files\nproject/notes.md:4: TODO: water the plants\nproject/sub/deeper/todo.txt:1: TODO: write the tests');
   await saveScreenshot(page, 'files-read');
   expect(errors).toEqual([]);
 });

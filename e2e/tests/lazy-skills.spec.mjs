@@ -36,7 +36,7 @@ test('a skill whose code cannot be fetched fails with a clear card, and runs onc
 
   // The first screen's own skills do not wait for any chunk.
   await runCommand(page, '/calc 6*7');
-  await expect(page.locator('.result-card').nth(1).locator('.card-body > dd').last()).toContainText('42');
+  await expect(page.locator('.result-card').nth(1).locator('.card-answer')).toContainText('42');
 
   await page.unroute(isChunk, block);
   await runCommand(page, '/notes {"action":"create","title":"Lazy","body":"loaded later"}');
@@ -61,7 +61,7 @@ test('a first visit keeps every chunk in memory, so places and skills work when 
   await expect(page.locator('.result-card').first().locator('.card-output')).toHaveText('Created note "Warm".');
   await runCommand(page, '/run_javascript {"code":"6*7"}');
   await expect(page.locator('.result-card').nth(1)).toHaveAttribute('data-status', 'completed');
-  await expect(page.locator('.result-card').nth(1).locator('.card-body > dd').last()).toContainText('42');
+  await expect(page.locator('.result-card').nth(1).locator('.card-answer')).toContainText('42');
   for (const place of ['Notes', 'Tasks', 'Memory', 'Skills', 'Servers', 'Activity', 'Settings']) {
     await page.getByRole('link', { name: place }).click();
     await expect(page.getByRole('alert').filter({ hasText: 'could not be opened' })).toHaveCount(0);

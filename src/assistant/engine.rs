@@ -12,7 +12,9 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use hearth_core::agent::prompt::build_request_for;
-use hearth_core::agent::{Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, LoopError};
+use hearth_core::agent::{
+    Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, LoopError, ToolCallRecord,
+};
 use hearth_core::providers::{ModelInfo, Protocol, Provider, ProviderConfig, ProviderError};
 use hearth_core::tokens::{ContextEstimate, estimate_turn};
 
@@ -50,6 +52,8 @@ pub trait Session {
     fn conversation(&self) -> &Conversation;
     /// The conversation to change outside the loop; `None` while a turn runs.
     fn conversation_mut(&mut self) -> Option<&mut Conversation>;
+    /// Adds a command the person ran, also while a turn runs.
+    fn push_command(&mut self, line: &str, call: ToolCallRecord, from_form: bool, now_ms: f64);
     fn set_provider(&mut self, provider: ProviderConfig);
 }
 
@@ -120,6 +124,10 @@ impl Session for AgentLoop {
 
     fn conversation_mut(&mut self) -> Option<&mut Conversation> {
         AgentLoop::conversation_mut(self)
+    }
+
+    fn push_command(&mut self, line: &str, call: ToolCallRecord, from_form: bool, now_ms: f64) {
+        AgentLoop::push_command(self, line, call, from_form, now_ms);
     }
 
     fn set_provider(&mut self, provider: ProviderConfig) {

@@ -547,11 +547,38 @@ impl Assistant {
         Some(id)
     }
 
-    /// Marks a conversation as just used (a command ran in it).
-    pub fn touch(&self, id: &str) {
-        if let Some(mut c) = self.find(id) {
-            c.updated_at_ms = now();
-            self.store(c);
+    /// Keeps a command the person ran in conversation `id` as one of its
+    /// messages, and stores the conversation (now the most recently used).
+    /// A turn may be running there: its loop takes the command too, so the
+    /// loop's next save keeps it and its next request tells the model.
+    pub fn record_command(
+        &self,
+        id: &str,
+        line: &str,
+        call: hearth_core::agent::ToolCallRecord,
+        from_form: bool,
+    ) {
+        let at = now();
+        let in_session = {
+            let mut sessions = self.sessions.borrow_mut();
+            sessions.get_mut(id).map(|s| {
+                s.agent.push_command(line, call.clone(), from_form, at);
+                s.agent.conversation().clone()
+            })
+        };
+        let updated = match in_session {
+            Some(c) => Some(c),
+            None => self.find(id).map(|mut c| {
+                c.push_command(line, call, from_form, at);
+                c
+            }),
+        };
+        match updated {
+            Some(c) => self.store(c),
+            None => self.save_error.set(Some(
+                "The command ran, but its conversation was deleted, so its result is only in Activity."
+                    .to_string(),
+            )),
         }
     }
 

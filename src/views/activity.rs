@@ -35,6 +35,17 @@ fn decision_text(r: &ActivityRecord) -> String {
     }
 }
 
+/// What "Clear the log" deletes, and what it leaves, in so many words.
+fn clear_message(records: usize) -> String {
+    format!(
+        "This deletes {} of past skill calls: who ran what, with which input, \
+         what came back and who allowed it. Conversations keep their messages, \
+         commands and results, so every chat stays whole; notes, tasks, \
+         memories, files, settings and the skills' use counts stay too.",
+        hearth_core::display::count(records, "record", "records")
+    )
+}
+
 #[component]
 pub fn ActivityView() -> impl IntoView {
     let rt = use_runtime();
@@ -80,7 +91,10 @@ pub fn ActivityView() -> impl IntoView {
                 .replace(':', "-")
         );
         match download_text(&name, "application/x-ndjson", &text) {
-            Ok(()) => notice.set(Some(format!("Exported {} record(s).", list.len()))),
+            Ok(()) => notice.set(Some(format!(
+                "Exported {}.",
+                hearth_core::display::count(list.len(), "record", "records")
+            ))),
             Err(e) => notice.set(Some(format!("Export failed: {e}"))),
         }
     };
@@ -194,7 +208,7 @@ pub fn ActivityView() -> impl IntoView {
             <Show when=move || confirming.get()>
                 <ConfirmDialog
                     title="Clear the activity log?".to_string()
-                    message="Every record of past skill calls will be deleted. Notes, tasks and other data stay.".to_string()
+                    message=clear_message(records.with_untracked(Vec::len))
                     confirm_label="Clear the log".to_string()
                     on_confirm={
                         let clear = clear.clone();

@@ -73,8 +73,9 @@ impl Attachments {
                 let mut note = None;
                 if picked.skipped > 0 {
                     note = Some(format!(
-                        "{} file(s) with names Hearth cannot use safely were left out.",
-                        picked.skipped
+                        "{} with names Hearth cannot use safely {} left out.",
+                        hearth_core::display::count(picked.skipped, "file", "files"),
+                        if picked.skipped == 1 { "was" } else { "were" }
                     ));
                 }
                 self.items.update(|items| {

@@ -116,10 +116,89 @@ pub fn Output(text: String, #[prop(default = "card-output")] class: &'static str
     }
 }
 
+/// A button that puts `text` on the clipboard and says so for a moment.
+#[component]
+pub fn CopyButton(
+    /// What is copied, read when the button is pressed.
+    #[prop(into)]
+    text: Signal<String>,
+    /// What the button copies, for its name: "Copy the output".
+    #[prop(default = "Copy")]
+    label: &'static str,
+) -> impl IntoView {
+    let said: RwSignal<Option<&'static str>> = RwSignal::new(None);
+    view! {
+        <button
+            type="button"
+            class="small ghost copy-button"
+            aria-label=label
+            title=label
+            on:click=move |_| {
+                let Some(window) = web_sys::window() else {
+                    return;
+                };
+                let promise = window.navigator().clipboard().write_text(&text.get_untracked());
+                leptos::task::spawn_local(async move {
+                    let answer = match wasm_bindgen_futures::JsFuture::from(promise).await {
+                        Ok(_) => "Copied",
+                        Err(_) => "Copy failed",
+                    };
+                    let _ = said.try_set(Some(answer));
+                    gloo_timers::future::TimeoutFuture::new(1_500).await;
+                    let _ = said.try_set(None);
+                });
+            }
+        >
+            <Icon name="copy"/>
+            <span aria-live="polite">{move || said.get().unwrap_or("Copy")}</span>
+        </button>
+    }
+}
+
+/// The input of a command as its card shows it: the line as the person
+/// typed it, or, when a form gave the arguments (or the line is not
+/// known), each argument under its field's name; a code run's source.
+fn command_input(record: &ActivityRecord, line: &str, from_form: bool) -> AnyView {
+    if let Some(view) = crate::views::code::code_input(record) {
+        return view;
+    }
+    if !line.trim().is_empty() && !from_form {
+        return view! { <p class="card-input card-line">{line.trim().to_string()}</p> }.into_any();
+    }
+    let rt = crate::runtime::use_runtime();
+    let skill = rt.registry().get(&record.skill_id).cloned();
+    let (schema, actions) = skill
+        .map(|s| (s.input_schema, s.actions))
+        .unwrap_or_else(|| (Value::Null, Vec::new()));
+    let fields = hearth_core::form::describe_arguments(&schema, &actions, &record.arguments);
+    view! {
+        <div class="card-input card-fields">
+            {(!line.trim().is_empty()).then(|| view! { <p class="card-line muted">{line.trim().to_string()}</p> })}
+            <dl>
+                {fields.into_iter().map(|(label, value)| {
+                    if label.is_empty() {
+                        view! { <dt class="card-action">{value}</dt> }.into_any()
+                    } else {
+                        view! { <dt>{label}</dt><dd>{value}</dd> }.into_any()
+                    }
+                }).collect_view()}
+            </dl>
+        </div>
+    }
+    .into_any()
+}
+
 #[component]
 pub fn ResultCard(
     record: ActivityRecord,
     #[prop(optional)] icon: String,
+    /// What the person typed to run it; without it the input is shown
+    /// from the arguments.
+    #[prop(optional)]
+    line: String,
+    /// The arguments came from a form (which `line` opened).
+    #[prop(optional)]
+    from_form: bool,
     /// Runs the result's undo; shown as a button when the result has one.
     #[prop(optional)]
     on_undo: Option<Callback<UndoAction>>,
@@ -133,8 +212,9 @@ pub fn ResultCard(
     let undone = RwSignal::new(false);
     let status = record.result.status;
     let status_class = format!("status status-{}", status.as_str());
-    let input = record_input(&record);
+    let input = command_input(&record, &line, from_form);
     let body = record_output(&record);
+    let copied = output_text(&record);
     let duration = hearth_core::display::duration(record.result.duration_ms);
     let wait = hearth_core::display::approval_wait(record.result.wait_ms);
     let time = format_time(record.result.started_at_ms);
@@ -151,16 +231,15 @@ pub fn ResultCard(
                     <time>{time}</time>
                 </span>
             </header>
-            <dl class="card-body">
-                <dt>"Input"</dt>
-                <dd>{input}</dd>
-                <dt>{if status == ToolStatus::Completed { "Output" } else { "Message" }}</dt>
-                <dd>{body}</dd>
-            </dl>
-            {undo.map(|(action, cb)| {
-                let label = action.label.clone();
-                view! {
-                    <div class="card-actions">
+            <div class="card-body card-qa">
+                <div class="card-asked" aria-label="Input">{input}</div>
+                <div class="card-answer" aria-label=if status == ToolStatus::Completed { "Output" } else { "Message" }>{body}</div>
+            </div>
+            <div class="card-actions">
+                {(!copied.is_empty()).then(|| view! { <CopyButton text=copied.clone() label="Copy the output"/> })}
+                {undo.map(|(action, cb)| {
+                    let label = action.label.clone();
+                    view! {
                         <button
                             class="small"
                             disabled=move || undone.get()
@@ -171,9 +250,9 @@ pub fn ResultCard(
                         >
                             {move || if undone.get() { "Undone".to_string() } else { label.clone() }}
                         </button>
-                    </div>
-                }
-            })}
+                    }
+                })}
+            </div>
         </article>
     }
 }
@@ -241,6 +320,7 @@ pub fn ToolCallCard(
         None => input_text(&call.arguments),
     };
     let output = call_output(&call);
+    let copied = output.clone();
     let duration = call
         .result
         .as_ref()
@@ -271,6 +351,9 @@ pub fn ToolCallCard(
                     <dd><Output text=output/></dd>
                 })}
             </dl>
+            {(!copied.is_empty()).then(|| view! {
+                <div class="card-actions"><CopyButton text=copied label="Copy the output"/></div>
+            })}
         </article>
     }
 }

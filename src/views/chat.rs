@@ -5,7 +5,7 @@
 //! that finds skills to run through a form.
 
 use hearth_core::activity::ActivityRecord;
-use hearth_core::agent::{Conversation, Message, MessageStatus, Role};
+use hearth_core::agent::{Conversation, Message, MessageStatus, Role, ToolCallRecord};
 use hearth_core::discovery::{Discovery, IndexedSkill, discover};
 use hearth_core::{CallOrigin, SkillDefinition, composer};
 use leptos::ev::KeyboardEvent;
@@ -23,7 +23,7 @@ use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
 use crate::views::approval::InlineApprovals;
 use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
-use crate::views::card::{ResultCard, ToolCallCard};
+use crate::views::card::{CopyButton, ResultCard, ToolCallCard};
 use crate::views::conversations::ConversationList;
 use crate::views::mcp_composer::{AttachmentChips, ResourcePicker};
 use crate::views::reply::ReplyText;
@@ -34,42 +34,6 @@ const EXAMPLES: [&str; 3] = [
     "/calc 5 miles to km",
     "/calc today + 90 days",
 ];
-
-/// One entry of the timeline, in time order.
-#[derive(Clone, Debug, PartialEq)]
-enum Item {
-    Message { id: String },
-    Command(Box<ActivityRecord>),
-}
-
-impl Item {
-    fn key(&self) -> String {
-        match self {
-            Item::Message { id } => format!("m:{id}"),
-            Item::Command(r) => format!("c:{}", r.id),
-        }
-    }
-}
-
-/// Messages and the commands run in the conversation, by time.
-fn timeline(conversation: Option<&Conversation>, commands: &[ActivityRecord]) -> Vec<Item> {
-    let Some(c) = conversation else {
-        return Vec::new();
-    };
-    let mut items: Vec<(f64, Item)> = c
-        .messages
-        .iter()
-        .map(|m| (m.created_at_ms, Item::Message { id: m.id.clone() }))
-        .collect();
-    items.extend(
-        commands
-            .iter()
-            .filter(|r| r.result.conversation_id.as_deref() == Some(c.id.as_str()))
-            .map(|r| (r.result.started_at_ms, Item::Command(Box::new(r.clone())))),
-    );
-    items.sort_by(|a, b| a.0.total_cmp(&b.0));
-    items.into_iter().map(|(_, i)| i).collect()
-}
 
 /// The skills' display names and icons, by id.
 fn skill_face(rt: &Runtime, id: &str) -> Option<(String, String)> {
@@ -85,25 +49,6 @@ pub fn ChatView() -> impl IntoView {
     // Files attached or dropped here go to the next code run.
     let files = Attachments::new(rt.files());
     provide_context(files);
-    // The commands the person ran in conversations, from the activity log.
-    let commands: RwSignal<Vec<ActivityRecord>> = RwSignal::new(Vec::new());
-    let load_error: RwSignal<Option<String>> = RwSignal::new(None);
-    let commands_loaded = RwSignal::new(false);
-    {
-        let activity = rt.activity();
-        spawn_local(async move {
-            match activity.person_calls_in_conversations().await {
-                Ok(mine) => {
-                    let _ = commands.try_set(mine);
-                }
-                Err(e) => {
-                    let _ = load_error.try_set(Some(e));
-                }
-            }
-            let _ = commands_loaded.try_set(true);
-        });
-    }
-
     // Approvals of the conversation on screen are answered inline.
     let (current, visible) = (a.current, a.visible);
     Effect::new(move |_| visible.set(current.get()));
@@ -135,15 +80,22 @@ pub fn ChatView() -> impl IntoView {
         let a = a.clone();
         Memo::new(move |_| a.current_conversation())
     };
-    let items =
-        Memo::new(move |_| conversation.with(|c| commands.with(|cmds| timeline(c.as_ref(), cmds))));
+    // The conversation's messages in order: what was said, the replies,
+    // and the commands run, each as it was stored.
+    let items = Memo::new(move |_| {
+        conversation.with(|c| {
+            c.as_ref()
+                .map(|c| c.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+    });
     let has_model = {
         let p = a.provider;
         Signal::derive(move || p.with(Option::is_some))
     };
     let ready = {
         let loaded = a.loaded;
-        move || loaded.get() && commands_loaded.get()
+        move || loaded.get()
     };
 
     // Keep the newest content in view while it streams, unless the
@@ -160,17 +112,20 @@ pub fn ChatView() -> impl IntoView {
         }
     });
 
+    // Undo runs as a command of its own, kept in the conversation too.
     let on_undo = {
         let rt = rt.clone();
         let a = a.clone();
         Callback::new(move |undo: hearth_core::call::UndoAction| {
             let rt = rt.clone();
+            let a = a.clone();
             let conv = a.current.get_untracked();
             spawn_local(async move {
-                let skill = rt.registry().get(&undo.skill_id).cloned();
-                let (call, result) = rt.undo_in(undo, conv).await;
-                let record = ActivityRecord::new(&call, skill.as_ref(), &result);
-                let _ = commands.try_update(|l| l.push(record));
+                let label = undo.label.clone();
+                let (call, result) = rt.undo_in(undo, conv.clone()).await;
+                if let Some(id) = conv {
+                    a.record_command(&id, &label, ToolCallRecord::ran(&call, result), false);
+                }
             });
         })
     };
@@ -201,33 +156,20 @@ pub fn ChatView() -> impl IntoView {
                     }
                     on:click=copy_code
                 >
-                    <Show when=move || load_error.get().is_some()>
-                        <p class="error" role="alert">{move || load_error.get().unwrap_or_default()}</p>
-                    </Show>
                     <SaveError/>
                     <Show when=move || ready() && items.with(Vec::is_empty)>
                         {move || if has_model.get() { view! { <EmptyConversation/> }.into_any() } else { view! { <EmptyChat/> }.into_any() }}
                     </Show>
                     <For
                         each=move || items.get()
-                        key=Item::key
-                        children=move |item| match item {
-                            Item::Message { id } => view! { <MessageView conversation=conversation message_id=id/> }.into_any(),
-                            Item::Command(record) => {
-                                let icon = skill_face(&use_runtime(), record.skill_id.as_str()).map(|f| f.1).unwrap_or_default();
-                                let app = (*record).clone();
-                                view! {
-                                    <ResultCard record=*record icon=icon on_undo=on_undo/>
-                                    <McpAppSlot record=app/>
-                                }.into_any()
-                            }
-                        }
+                        key=|id| id.clone()
+                        children=move |id| view! { <MessageView conversation=conversation message_id=id on_undo=on_undo/> }
                     />
                     <InlineApprovals conversation_id=conv_id/>
                     <TurnStatus conversation=conversation/>
                 </div>
                 <crate::views::code::PythonStatus/>
-                <Composer commands=commands conversation=conversation has_model=has_model/>
+                <Composer conversation=conversation has_model=has_model/>
                 <DeletedToast/>
             </section>
         </div>
@@ -245,8 +187,9 @@ pub fn focus_composer() {
     }
 }
 
-/// The copy buttons core puts on code blocks, answered by one handler.
-fn copy_code(ev: leptos::ev::MouseEvent) {
+/// The copy buttons hearth-markdown puts on code blocks, answered by one
+/// handler on whatever holds the rendered Markdown.
+pub fn copy_code(ev: leptos::ev::MouseEvent) {
     let Some(target) = ev
         .target()
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
@@ -396,8 +339,12 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
                     let pct = ((total as f64 / max as f64) * 100.0).min(100.0);
                     let of = window.get().map(|w| format!(" of {w}")).unwrap_or_default();
                     let detail = format!(
-                        "Estimated context of the next request: system prompt {} (skills and servers add {}) + {} tools {} + history {} tokens",
-                        e.system, e.added, e.tool_count, e.tools, e.history
+                        "Estimated context of the next request: system prompt {} (skills and servers add {}) + {} {} + history {} tokens",
+                        e.system,
+                        e.added,
+                        hearth_core::display::count(e.tool_count, "tool", "tools"),
+                        e.tools,
+                        e.history
                     );
                     view! {
                         <div class="token-meter" title=detail.clone() aria-label=detail data-tokens=total.to_string() data-system=e.system.to_string() data-added=e.added.to_string() data-tools=e.tools.to_string() data-tool-count=e.tool_count.to_string()>
@@ -616,7 +563,11 @@ fn TurnStatus(conversation: Memo<Option<Conversation>>) -> impl IntoView {
 /// One message: the person's (editable when it is the last), or the
 /// model's (Markdown, tool cards, errors, Regenerate when it is the last).
 #[component]
-fn MessageView(conversation: Memo<Option<Conversation>>, message_id: String) -> impl IntoView {
+fn MessageView(
+    conversation: Memo<Option<Conversation>>,
+    message_id: String,
+    on_undo: Callback<hearth_core::call::UndoAction>,
+) -> impl IntoView {
     let id = message_id.clone();
     let message = Memo::new(move |_| {
         conversation.with(|c| {
@@ -631,6 +582,25 @@ fn MessageView(conversation: Memo<Option<Conversation>>, message_id: String) -> 
         }
         Some(Role::Assistant) => {
             view! { <AssistantMessage conversation=conversation message=message/> }.into_any()
+        }
+        Some(Role::Command) => {
+            // A stored command does not change, so its card is drawn once.
+            let rt = use_runtime();
+            message
+                .get_untracked()
+                .and_then(|m| command_card(&rt, &m))
+                .map(|(record, line, from_form)| {
+                    let icon = skill_face(&rt, record.skill_id.as_str())
+                        .map(|f| f.1)
+                        .unwrap_or_default();
+                    let app = record.clone();
+                    view! {
+                        <ResultCard record=record icon=icon line=line from_form=from_form on_undo=on_undo/>
+                        <McpAppSlot record=app/>
+                    }
+                    .into_any()
+                })
+                .unwrap_or_else(|| ().into_any())
         }
         None => ().into_any(),
     }
@@ -781,6 +751,9 @@ fn AssistantMessage(
     };
     let calls =
         move || message.with(|m| m.as_ref().map(|m| m.tool_calls.clone()).unwrap_or_default());
+    // The reply as the model wrote it (Markdown), for Copy.
+    let reply_text =
+        move || message.with(|m| m.as_ref().map(|m| m.content.clone()).unwrap_or_default());
     let error = move || message.with(|m| m.as_ref().and_then(|m| m.error.clone()));
     let usage = move || message.with(|m| m.as_ref().and_then(|m| m.usage));
     let speed = move || message.with(|m| m.as_ref().and_then(|m| m.speed));
@@ -791,7 +764,12 @@ fn AssistantMessage(
             let mid = message.with(|m| m.as_ref().map(|m| m.id.clone()).unwrap_or_default());
             conversation.with(|c| {
                 c.as_ref().is_some_and(|c| {
-                    c.messages.last().is_some_and(|m| m.id == mid) && !a.is_running(&c.id)
+                    c.messages
+                        .iter()
+                        .rev()
+                        .find(|m| m.role != Role::Command)
+                        .is_some_and(|m| m.id == mid)
+                        && !a.is_running(&c.id)
                 })
             }) && a.provider.with(Option::is_some)
         }
@@ -865,6 +843,9 @@ fn AssistantMessage(
                 <p class="inline-error" role="alert">{move || regen_error.get().unwrap_or_default()}</p>
             </Show>
             <div class="message-actions">
+                <Show when=move || status() != Some(MessageStatus::Streaming) && !reply_text().trim().is_empty()>
+                    <CopyButton text=Signal::derive(reply_text) label="Copy the reply"/>
+                </Show>
                 {move || usage().map(|u| {
                     let text = match (u.input_tokens, u.output_tokens) {
                         (Some(i), Some(o)) => format!("{i} in · {o} out tokens"),
@@ -899,6 +880,22 @@ fn AssistantMessage(
     }
 }
 
+/// What the person typed in a conversation, oldest first: their messages
+/// (without attached resources) and the commands they ran (an undo is
+/// not typed, so it is not among them).
+fn lines_typed(c: &Conversation) -> Vec<String> {
+    c.messages
+        .iter()
+        .filter(|m| match m.role {
+            Role::User => true,
+            Role::Command => m.from_form || m.content.starts_with('/'),
+            Role::Assistant => false,
+        })
+        .map(|m| split_attachments(&m.content).0.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 /// How an attachment starts in a message (core's `attachments_text`).
 const ATTACHMENT_OPEN: &str = "<attachment server=";
 
@@ -931,6 +928,29 @@ fn app_record(rt: &Runtime, call: &hearth_core::agent::ToolCallRecord) -> Option
     })
 }
 
+/// A command message as its result card reads it: the call as a log
+/// record (the skill's name as registered now, else its id), the line as
+/// typed, and whether a form gave the arguments.
+fn command_card(rt: &Runtime, m: &Message) -> Option<(ActivityRecord, String, bool)> {
+    let call = m.command_call()?;
+    let result = call.result.clone()?;
+    let skill_id = hearth_core::SkillId::new(call.name.clone()).ok()?;
+    let skill = rt.registry().get(&skill_id).cloned();
+    let record = ActivityRecord {
+        id: call.id.clone(),
+        skill_name: skill
+            .as_ref()
+            .map(|s| s.name.clone())
+            .unwrap_or_else(|| call.name.clone()),
+        tier: skill.as_ref().map(|s| s.tier),
+        skill_id,
+        origin: CallOrigin::User,
+        arguments: call.arguments.clone(),
+        result,
+    };
+    Some((record, m.content.clone(), m.from_form))
+}
+
 /// Free text in the command bar: the enabled skills discovery finds.
 fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
     let text = text.trim();
@@ -954,52 +974,28 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
 }
 
 /// Runs a skill the person chose, in the open conversation, through the
-/// call path; its card joins the timeline once the call path returns (its
-/// Activity record committed) and `done` runs at its end. Marking the
-/// conversation as just used re-sorts the conversation list and saves the
-/// conversation, which the card need not wait for: that comes after the
-/// frame that shows the card.
+/// call path; the conversation keeps the line and the result as a message
+/// of its own (its card joins the timeline then), and `done` runs at the
+/// end.
 fn run_skill(
     a: Assistant,
-    commands: RwSignal<Vec<ActivityRecord>>,
     skill: SkillDefinition,
     args: Value,
-    title: String,
+    line: String,
+    from_form: bool,
     done: impl FnOnce() + 'static,
 ) {
     let rt = a.runtime().clone();
-    let conv = a.commit_current(&title);
+    let conv = a.commit_current(&line);
     spawn_local(async move {
         let (call, result) = rt
             .invoke_in(skill.id.clone(), args, CallOrigin::User, conv.clone())
             .await;
-        let record = ActivityRecord::new(&call, Some(&skill), &result);
-        let _ = commands.try_update(|l| l.push(record));
-        done();
         if let Some(id) = conv {
-            after_next_paint(move || a.touch(&id));
+            a.record_command(&id, &line, ToolCallRecord::ran(&call, result), from_form);
         }
+        done();
     });
-}
-
-/// Runs `f` once the browser has drawn the next frame: from a timer the
-/// next animation frame sets, so `f`'s work lands after that frame's
-/// paint. A hidden tab draws no frames, so a plain timer runs it there.
-fn after_next_paint(f: impl FnOnce() + 'static) {
-    let once = std::rc::Rc::new(std::cell::Cell::new(Some(f)));
-    let run = {
-        let once = once.clone();
-        move || {
-            if let Some(f) = once.take() {
-                f();
-            }
-        }
-    };
-    let fallback = run.clone();
-    request_animation_frame(move || {
-        let _ = gloo_timers::callback::Timeout::new(0, run).forget();
-    });
-    let _ = gloo_timers::callback::Timeout::new(100, fallback).forget();
 }
 
 /// What carries out the effects core's composer returns.
@@ -1018,11 +1014,7 @@ fn package_names(rt: &Runtime) -> Vec<String> {
 /// what a line means; this component renders it and carries out the
 /// effects it asks for (runs, messages, forms, prompt fetches, stops).
 #[component]
-fn Composer(
-    commands: RwSignal<Vec<ActivityRecord>>,
-    conversation: Memo<Option<Conversation>>,
-    has_model: Signal<bool>,
-) -> impl IntoView {
+fn Composer(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>) -> impl IntoView {
     let rt = use_runtime();
     let a = use_assistant();
     let state = RwSignal::new(composer::Composer::new());
@@ -1125,6 +1117,7 @@ fn Composer(
                         skill,
                         arguments,
                         line,
+                        from_form,
                     } => {
                         let Some(def) = rt.registry().get(&skill).cloned() else {
                             state.update(|c| {
@@ -1139,7 +1132,7 @@ fn Composer(
                             files.spent();
                         }
                         progress.set(None);
-                        run_skill(a.clone(), commands, def, arguments, line, move || {
+                        run_skill(a.clone(), def, arguments, line, from_form, move || {
                             let _ = state.try_update(|c| c.finished(ticket));
                         });
                     }
@@ -1190,6 +1183,18 @@ fn Composer(
         }));
     }
     let act = move |effects: Vec<composer::Effect>| carry_out.with_value(|f| f(effects));
+
+    // Up in an empty line brings back the lines run or sent in the
+    // conversation that is open, newest first.
+    Effect::new(move |before: Option<Option<String>>| {
+        let id = conversation.with(|c| c.as_ref().map(|c| c.id.clone()));
+        if before.as_ref() != Some(&id) {
+            let lines =
+                conversation.with_untracked(|c| c.as_ref().map(lines_typed).unwrap_or_default());
+            state.update(|c| c.set_history(lines));
+        }
+        id
+    });
 
     // A reply ended: the oldest queued message goes. Moving to another
     // conversation brings what was queued back into the line, unsent.

@@ -1,7 +1,11 @@
 //! The conversation list beside the chat: new chat, search (core's
-//! `agent::search`), open, rename and delete with undo. Keyboard: arrows
-//! move between conversations, F2 renames, Delete deletes.
+//! `agent::search`), open, rename, export (Markdown or JSON) and delete
+//! with undo. Keyboard: arrows move between conversations, F2 renames,
+//! Delete deletes; the export menu's items take arrows and Esc.
 
+use hearth_core::agent::export::{
+    conversation_json, conversation_markdown, json_file_name, markdown_file_name,
+};
 use hearth_core::agent::search;
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
@@ -69,6 +73,63 @@ fn focus_row(offset: isize) {
     }
 }
 
+/// The two ways a conversation is exported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Markdown,
+    Json,
+}
+
+/// Offers conversation `id` as a file; says which, or why not.
+fn export(a: &crate::assistant::Assistant, id: &str, format: Format) -> Result<String, String> {
+    let c = a
+        .conversations
+        .with_untracked(|l| l.iter().find(|c| c.id == id).cloned())
+        .ok_or("That conversation is not saved yet: say or run something in it first.")?;
+    let (name, text, mime) = match format {
+        Format::Markdown => (
+            markdown_file_name(&c),
+            conversation_markdown(&c),
+            "text/markdown",
+        ),
+        Format::Json => (
+            json_file_name(&c),
+            conversation_json(&c),
+            "application/json",
+        ),
+    };
+    crate::platform::download_text(&name, mime, &text)
+        .map(|()| name)
+        .map_err(|e| format!("The export could not be saved: {e}"))
+}
+
+/// Moves focus among the open export menu's items.
+fn focus_item(from: &web_sys::EventTarget, offset: isize) {
+    let Some(menu) = from
+        .dyn_ref::<web_sys::Element>()
+        .and_then(|e| e.closest(".export-menu").ok().flatten())
+    else {
+        return;
+    };
+    let Ok(items) = menu.query_selector_all("[role=menuitem]") else {
+        return;
+    };
+    let n = items.length() as isize;
+    let at = (0..n)
+        .find(|&i| {
+            items
+                .item(i as u32)
+                .is_some_and(|it| it.is_same_node(from.dyn_ref::<web_sys::Node>()))
+        })
+        .unwrap_or(0);
+    if let Some(el) = items
+        .item((at + offset).rem_euclid(n.max(1)) as u32)
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
 #[component]
 pub fn ConversationList() -> impl IntoView {
     let assistant = use_assistant();
@@ -76,6 +137,10 @@ pub fn ConversationList() -> impl IntoView {
     let query = RwSignal::new(String::new());
     let renaming: RwSignal<Option<String>> = RwSignal::new(None);
     let rename_error: RwSignal<Option<String>> = RwSignal::new(None);
+    // The conversation whose export menu is open, and what the last
+    // export said.
+    let exporting: RwSignal<Option<String>> = RwSignal::new(None);
+    let exported: RwSignal<Option<String>> = RwSignal::new(None);
     let queue = rt.approver().queue;
     let (list, running, current) = (
         assistant.conversations,
@@ -142,6 +207,9 @@ pub fn ConversationList() -> impl IntoView {
             <Show when=move || rename_error.get().is_some()>
                 <p class="inline-error" role="alert">{move || rename_error.get().unwrap_or_default()}</p>
             </Show>
+            <Show when=move || exported.get().is_some()>
+                <p class="muted export-status" role="status">{move || exported.get().unwrap_or_default()}</p>
+            </Show>
             <ul class="conversation-list">
                 <For
                     each=move || rows.get()
@@ -160,6 +228,12 @@ pub fn ConversationList() -> impl IntoView {
                         let (open_id, del_id, ren_id, key_id, save_id) =
                             (id.clone(), id.clone(), id.clone(), id.clone(), id.clone());
                         let (a_open, a_del, a_key, a_save) = (a.clone(), a.clone(), a.clone(), a.clone());
+                        let a_export = a.clone();
+                        let menu_id = id.clone();
+                        let menu_open = {
+                            let id = id.clone();
+                            move || exporting.get().as_deref() == Some(id.as_str())
+                        };
                         let title = r.title.clone();
                         let title_for_input = r.title.clone();
                         let save = move |value: String| {
@@ -203,7 +277,7 @@ pub fn ConversationList() -> impl IntoView {
                                                         _ => {}
                                                     }
                                                 >
-                                                    <span class="conversation-title">{title.clone()}</span>
+                                                    <span class="conversation-title" title=title.clone()>{title.clone()}</span>
                                                     <span class="conversation-detail muted">{detail.clone()}</span>
                                                     {r.running.then(|| view! { <span class="conversation-badge running">"Replying…"</span> })}
                                                     {r.asking.then(|| view! { <span class="conversation-badge asking">"Needs approval"</span> })}
@@ -221,7 +295,33 @@ pub fn ConversationList() -> impl IntoView {
                                         })
                                     />
                                 </Show>
-                                <div class="conversation-actions">
+                                <div class="conversation-actions" class:open=menu_open.clone()>
+                                    <button class="icon-button" title="Export" aria-label=format!("Export {}", r.title)
+                                        aria-haspopup="menu"
+                                        aria-expanded={
+                                            let menu_open = menu_open.clone();
+                                            move || menu_open().to_string()
+                                        }
+                                        on:click={
+                                            let id = id.clone();
+                                            move |_| {
+                                                exporting.update(|e| {
+                                                    *e = if e.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
+                                                });
+                                                // The menu's first item takes the keyboard.
+                                                request_animation_frame(|| {
+                                                    if let Some(el) = web_sys::window()
+                                                        .and_then(|w| w.document())
+                                                        .and_then(|d| d.query_selector(".export-menu [role=menuitem]").ok().flatten())
+                                                        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                                                    {
+                                                        let _ = el.focus();
+                                                    }
+                                                });
+                                            }
+                                        }>
+                                        <Icon name="download"/>
+                                    </button>
                                     <button class="icon-button" title="Rename (F2)" aria-label=format!("Rename {}", r.title)
                                         on:click={
                                             let id = id.clone();
@@ -238,6 +338,51 @@ pub fn ConversationList() -> impl IntoView {
                                         <Icon name="trash"/>
                                     </button>
                                 </div>
+                                <Show when=menu_open.clone()>
+                                    {
+                                        let id = menu_id.clone();
+                                        let a = a_export.clone();
+                                        let pick = move |format: Format| {
+                                            exporting.set(None);
+                                            exported.set(Some(match export(&a, &id, format) {
+                                                Ok(name) => format!("Saved {name}."),
+                                                Err(e) => e,
+                                            }));
+                                        };
+                                        let (pick_md, pick_json) = (pick.clone(), pick);
+                                        view! {
+                                            <div class="export-menu" role="menu" aria-label="Export as"
+                                                on:keydown=move |ev: KeyboardEvent| match ev.key().as_str() {
+                                                    "Escape" => {
+                                                        ev.prevent_default();
+                                                        ev.stop_propagation();
+                                                        // Back to the button that opened it.
+                                                        let opener = ev
+                                                            .target()
+                                                            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                                                            .and_then(|t| t.closest("li").ok().flatten())
+                                                            .and_then(|li| li.query_selector("[aria-haspopup=menu]").ok().flatten())
+                                                            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
+                                                        exporting.set(None);
+                                                        if let Some(b) = opener {
+                                                            let _ = b.focus();
+                                                        }
+                                                    }
+                                                    "ArrowDown" | "ArrowRight" => { ev.prevent_default(); if let Some(t) = ev.target() { focus_item(&t, 1); } }
+                                                    "ArrowUp" | "ArrowLeft" => { ev.prevent_default(); if let Some(t) = ev.target() { focus_item(&t, -1); } }
+                                                    _ => {}
+                                                }
+                                            >
+                                                <button role="menuitem" on:click=move |_| pick_md(Format::Markdown)>
+                                                    "Markdown (.md)"
+                                                </button>
+                                                <button role="menuitem" on:click=move |_| pick_json(Format::Json)>
+                                                    "JSON (.json)"
+                                                </button>
+                                            </div>
+                                        }
+                                    }
+                                </Show>
                             </li>
                         }
                     }

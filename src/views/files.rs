@@ -85,8 +85,9 @@ pub fn GrantsPanel() -> impl IntoView {
                     let mut text = format!("Granted {}.", names.join(", "));
                     if picked.skipped > 0 {
                         text.push_str(&format!(
-                            " {} file(s) with names Hearth cannot use safely were left out.",
-                            picked.skipped
+                            " {} with names Hearth cannot use safely {} left out.",
+                            hearth_core::display::count(picked.skipped, "file", "files"),
+                            if picked.skipped == 1 { "was" } else { "were" }
                         ));
                     }
                     notice.set(Some(text));

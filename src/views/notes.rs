@@ -222,7 +222,7 @@ fn NoteEditor(
             </div>
             <Show
                 when=move || editing.get()
-                fallback=move || view! { <div class="markdown" inner_html=rendered></div> }
+                fallback=move || view! { <div class="markdown" inner_html=rendered on:click=crate::views::chat::copy_code></div> }
             >
                 <textarea class="body-input" aria-label="Body (Markdown)" prop:value=move || body.get() on:input=move |ev| body.set(event_target_value(&ev))></textarea>
             </Show>

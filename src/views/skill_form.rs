@@ -1,12 +1,15 @@
 //! The form for running a skill without a model: one control per field
 //! of core's `form::Form` (generated from the skill's input schema:
-//! required fields first, then the schema's order), opened on what was
-//! typed, with each field checked as it is typed and every field again on
-//! Run. Running it goes through the call path like any other call,
-//! permission layer included.
+//! required fields first, then the schema's order; for a skill that lists
+//! its actions, a choice of action and only that action's fields), opened
+//! on what was typed, with each field checked as it is typed and every
+//! field again on Run. When the words typed filled every required field,
+//! Run has the focus, so Enter confirms. Running it goes through the call
+//! path like any other call, permission layer included.
 
 use hearth_core::SkillDefinition;
-use hearth_core::form::{Field, FieldKind, Form, Input, Values};
+use hearth_core::form::{Field, FieldKind, Form, Input, Values, chosen_action};
+use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -20,6 +23,17 @@ fn text_of(values: &Values, name: &str) -> String {
     }
 }
 
+/// The form of `action` (or of the whole schema when the skill lists no
+/// actions), with the fields `arguments` fill moved up.
+fn form_for(skill: &SkillDefinition, action: Option<&str>, arguments: &Value) -> Form {
+    let chosen = action.and_then(|v| skill.actions.iter().find(|a| a.value == v));
+    match chosen {
+        Some(a) => Form::for_action(&skill.input_schema, a),
+        None => Form::from_schema(&skill.input_schema),
+    }
+    .typed_first(arguments)
+}
+
 #[component]
 pub fn SkillFormDialog(
     skill: SkillDefinition,
@@ -29,23 +43,43 @@ pub fn SkillFormDialog(
     on_run: Callback<Value>,
     on_close: Callback<()>,
 ) -> impl IntoView {
-    let form = Form::from_schema(&skill.input_schema);
-    let form = StoredValue::new(match &prefill {
-        Some(args) => form.typed_first(args),
-        None => form,
+    let prefill = prefill.unwrap_or_else(|| Value::Object(Default::default()));
+    let action: RwSignal<Option<String>> =
+        RwSignal::new(chosen_action(&skill.actions, &prefill).map(|a| a.value.clone()));
+    let opened = form_for(&skill, action.get_untracked().as_deref(), &prefill);
+    let values = RwSignal::new(opened.prefilled(&prefill));
+    // Filled by the words typed: only Enter is left to do, so Run takes
+    // the focus. Otherwise the first field still needed does.
+    let ready = opened.complete(&values.get_untracked());
+    let focus = values.with_untracked(|v| {
+        opened
+            .fields
+            .iter()
+            .find(|f| f.required && opened.check(&f.name, v).is_some())
+            .or(opened.fields.first())
+            .map(|f| f.name.clone())
     });
-    let values = RwSignal::new(form.with_value(|f| match &prefill {
-        Some(args) => f.prefilled(args),
-        None => f.initial(),
-    }));
+    let form = StoredValue::new(opened);
+    // Bumped when another action is chosen, to draw its fields.
+    let shape = RwSignal::new(0u32);
     let errors: RwSignal<Vec<hearth_core::form::FieldError>> = RwSignal::new(Vec::new());
     let submit = move || match form.with_value(|f| f.arguments(&values.get_untracked())) {
         Ok(args) => on_run.run(args),
         Err(list) => errors.set(list),
     };
+    let choose = {
+        let skill = skill.clone();
+        move |value: String| {
+            let next = form_for(&skill, Some(&value), &Value::Null);
+            values.update(|v| next.fill_missing(v));
+            form.set_value(next);
+            action.set(Some(value));
+            errors.set(Vec::new());
+            shape.update(|n| *n += 1);
+        }
+    };
     let title_id = "skill-form-title";
-    let fields = form.with_value(|f| f.fields.clone());
-    let empty = fields.is_empty();
+    let actions = skill.actions.clone();
     view! {
         <Modal labelledby=title_id class="skill-form-dialog" on_escape=on_close>
             <form
@@ -54,6 +88,13 @@ pub fn SkillFormDialog(
                 on:submit=move |ev: leptos::ev::SubmitEvent| {
                     ev.prevent_default();
                     submit();
+                }
+                on:keydown=move |ev: KeyboardEvent| {
+                    // Ctrl+Enter runs from any field, a text area's too.
+                    if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) {
+                        ev.prevent_default();
+                        submit();
+                    }
                 }
             >
                 <header class="approval-head">
@@ -65,16 +106,48 @@ pub fn SkillFormDialog(
                     <span class=format!("tier-badge tier-{}", skill.tier.as_str())>{skill.tier.label()}</span>
                 </header>
                 <p class="muted">{skill.description.clone()}</p>
-                {empty.then(|| view! { <p class="muted">"This skill takes no input."</p> })}
-                {fields
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, field)| view! { <FieldControl field=field form=form values=values errors=errors first=i == 0/> })
-                    .collect_view()}
+                {(!actions.is_empty()).then(|| {
+                    let choose = choose.clone();
+                    view! {
+                        <div class="form-field" data-field="action">
+                            <label for="field-action">"What to do"</label>
+                            <select id="field-action"
+                                prop:value=move || action.get().unwrap_or_default()
+                                on:change=move |ev| choose(event_target_value(&ev))>
+                                {actions.iter().map(|a| view! {
+                                    <option value=a.value.clone()>{a.label.clone()}</option>
+                                }).collect_view()}
+                            </select>
+                        </div>
+                    }
+                })}
+                {move || {
+                    shape.track();
+                    let fields = form.with_value(|f| f.fields.clone());
+                    if fields.is_empty() {
+                        return view! { <p class="muted">"This takes no input."</p> }.into_any();
+                    }
+                    fields
+                        .into_iter()
+                        .map(|field| {
+                            // Only when the form opens; a switch of action
+                            // leaves the focus on the choice.
+                            let first = !ready && shape.get_untracked() == 0 && focus.as_deref() == Some(field.name.as_str());
+                            view! { <FieldControl field=field form=form values=values errors=errors first=first/> }
+                        })
+                        .collect_view()
+                        .into_any()
+                }}
                 <div class="modal-actions">
                     <button type="button" on:click=move |_| on_close.run(())>"Cancel"</button>
-                    <button type="submit" class="primary">"Run"</button>
+                    <button type="submit" class="primary" data-autofocus=ready.then_some("")>
+                        "Run"
+                    </button>
                 </div>
+                <p class="hint muted">
+                    {if ready { "Enter runs it as filled in · " } else { "" }}
+                    <kbd>"Ctrl"</kbd>"+"<kbd>"Enter"</kbd>" runs from any field · "<kbd>"Esc"</kbd>" closes"
+                </p>
             </form>
         </Modal>
     }

@@ -20,7 +20,7 @@ fn relative_time(ms: f64) -> String {
     } else if ago < 86_400.0 {
         format!("{} h ago", (ago / 3600.0) as u64)
     } else {
-        format!("{} days ago", (ago / 86_400.0) as u64)
+        hearth_core::display::count((ago / 86_400.0) as usize, "day ago", "days ago")
     }
 }
 

@@ -21,6 +21,11 @@ use crate::runtime::use_runtime;
 use crate::views::confirm::ConfirmDialog;
 use crate::views::modal::Modal;
 
+/// "1 item", "12,345 items".
+fn items(n: u64) -> String {
+    format!("{} {}", count(n), if n == 1 { "item" } else { "items" })
+}
+
 /// "12,345".
 pub fn count(n: u64) -> String {
     let digits = n.to_string();
@@ -270,14 +275,21 @@ fn done_message(plan: &RestorePlan) -> String {
         return "Restored: this browser already held everything in the backup, so nothing changed."
             .into();
     }
-    let mut parts = vec![format!("{} new", count(added))];
+    let mut parts = Vec::new();
+    if added > 0 {
+        parts.push(format!("{} new", count(added)));
+    }
     if updated > 0 {
         parts.push(format!("{} updated", count(updated)));
     }
     if removed > 0 {
         parts.push(format!("{} removed", count(removed)));
     }
-    format!("Restored: {} items.", parts.join(", "))
+    format!(
+        "Restored: {} ({}).",
+        items(added + updated + removed),
+        parts.join(", ")
+    )
 }
 
 /// The backup panel: download a backup, restore one, export conversations.
@@ -319,10 +331,10 @@ pub fn BackupPanel() -> impl IntoView {
                             String::new()
                         };
                         Ok(format!(
-                            "Saved {} ({}, {} items).{secrets}",
+                            "Saved {} ({}, {}).{secrets}",
                             created.file_name,
                             bytes(created.bytes.len() as f64),
-                            count(m.records())
+                            items(m.records())
                         ))
                     }
                     Err(OfferError::NotSaved(e)) => {
@@ -554,9 +566,9 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
         <Modal labelledby="restore-title" class="wide restore" on_escape=Callback::new(move |_| cancel())>
             <h2 id="restore-title">"Restore this backup?"</h2>
             <p class="muted" data-testid="restore-summary">{format!(
-                "{file}: made {made} by Hearth {}, {} items.",
+                "{file}: made {made} by Hearth {}, {}.",
                 m.app_version,
-                count(m.records())
+                items(m.records())
             )}</p>
             <fieldset class="modes restore-modes">
                 <legend class="visually-hidden">"How to restore"</legend>

@@ -205,6 +205,19 @@ pub fn reader_corpus() -> Result<PathBuf, Failure> {
     Ok(dir)
 }
 
+/// GNU units (the Debian package `units`), the calculator's reference for
+/// unit conversions in its differential test, through apt when missing.
+/// The test's other reference, Python's standard library, needs only
+/// python3.
+pub fn units() -> Result<(), Failure> {
+    if let Ok(version) = capture(Command::new("units").arg("--version")) {
+        let first = version.lines().next().unwrap_or("GNU units");
+        println!("  {first} already installed");
+        return Ok(());
+    }
+    apt_install(&["units"])
+}
+
 /// `apt-get install -y PACKAGES`, as root or through passwordless sudo,
 /// updating the package lists once if the first try fails.
 pub fn apt_install(packages: &[&str]) -> Result<(), Failure> {

@@ -362,6 +362,9 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
             || crate::collections::install(None),
         );
         summary.check("skill-collections", collections);
+        // The calculator's differential test asks GNU units.
+        let units = step("GNU units (the calculator's reference)", setup::units);
+        summary.check("units", units);
         let native = step_said(
             "3. native tests",
             || {

@@ -46,7 +46,7 @@ pub fn calculator() -> SkillDefinition {
     }))
     .with_commands([CommandForm::new(
         "calculator",
-        TextShape::Whole {
+        TextShape::Expression {
             param: "expression".into(),
         },
         "Work out math, units, percentages and dates",
@@ -55,6 +55,25 @@ pub fn calculator() -> SkillDefinition {
         "/calc 15% of 847",
         "/calc 5 miles to km",
         "/calc today + 90 days",
+        "/calc days between 2026-01-01 and 2026-12-25",
+    ])
+    .leads([
+        "what is",
+        "what's",
+        "whats",
+        "what are",
+        "how much is",
+        "how much are",
+        "how many",
+        "how long",
+        "what date is",
+        "what day is",
+        "calculate",
+        "compute",
+        "convert",
+        "work out",
+        "evaluate",
+        "solve",
     ])])
     .with_output_schema(json!({
         "type": "object",

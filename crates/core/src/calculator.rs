@@ -1,15 +1,15 @@
-//! The calculator skill: math, units, dates and percentages through
-//! fend-core's parser. Nothing is ever evaluated as code.
-//!
-//! fend-core deliberately ships with the current date switched off, so the
-//! words `today`, `now`, `tomorrow` and `yesterday` are rewritten to date
-//! literals (`@2026-11-21`) from the clock the caller passes in.
+//! The calculator skill: math, units, dates and percentages. Dates are
+//! read by `date_math` (differences as durations in the unit asked, dates
+//! moved by amounts, a date used as a number refused with a reason);
+//! percentages added to or taken from an amount are read the way people
+//! mean them (`847 + 15%` is 974.05); everything else goes to fend-core's
+//! parser. Nothing is ever evaluated as code.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dates::{civil_from_days, days_from_civil, days_in_month};
+use crate::dates::civil_from_days;
 
 /// The longest expression accepted; more is almost surely a mistake.
 pub const MAX_EXPRESSION_LEN: usize = 1_000;
@@ -63,9 +63,10 @@ pub fn evaluate(expression: &str, clock: Clock) -> Result<Calculation, CalcError
     if chars > MAX_EXPRESSION_LEN {
         return Err(CalcError::TooLong(chars));
     }
-    let prepared = resolve_relative_dates(trimmed, clock);
-    if let Some(result) = date_arithmetic(&prepared) {
-        return result
+    let asked = without_question(trimmed);
+    let today = crate::dates::Date::from_tuple(clock.local_date());
+    if let Some(answer) = crate::date_math::evaluate(asked, today) {
+        return answer
             .map(|result| Calculation {
                 expression: trimmed.to_string(),
                 result,
@@ -75,6 +76,7 @@ pub fn evaluate(expression: &str, clock: Clock) -> Result<Calculation, CalcError
                 reason,
             });
     }
+    let prepared = percent_forms(asked).unwrap_or_else(|| asked.to_string());
     let mut context = fend_core::Context::new();
     let interrupt = Budget {
         left: AtomicU32::new(INTERRUPT_BUDGET),
@@ -131,154 +133,86 @@ impl fend_core::Interrupt for Budget {
     }
 }
 
-/// Rewrites `today`, `now`, `tomorrow`, `yesterday` (whole words, outside
-/// quotes) into fend date literals, plus the phrasing `N days from today`.
-fn resolve_relative_dates(expr: &str, clock: Clock) -> String {
-    let (y, m, d) = clock.local_date();
-    let today_days = days_from_civil(y, m, d);
-    let literal = |offset: i64| {
-        let (y, m, d) = civil_from_days(today_days + offset);
-        format!("@{y:04}-{m:02}-{d:02}")
-    };
-    let mut out = String::with_capacity(expr.len() + 16);
-    let mut word = String::new();
-    let mut in_quote = false;
-    let flush = |word: &mut String, out: &mut String| {
-        let replacement = match word.to_ascii_lowercase().as_str() {
-            "today" | "now" => Some(literal(0)),
-            "tomorrow" => Some(literal(1)),
-            "yesterday" => Some(literal(-1)),
-            _ => None,
-        };
-        match replacement {
-            Some(r) => out.push_str(&r),
-            None => out.push_str(word),
-        }
-        word.clear();
-    };
-    for c in expr.chars() {
-        if c == '"' || c == '\'' {
-            in_quote = !in_quote;
-        }
-        if !in_quote && (c.is_alphanumeric() || c == '_') {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    // "90 days from @2026-11-21" reads naturally but fend wants "+".
-    rewrite_from_phrase(&out)
-}
-
-fn rewrite_from_phrase(s: &str) -> String {
-    // "<quantity> from @date" -> "@date + <quantity>"; "<quantity> before @date" -> "@date - <quantity>"
-    for (word, op) in [(" from @", '+'), (" after @", '+'), (" before @", '-')] {
-        if let Some(pos) = s.find(word) {
-            let quantity = s[..pos].trim();
-            let rest = &s[pos + word.len() - 1..];
-            let date_end = rest.find(' ').unwrap_or(rest.len());
-            let (date, tail) = rest.split_at(date_end);
-            if !quantity.is_empty() {
-                return format!("{date} {op} ({quantity}){tail}");
-            }
-        }
-    }
-    s.to_string()
-}
-
-/// Calendar arithmetic fend lacks: `@date ± N days|weeks|months|years`
-/// (chained) and `@date - @date`. Returns `None` when `expr` has another
-/// shape, so fend handles it.
-fn date_arithmetic(expr: &str) -> Option<Result<String, String>> {
-    let tokens: Vec<&str> = expr.split_whitespace().collect();
-    let (first, mut rest) = tokens.split_first()?;
-    let (mut y, mut m, mut d) = parse_date_literal(first)?;
-    if let [op, other] = rest
-        && let Some((y2, m2, d2)) = parse_date_literal(other)
-    {
-        if *op != "-" {
-            return Some(Err("two dates can only be subtracted".into()));
-        }
-        let days = days_from_civil(y, m, d) - days_from_civil(y2, m2, d2);
-        let unit = if days.abs() == 1 { "day" } else { "days" };
-        return Some(Ok(format!("{days} {unit}")));
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    while let [op, n, unit, tail @ ..] = rest {
-        let sign = match *op {
-            "+" => 1,
-            "-" => -1,
-            _ => return None,
-        };
-        let n: i64 = n.parse().ok()?;
-        let n = n.checked_mul(sign)?;
-        if n.abs() > 1_000_000 {
-            return Some(Err("that is too far from any date".into()));
-        }
-        match unit.trim_end_matches('s') {
-            "day" => (y, m, d) = civil_from_days(days_from_civil(y, m, d) + n),
-            "week" => (y, m, d) = civil_from_days(days_from_civil(y, m, d) + 7 * n),
-            "month" => (y, m, d) = add_months(y, m, d, n),
-            "year" => (y, m, d) = add_months(y, m, d, 12 * n),
-            _ => return None,
-        }
-        rest = tail;
-    }
-    if !rest.is_empty() {
-        return None;
-    }
-    Some(Ok(format_date(y, m, d)))
-}
-
-fn parse_date_literal(token: &str) -> Option<(i64, u32, u32)> {
-    let body = token.strip_prefix('@')?;
-    let mut parts = body.split('-');
-    let y: i64 = parts.next()?.parse().ok()?;
-    let m: u32 = parts.next()?.parse().ok()?;
-    let d: u32 = parts.next()?.parse().ok()?;
-    if parts.next().is_some() || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return None;
-    }
-    Some((y, m, d))
-}
-
-fn add_months(y: i64, m: u32, d: u32, months: i64) -> (i64, u32, u32) {
-    let total = y * 12 + i64::from(m - 1) + months;
-    let ny = total.div_euclid(12);
-    let nm = (total.rem_euclid(12) + 1) as u32;
-    (ny, nm, d.min(days_in_month(ny, nm)))
-}
-
-fn format_date(y: i64, m: u32, d: u32) -> String {
-    const WEEKDAYS: [&str; 7] = [
-        "Thursday",
-        "Friday",
-        "Saturday",
-        "Sunday",
-        "Monday",
-        "Tuesday",
-        "Wednesday",
+/// The calculation inside a question: "what is 15% of 847?" is "15% of
+/// 847", "convert 5 miles to km" is "5 miles to km".
+fn without_question(expression: &str) -> &str {
+    const LEADS: [&str; 9] = [
+        "what is ",
+        "what's ",
+        "whats ",
+        "how much is ",
+        "calculate ",
+        "compute ",
+        "convert ",
+        "work out ",
+        "evaluate ",
     ];
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    let weekday = WEEKDAYS[days_from_civil(y, m, d).rem_euclid(7) as usize];
-    format!("{weekday}, {d} {} {y}", MONTHS[(m - 1) as usize])
+    let mut rest = expression.trim();
+    for lead in LEADS {
+        if rest.len() > lead.len()
+            && rest.is_char_boundary(lead.len())
+            && rest[..lead.len()].eq_ignore_ascii_case(lead)
+        {
+            rest = rest[lead.len()..].trim_start();
+            break;
+        }
+    }
+    let rest = rest.trim_end_matches(['?', '!']).trim_end();
+    if rest.is_empty() { expression } else { rest }
+}
+
+/// Percentages as people use them, rewritten for fend (which reads `%`
+/// as a hundredth wherever it stands): `847 + 15%` and `847 - 15%` change
+/// 847 by 15% of it; `15% off 847` takes 15% of it away; `15 as a
+/// percentage of 60` and `15 is what percent of 60` give 25%. `None` for
+/// every other expression.
+fn percent_forms(expression: &str) -> Option<String> {
+    let e = expression
+        .trim()
+        .trim_end_matches(['?', '.'])
+        .trim_end()
+        .to_lowercase();
+    for word in [
+        " as a percentage of ",
+        " as a percent of ",
+        " as percent of ",
+        " as % of ",
+        " is what percent of ",
+        " is what percentage of ",
+        " is what % of ",
+        " in percent of ",
+    ] {
+        if let Some((part, whole)) = e.split_once(word) {
+            return Some(format!("({part}) / ({whole}) to %"));
+        }
+    }
+    if let Some((p, amount)) = e.split_once("% off ") {
+        return Some(format!("({amount}) * (1 - ({p}) / 100)"));
+    }
+    // `A + P%` / `A - P%`: P a plain number at the very end.
+    let body = e.strip_suffix('%')?.trim_end();
+    let digits = body
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_digit() || *c == '.' || *c == ',')
+        .last()
+        .map(|(i, _)| i)?;
+    let p = &body[digits..];
+    let before = body[..digits].trim_end();
+    let (amount, sign) = match before.char_indices().next_back()? {
+        (i, '+') => (&before[..i], '+'),
+        (i, '-') => (&before[..i], '-'),
+        _ => return None,
+    };
+    let amount = amount.trim();
+    let incomplete = amount.is_empty()
+        || amount.contains('%')
+        || amount.ends_with(['+', '-', '*', '/', '^', '('])
+        || amount.ends_with(" of");
+    if incomplete {
+        return None;
+    }
+    Some(format!("({amount}) * (1 {sign} {p} / 100)"))
 }
 
 #[cfg(test)]
@@ -357,10 +291,26 @@ mod tests {
     }
 
     #[test]
-    fn words_inside_quotes_and_other_words_are_left_alone() {
-        assert_eq!(resolve_relative_dates("nowhere", NOON), "nowhere");
-        assert_eq!(resolve_relative_dates("\"today\"", NOON), "\"today\"");
-        assert_eq!(resolve_relative_dates("today", NOON), "@2026-11-21");
+    fn percentages_read_as_people_mean_them() {
+        let cases = [
+            ("847 + 15%", "974.05"),
+            ("847 - 15%", "719.95"),
+            ("15% off 80", "68"),
+            ("15 as a percentage of 60", "25%"),
+            ("15 is what percent of 60", "25%"),
+            ("15% of 847", "127.05"),
+            ("(100 + 20) + 10%", "132"),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(calc(expr), want, "{expr}");
+        }
+    }
+
+    #[test]
+    fn dates_are_never_silent_numbers() {
+        assert_eq!(calc("2026-12-25 - 2026-01-01"), "358 days");
+        assert_eq!(calc("days between 2026-01-01 and 2026-12-25"), "358 days");
+        assert!(calc("2026-12-25 * 2").contains("used as a number"));
     }
 
     #[test]

@@ -197,11 +197,7 @@ pub struct Kind {
 impl Kind {
     /// "1 note", "3 notes".
     pub fn count(&self, n: usize) -> String {
-        if n == 1 {
-            format!("1 {}", self.one)
-        } else {
-            format!("{n} {}", self.many)
-        }
+        crate::display::count(n, self.one, self.many)
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::registry::Registry;
 use crate::skill::{SkillDefinition, SkillId};
-use crate::usage::CommandForm;
+use crate::usage::{CommandForm, TextShape};
 
 /// What follows the command name.
 #[derive(Clone, Debug, PartialEq)]
@@ -351,19 +351,34 @@ pub fn arguments(skill: &SkillDefinition, input: &CommandInput) -> Result<Value,
     }
 }
 
-/// What a skill's form starts with when it opens on free text. Text
-/// that is written content (a note's title, a task, a fact to remember)
-/// is carried in the way the skill's first text-taking form reads it.
-/// Text for a formal parameter (an expression, code, a URL, a path) is
-/// not: the free text describes what the person wants, not the value, so
-/// the form starts with only what that form sets itself.
+/// What a skill's form starts with when it opens on plain words: the
+/// words that chose the skill fill the fields they name. When they begin
+/// with one of a form's leads ("make a note", "remind me to", "what is"),
+/// that form reads what follows: a note's title and body, a task's due
+/// date and priority, a fact to remember, a calculation. Otherwise the
+/// skill's first text-taking form reads the whole text when it is written
+/// content (a note, a task, a fact), or a calculation; text for another
+/// formal parameter (code, a URL, a path) is not carried, since the words
+/// describe what the person wants rather than the value.
 pub fn carry(skill: &SkillDefinition, text: &str) -> Value {
+    let text = text.trim();
+    let led = skill
+        .commands
+        .iter()
+        .filter(|f| f.text.takes_text())
+        .filter_map(|f| f.lead_of(text).map(|(n, rest)| (n, f, rest)))
+        .max_by_key(|(n, _, _)| *n);
+    if let Some((_, form, rest)) = led {
+        return form.plain_arguments(rest);
+    }
     match skill
         .commands
         .iter()
         .find(|f| f.verb.is_none() && f.text.takes_text())
     {
-        Some(f) if f.text.is_content() => f.arguments(text),
+        Some(f) if f.text.is_content() || matches!(f.text, TextShape::Expression { .. }) => {
+            f.plain_arguments(text)
+        }
         Some(f) => Value::Object(f.fixed.clone()),
         None => Value::Object(Map::new()),
     }
@@ -692,9 +707,102 @@ mod tests {
         let notes = r.get_str("notes").unwrap();
         assert_eq!(
             carry(notes, "jot down an idea #garden"),
-            json!({"action": "create", "title": "jot down an idea", "tags": ["garden"]})
+            json!({"action": "create", "title": "an idea", "tags": ["garden"]})
         );
         assert_eq!(carry(r.get_str("echo_tool").unwrap(), "hi"), json!({}));
+    }
+
+    /// The words that chose a skill fill the fields they name.
+    #[test]
+    fn plain_words_fill_the_fields_they_name() {
+        let r = builtin::registry().unwrap();
+        let carried = |skill: &str, text: &str| carry(r.get_str(skill).unwrap(), text);
+        let cases = [
+            (
+                "calculator",
+                "what is 15% of 847",
+                json!({"expression": "15% of 847"}),
+            ),
+            (
+                "calculator",
+                "What's 15% of 847?",
+                json!({"expression": "15% of 847"}),
+            ),
+            (
+                "calculator",
+                "convert 5 miles to km",
+                json!({"expression": "5 miles to km"}),
+            ),
+            (
+                "calculator",
+                "how many days until December 25",
+                json!({"expression": "days until December 25"}),
+            ),
+            (
+                "calculator",
+                "15% of 847",
+                json!({"expression": "15% of 847"}),
+            ),
+            ("calculator", "work out a percentage", json!({})),
+            (
+                "notes",
+                "make a note called Groceries with milk, eggs and bread",
+                json!({"action": "create", "title": "Groceries", "body": "milk, eggs and bread"}),
+            ),
+            (
+                "notes",
+                "Save a note called Groceries: milk, eggs, bread",
+                json!({"action": "create", "title": "Groceries", "body": "milk, eggs, bread"}),
+            ),
+            (
+                "notes",
+                "jot down an idea for the garden",
+                json!({"action": "create", "title": "an idea for the garden"}),
+            ),
+            (
+                "notes",
+                "new note about the trip #travel",
+                json!({"action": "create", "title": "the trip", "tags": ["travel"]}),
+            ),
+            (
+                "notes",
+                "find my notes about Lisbon",
+                json!({"action": "search", "query": "Lisbon"}),
+            ),
+            (
+                "notes",
+                "Groceries",
+                json!({"action": "create", "title": "Groceries"}),
+            ),
+            (
+                "tasks",
+                "remind me to renew the passport tomorrow with high priority",
+                json!({"action": "create", "title": "renew the passport", "due": "tomorrow", "priority": "high"}),
+            ),
+            (
+                "tasks",
+                "Add a task to pay rent by March 1, low priority",
+                json!({"action": "create", "title": "pay rent", "due": "by March 1", "priority": "low"}),
+            ),
+            (
+                "tasks",
+                "I need to call the plumber friday, urgent",
+                json!({"action": "create", "title": "call the plumber", "due": "friday", "priority": "high"}),
+            ),
+            (
+                "memory",
+                "remember that I prefer metric units",
+                json!({"action": "remember", "text": "I prefer metric units"}),
+            ),
+            (
+                "memory",
+                "what do you remember about units",
+                json!({"action": "recall", "query": "units"}),
+            ),
+        ];
+        for (skill, text, want) in cases {
+            assert_eq!(carried(skill, text), want, "{skill}: {text:?}");
+        }
     }
 
     #[test]

@@ -58,8 +58,11 @@ pub enum Effect {
         ticket: u64,
         skill: SkillId,
         arguments: Value,
-        /// What the person typed, for the conversation's title.
+        /// What the person typed: the conversation keeps it with the
+        /// result, and titles a new conversation with it.
         line: String,
+        /// The arguments came from a form, which `line` opened.
+        from_form: bool,
     },
     /// Send a message to the assistant; report a refusal with
     /// [`Composer::send_failed`].
@@ -116,6 +119,11 @@ pub struct Composer {
     pub queued: Vec<String>,
     /// Commands and prompt fetches under way.
     pub running: Vec<Running>,
+    /// Lines run or sent, oldest first (the open conversation's, then this
+    /// composer's): Up in an empty line brings them back, newest first.
+    pub history: Vec<String>,
+    /// Which line of `history` Up brought back, while the line is still it.
+    recalled: Option<usize>,
     /// The line a form was opened from; it is cleared when the form runs.
     form_line: Option<String>,
     next_ticket: u64,
@@ -131,6 +139,13 @@ impl Composer {
         self.text = text;
         self.selected = 0;
         self.error = None;
+    }
+
+    /// The lines of the conversation now open, oldest first, for Up; lines
+    /// run here since stay after them.
+    pub fn set_history(&mut self, lines: Vec<String>) {
+        self.history = lines;
+        self.recalled = None;
     }
 
     fn ticket(&mut self) -> u64 {
@@ -216,7 +231,10 @@ impl Composer {
             Key::Up | Key::Down => {
                 let n = self.choices(cx);
                 if n == 0 {
-                    return Handled::default();
+                    return match self.recall(key == Key::Up) {
+                        true => handled(Vec::new()),
+                        false => Handled::default(),
+                    };
                 }
                 self.selected = match key {
                     Key::Up => (self.selected + n - 1) % n,
@@ -271,6 +289,44 @@ impl Composer {
                 }
             }
         }
+    }
+
+    /// Up (`back`) or Down through the lines run before, while the line
+    /// is empty or still the one brought back; says whether it moved.
+    /// Down past the newest empties the line again.
+    fn recall(&mut self, back: bool) -> bool {
+        let showing = match self.recalled {
+            Some(i) if self.history.get(i) == Some(&self.text) => Some(i),
+            _ if self.text.trim().is_empty() => None,
+            _ => return false,
+        };
+        let next = match (showing, back) {
+            (None, true) => self.history.len().checked_sub(1),
+            (None, false) => return false,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) if i + 1 < self.history.len() => Some(i + 1),
+            (Some(_), false) => {
+                self.text.clear();
+                self.recalled = None;
+                return true;
+            }
+        };
+        let Some(i) = next else {
+            return false;
+        };
+        self.text = self.history[i].clone();
+        self.recalled = Some(i);
+        self.selected = 0;
+        true
+    }
+
+    /// Remembers a line that ran or was sent, for Up.
+    fn remember(&mut self, line: &str) {
+        let line = line.trim();
+        if !line.is_empty() && self.history.last().map(String::as_str) != Some(line) {
+            self.history.push(line.to_string());
+        }
+        self.recalled = None;
     }
 
     /// Enter or the Run/Send button.
@@ -335,10 +391,10 @@ impl Composer {
             };
             let mut args = Map::new();
             args.insert("name".into(), Value::String(parsed.name.clone()));
-            return vec![self.start(skill.id.clone(), Value::Object(args), line)];
+            return vec![self.start(skill.id.clone(), Value::Object(args), line, false)];
         }
         match command::prepare(cx.registry, &parsed) {
-            Ok(p) => vec![self.start(p.skill.id.clone(), p.arguments, line)],
+            Ok(p) => vec![self.start(p.skill.id.clone(), p.arguments, line, false)],
             Err(CommandError::NeedsInput {
                 id, prefill, word, ..
             }) => {
@@ -370,7 +426,8 @@ impl Composer {
     }
 
     /// A command taken on: it joins the running ones and the line clears.
-    fn start(&mut self, skill: SkillId, arguments: Value, line: String) -> Effect {
+    fn start(&mut self, skill: SkillId, arguments: Value, line: String, from_form: bool) -> Effect {
+        self.remember(&line);
         let others = self.running.len();
         let ticket = self.ticket();
         self.running.push(Running {
@@ -396,11 +453,13 @@ impl Composer {
             skill,
             arguments,
             line,
+            from_form,
         }
     }
 
     fn free_text(&mut self, line: String, cx: &Context) -> Vec<Effect> {
         if cx.has_model {
+            self.remember(&line);
             let message = match self.attachments.is_empty() {
                 true => line.clone(),
                 false => format!("{line}\n\n{}", attachments_text(&self.attachments)),
@@ -452,7 +511,7 @@ impl Composer {
     pub fn form_ran(&mut self, skill: SkillId, arguments: Value, title: String) -> Effect {
         let from = self.form_line.take();
         let line = from.clone().unwrap_or(title);
-        let effect = self.start(skill, arguments, line);
+        let effect = self.start(skill, arguments, line, true);
         if from.is_some_and(|f| f == self.text) {
             self.text.clear();
         }
@@ -777,6 +836,44 @@ mod tests {
     }
 
     #[test]
+    fn up_in_an_empty_line_brings_back_what_ran() {
+        let w = World::new();
+        let mut c = Composer::new();
+        c.set_history(vec!["/calc 1+1".into()]);
+        enter(&mut c, &w, "/calc 6*7");
+        enter(&mut c, &w, "/note Buy milk");
+        assert_eq!(c.text, "");
+        let up = |c: &mut Composer| c.key(Key::Up, &w.cx());
+        let down = |c: &mut Composer| c.key(Key::Down, &w.cx());
+        assert!(up(&mut c).prevent_default);
+        assert_eq!(c.text, "/note Buy milk");
+        up(&mut c);
+        assert_eq!(c.text, "/calc 6*7");
+        up(&mut c);
+        up(&mut c);
+        assert_eq!(c.text, "/calc 1+1", "the oldest stays");
+        down(&mut c);
+        assert_eq!(c.text, "/calc 6*7");
+        down(&mut c);
+        down(&mut c);
+        assert_eq!(c.text, "", "past the newest, the line is empty again");
+        assert!(!down(&mut c).prevent_default);
+        // A line being typed is never replaced.
+        c.input("/calc 2".into());
+        assert!(!up(&mut c).prevent_default);
+        assert_eq!(c.text, "/calc 2");
+        // An edited recall is the person's now.
+        c.input(String::new());
+        up(&mut c);
+        c.input("/note Buy oat milk".into());
+        assert!(!up(&mut c).prevent_default);
+        // The same line twice is remembered once.
+        enter(&mut c, &w, "/note Buy oat milk");
+        enter(&mut c, &w, "/note Buy oat milk");
+        assert_eq!(c.history.len(), 4);
+    }
+
+    #[test]
     fn a_refused_message_comes_back() {
         let mut w = World::new();
         w.has_model = true;
@@ -891,7 +988,7 @@ mod tests {
             enter(&mut c, &w, "jot down an idea"),
             [Effect::OpenForm {
                 skill: SkillId::new("notes").unwrap(),
-                prefill: json!({"action": "create", "title": "jot down an idea"})
+                prefill: json!({"action": "create", "title": "an idea"})
             }]
         );
         // Typed over while the form was open: the new text stays.

@@ -140,6 +140,16 @@ impl Date {
         }
     }
 
+    /// Whether `word` names a weekday ("friday", "Fri").
+    pub fn is_weekday(word: &str) -> bool {
+        weekday(&word.to_lowercase()).is_some()
+    }
+
+    /// Whether `word` names a month ("march", "Dec", "sept.").
+    pub fn is_month(word: &str) -> bool {
+        month(&word.to_lowercase()).is_some()
+    }
+
     /// Whether `text` reads as a date, whatever today is.
     pub fn is_phrase(text: &str) -> bool {
         Date::parse(text, Date::from_tuple((2000, 1, 1))).is_ok()

@@ -1,4 +1,10 @@
-//! How numbers are shown to people: durations and byte counts.
+//! How numbers are shown to people: counts, durations and byte counts.
+
+/// A count with its noun, singular or plural as the number needs: "1
+/// memory", "3 memories", "0 notes".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
 
 /// A duration for result cards: "0.42 ms", "12 ms", "3.1 s".
 pub fn duration(ms: f64) -> String {
@@ -36,6 +42,13 @@ pub fn bytes(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_noun_they_need() {
+        assert_eq!(count(1, "memory", "memories"), "1 memory");
+        assert_eq!(count(3, "memory", "memories"), "3 memories");
+        assert_eq!(count(0, "note", "notes"), "0 notes");
+    }
 
     #[test]
     fn durations() {

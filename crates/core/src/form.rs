@@ -78,6 +78,87 @@ pub struct Form {
     /// own order (for a form opened on typed arguments, the fields they
     /// fill come right after the required ones).
     pub fields: Vec<Field>,
+    /// Arguments the form sets without a control: the chosen action.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub fixed: Map<String, Value>,
+}
+
+/// One thing a skill whose input starts with an `action` can be asked to
+/// do, as its form offers it: the fields that action reads, in the order
+/// the form shows them, and those it needs. Actions a person never picks
+/// (the undo of a delete) are simply not listed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActionForm {
+    /// The `action` argument's value.
+    pub value: String,
+    /// How the choice reads: "Create a note".
+    pub label: String,
+    pub fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required: Vec<String>,
+}
+
+impl ActionForm {
+    pub fn new(value: &str, label: &str, fields: &[&str], required: &[&str]) -> Self {
+        Self {
+            value: value.to_string(),
+            label: label.to_string(),
+            fields: fields.iter().map(|f| f.to_string()).collect(),
+            required: required.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+}
+
+/// The action `arguments` name among `actions`, else the first.
+pub fn chosen_action<'a>(actions: &'a [ActionForm], arguments: &Value) -> Option<&'a ActionForm> {
+    let named = arguments.get("action").and_then(Value::as_str);
+    actions
+        .iter()
+        .find(|a| Some(a.value.as_str()) == named)
+        .or(actions.first())
+}
+
+/// A skill's arguments as a person reads them: one (label, value) pair
+/// per argument given, labelled as its form labels it; the action as the
+/// words its form offers it with. Strings are shown bare, lists joined.
+pub fn describe_arguments(
+    schema: &Value,
+    actions: &[ActionForm],
+    arguments: &Value,
+) -> Vec<(String, String)> {
+    let Some(map) = arguments.as_object() else {
+        return vec![(String::new(), arguments.to_string())];
+    };
+    let form = Form::from_schema(schema);
+    let mut out = Vec::new();
+    for (name, value) in map {
+        if value.is_null() {
+            continue;
+        }
+        if name == "action"
+            && let Some(a) = actions
+                .iter()
+                .find(|a| Some(a.value.as_str()) == value.as_str())
+        {
+            out.push((String::new(), a.label.clone()));
+            continue;
+        }
+        let label = form
+            .field(name)
+            .map(|f| f.label.clone())
+            .unwrap_or_else(|| humanize(name));
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => items
+                .iter()
+                .map(choice_label)
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        };
+        out.push((label, text));
+    }
+    out
 }
 
 /// What the person has entered in one field: text for every control but
@@ -214,7 +295,10 @@ impl Form {
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-            return Form { fields: Vec::new() };
+            return Form {
+                fields: Vec::new(),
+                fixed: Map::new(),
+            };
         };
         let mut fields: Vec<Field> = props
             .iter()
@@ -237,7 +321,58 @@ impl Form {
         // A stable sort keeps the schema's order inside each group (the
         // workspace's serde_json keeps object keys in written order).
         fields.sort_by_key(|f| !f.required);
-        Form { fields }
+        Form {
+            fields,
+            fixed: Map::new(),
+        }
+    }
+
+    /// The form for one action of a skill: only the fields that action
+    /// reads, in its order, required as it needs them; the action itself
+    /// goes into the arguments without a control.
+    pub fn for_action(schema: &Value, action: &ActionForm) -> Form {
+        let all = Form::from_schema(schema);
+        let fields = action
+            .fields
+            .iter()
+            .filter_map(|name| all.field(name).cloned())
+            .map(|mut f| {
+                f.required = action.required.contains(&f.name);
+                f
+            })
+            .collect();
+        let mut fixed = Map::new();
+        fixed.insert("action".into(), Value::String(action.value.clone()));
+        Form { fields, fixed }
+    }
+
+    /// The form a skill opens with on `arguments`: the fields of the
+    /// action they name (or its first) when the skill lists its actions,
+    /// else every field of its schema.
+    pub fn for_skill(schema: &Value, actions: &[ActionForm], arguments: &Value) -> Form {
+        match chosen_action(actions, arguments) {
+            Some(action) => Form::for_action(schema, action),
+            None => Form::from_schema(schema),
+        }
+    }
+
+    /// Whether every required field has an input that makes an argument:
+    /// a form opened this way only waits to be confirmed.
+    pub fn complete(&self, values: &Values) -> bool {
+        self.fields
+            .iter()
+            .filter(|f| f.required)
+            .all(|f| self.check(&f.name, values).is_none())
+    }
+
+    /// Gives the fields that have no input yet their starting one (after
+    /// a switch to another action, whose fields were not on the form).
+    pub fn fill_missing(&self, values: &mut Values) {
+        for f in &self.fields {
+            values
+                .entry(f.name.clone())
+                .or_insert_with(|| initial_input(f));
+        }
     }
 
     pub fn field(&self, name: &str) -> Option<&Field> {
@@ -302,7 +437,7 @@ impl Form {
     /// Turns the inputs into arguments: empty optional fields are left
     /// out; every problem is reported at once, by field.
     pub fn arguments(&self, values: &Values) -> Result<Value, Vec<FieldError>> {
-        let mut out = Map::new();
+        let mut out = self.fixed.clone();
         let mut errors = Vec::new();
         for field in &self.fields {
             let input = values
@@ -569,7 +704,8 @@ mod tests {
                         format: None,
                     },
                     default: None,
-                }]
+                }],
+                fixed: Map::new(),
             }
         );
         assert_eq!(
@@ -898,7 +1034,13 @@ mod tests {
 
     #[test]
     fn a_schema_without_properties_has_no_fields() {
-        assert_eq!(Form::from_schema(&json!({})), Form { fields: vec![] });
+        assert_eq!(
+            Form::from_schema(&json!({})),
+            Form {
+                fields: vec![],
+                fixed: Map::new()
+            }
+        );
         assert_eq!(
             Form::from_schema(&json!({"type": "object"})).arguments(&Values::new()),
             Ok(json!({}))

@@ -17,6 +17,7 @@ pub mod code;
 pub mod collection;
 pub mod command;
 pub mod composer;
+pub mod date_math;
 pub mod dates;
 pub mod discovery;
 pub mod display;

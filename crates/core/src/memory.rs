@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
 use crate::collection::{self, Change, Changed, Collection, Kind, Record, Stamp, clean_tags};
+use crate::form::ActionForm;
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::text;
@@ -80,6 +81,13 @@ pub fn definition() -> SkillDefinition {
         "Recall my preferences for travel",
     ])
     .with_commands(commands())
+    .with_actions([
+        ActionForm::new("remember", "Remember something", &["text", "tags"], &["text"]),
+        ActionForm::new("recall", "Recall", &["query", "limit"], &["query"]),
+        ActionForm::new("list", "List memories", &["limit"], &[]),
+        ActionForm::new("update", "Change a memory", &["id", "text", "tags"], &["id"]),
+        ActionForm::new("forget", "Forget a memory", &["id"], &["id"]),
+    ])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -115,6 +123,17 @@ fn commands() -> Vec<CommandForm> {
         .examples([
             "/remember I prefer metric units",
             "/remember I'm vegetarian #food",
+        ])
+        .leads([
+            "remember that",
+            "remember",
+            "don't forget that",
+            "do not forget that",
+            "keep in mind that",
+            "keep in mind",
+            "memorize that",
+            "memorize",
+            "for the record",
         ]),
         CommandForm::new(
             "recall",
@@ -124,7 +143,13 @@ fn commands() -> Vec<CommandForm> {
             "Recall what Hearth remembers about something",
         )
         .fixed(json!({"action": "recall"}))
-        .examples(["/recall units"]),
+        .examples(["/recall units"])
+        .leads([
+            "what do you remember about",
+            "what do you know about",
+            "do you remember",
+            "recall",
+        ]),
         CommandForm::new("memory", TextShape::Nothing, "List what Hearth remembers")
             .fixed(json!({"action": "list"}))
             .examples(["/memory"]),
@@ -342,7 +367,7 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
         }
         MemoryAction::Restore { memories: back } => {
             let (ids, changes) = collection::restore(back)?;
-            let text = format!("Restored {} memories.", ids.len());
+            let text = format!("Restored {}.", KIND.count(ids.len()));
             Ok((
                 SkillOutput::text_and_json(text, json!({"restored": ids})),
                 changes,

@@ -8,6 +8,7 @@ use crate::call::{SkillError, SkillOutput, UndoAction};
 use crate::collection::{
     self, Change, Changed, Collection, Kind, Record, Records, Stamp, Store, clean_tags,
 };
+use crate::form::ActionForm;
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::text::{self, TextIndex};
@@ -179,6 +180,14 @@ pub fn definition() -> SkillDefinition {
         "Jot down an idea for the garden",
     ])
     .with_commands(commands())
+    .with_actions([
+        ActionForm::new("create", "Create a note", &["title", "body", "tags"], &["title"]),
+        ActionForm::new("search", "Search notes", &["query", "limit"], &["query"]),
+        ActionForm::new("list", "List notes", &["tag", "limit"], &[]),
+        ActionForm::new("read", "Read a note", &["id"], &["id"]),
+        ActionForm::new("update", "Change a note", &["id", "title", "body", "tags"], &["id"]),
+        ActionForm::new("delete", "Delete a note", &["id"], &["id"]),
+    ])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -217,7 +226,22 @@ fn commands() -> Vec<CommandForm> {
             "Create a note: the first line is its title, the next lines its body, #words tag it",
         )
         .fixed(json!({"action": "create"}))
-        .examples(["/note Buy milk and eggs", "/note Trip ideas #travel"]),
+        .examples(["/note Buy milk and eggs", "/note Trip ideas #travel"])
+        .leads([
+            "make a note",
+            "make note",
+            "create a note",
+            "create note",
+            "add a note",
+            "new note",
+            "save a note",
+            "write a note",
+            "take a note",
+            "write down",
+            "jot down",
+            "note down",
+            "note",
+        ]),
         CommandForm::new("notes", TextShape::Nothing, "List your notes, newest first")
             .fixed(json!({"action": "list"}))
             .examples(["/notes"]),
@@ -230,7 +254,16 @@ fn commands() -> Vec<CommandForm> {
         )
         .verb("search")
         .fixed(json!({"action": "search"}))
-        .examples(["/notes search milk"]),
+        .examples(["/notes search milk"])
+        .leads([
+            "find my notes about",
+            "find notes about",
+            "find my notes on",
+            "search my notes for",
+            "search notes for",
+            "search my notes",
+            "search notes",
+        ]),
         CommandForm::new("notes", create(), "Create a note")
             .fixed(json!({"action": "create"}))
             .examples(["/notes Call the bank about the card"]),

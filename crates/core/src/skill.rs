@@ -5,6 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::form::ActionForm;
 use crate::usage::CommandForm;
 
 pub use hearth_base::skill_id::{SkillId, SkillIdError};
@@ -219,6 +220,11 @@ pub struct SkillDefinition {
     /// `/id <text>` fills the first required string parameter.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandForm>,
+    /// For a skill whose input starts with an `action`: what its form
+    /// offers to do, each with only the fields it reads. Without them the
+    /// form shows every field of the input schema.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ActionForm>,
     /// The source that registered the skill and runs its calls; `None`
     /// until a source registers it. Set at run time, so never stored.
     #[serde(skip)]
@@ -245,6 +251,7 @@ impl SkillDefinition {
             output_schema: serde_json::json!({}),
             kind: SkillKind::Builtin,
             commands: Vec::new(),
+            actions: Vec::new(),
             source: None,
         }
     }
@@ -300,6 +307,11 @@ impl SkillDefinition {
 
     pub fn with_commands(mut self, commands: impl IntoIterator<Item = CommandForm>) -> Self {
         self.commands = commands.into_iter().collect();
+        self
+    }
+
+    pub fn with_actions(mut self, actions: impl IntoIterator<Item = ActionForm>) -> Self {
+        self.actions = actions.into_iter().collect();
         self
     }
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::call::{SkillError, SkillOutput, UndoAction};
 use crate::collection::{self, Change, Changed, Collection, Kind, Record, Stamp, clean_tags};
+use crate::form::ActionForm;
 use crate::permission::CallFacts;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 use crate::usage::{CommandForm, TextShape};
@@ -145,6 +146,29 @@ pub fn definition() -> SkillDefinition {
         "Show my high-priority tasks due this week",
     ])
     .with_commands(commands())
+    .with_actions([
+        ActionForm::new(
+            "create",
+            "Add a task",
+            &["title", "due", "priority", "notes", "tags"],
+            &["title"],
+        ),
+        ActionForm::new(
+            "list",
+            "List tasks",
+            &["status", "overdue", "priority", "due_before", "due_after", "tag", "limit"],
+            &[],
+        ),
+        ActionForm::new(
+            "update",
+            "Change a task",
+            &["id", "title", "due", "priority", "notes", "tags"],
+            &["id"],
+        ),
+        ActionForm::new("complete", "Mark a task done", &["id"], &["id"]),
+        ActionForm::new("reopen", "Reopen a task", &["id"], &["id"]),
+        ActionForm::new("delete", "Delete a task", &["id"], &["id"]),
+    ])
     .with_input_schema(json!({
         "type": "object",
         "properties": {
@@ -189,6 +213,25 @@ fn commands() -> Vec<CommandForm> {
         .examples([
             "/task Renew passport tomorrow !high",
             "/task Pay rent by March 1 #home",
+        ])
+        .leads([
+            "remind me to",
+            "remind me",
+            "add a task to",
+            "add a task",
+            "add task",
+            "create a task to",
+            "create a task",
+            "new task",
+            "make a task",
+            "add a todo",
+            "add to my todo list",
+            "add to my to-do list",
+            "todo",
+            "to-do",
+            "i need to",
+            "i have to",
+            "i must",
         ]),
         CommandForm::new("tasks", TextShape::Nothing, "List open tasks, overdue first")
             .fixed(json!({"action": "list"}))

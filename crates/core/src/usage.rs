@@ -30,6 +30,11 @@ pub struct CommandForm {
     /// Whole lines a person can type; `/help` shows them and the tests run
     /// every one.
     pub examples: Vec<String>,
+    /// Plain words that, at the start of what a person types without a
+    /// slash, pick this form ("make a note", "what is"); what follows them
+    /// is read as the form's text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leads: Vec<String>,
 }
 
 impl CommandForm {
@@ -42,7 +47,46 @@ impl CommandForm {
             text,
             summary: summary.to_string(),
             examples: Vec::new(),
+            leads: Vec::new(),
         }
+    }
+
+    /// The plain words that pick this form, lower case.
+    pub fn leads<I, S>(mut self, leads: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.leads = leads.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The lead that begins `text` (case aside, as a whole word or
+    /// phrase), the longest when several do, and what follows it.
+    pub fn lead_of<'t>(&self, text: &'t str) -> Option<(usize, &'t str)> {
+        let lower = text.to_lowercase();
+        self.leads
+            .iter()
+            .filter(|lead| {
+                lower.starts_with(lead.as_str())
+                    && lower[lead.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_alphanumeric())
+            })
+            .map(String::len)
+            .max()
+            // Lower-casing keeps these leads' byte lengths (they are ASCII
+            // and so is their match), so the cut is at the same place.
+            .filter(|&n| text.is_char_boundary(n))
+            .map(|n| (n, text[n..].trim_start_matches([' ', ',', ':'])))
+    }
+
+    /// The arguments plain words stand for, after any lead was taken off.
+    pub fn plain_arguments(&self, text: &str) -> Value {
+        let mut args = self.fixed.clone();
+        self.text.fill_plain(text, &mut args);
+        Value::Object(args)
     }
 
     pub fn verb(mut self, verb: &str) -> Self {
@@ -97,6 +141,10 @@ pub enum TextShape {
     Nothing,
     /// The whole text is one string parameter.
     Whole { param: String },
+    /// A calculation, typed whole after the slash; from plain words it is
+    /// what remains once the lead ("what is") is gone, when that holds a
+    /// number or a date.
+    Expression { param: String },
     /// The first line is the title and the rest the body; `#words` in the
     /// title line become tags.
     TitleBody {
@@ -130,9 +178,9 @@ impl TextShape {
     pub fn placeholder(&self) -> Option<String> {
         match self {
             TextShape::Nothing => None,
-            TextShape::Whole { param } | TextShape::Tagged { param, .. } => {
-                Some(format!("<{}>", param.replace('_', " ")))
-            }
+            TextShape::Whole { param }
+            | TextShape::Expression { param }
+            | TextShape::Tagged { param, .. } => Some(format!("<{}>", param.replace('_', " "))),
             TextShape::TitleBody { title, .. } => Some(format!("<{title}>")),
             TextShape::Task => Some("<task> [when] [!high|!low] [#tag]".to_string()),
         }
@@ -147,7 +195,7 @@ impl TextShape {
         }
         match self {
             TextShape::Nothing => {}
-            TextShape::Whole { param } => {
+            TextShape::Whole { param } | TextShape::Expression { param } => {
                 args.insert(param.clone(), Value::String(text.to_string()));
             }
             TextShape::TitleBody { title, body, tags } => {
@@ -192,6 +240,161 @@ impl TextShape {
             }
         }
     }
+}
+
+impl TextShape {
+    /// The arguments plain words stand for (what remains once the lead
+    /// that picked the form is gone): a note "called Groceries with milk"
+    /// has a title and a body, a task "tomorrow with high priority" a due
+    /// date and a priority, a fact "that I like tea" is "I like tea", and
+    /// a calculation drops the question around it.
+    pub fn fill_plain(&self, text: &str, args: &mut Map<String, Value>) {
+        let text = text.trim();
+        match self {
+            TextShape::Expression { param } => {
+                let expression = text
+                    .trim_end_matches(['?', '.', '!', ' '])
+                    .trim_end_matches(" please")
+                    .trim();
+                if looks_like_a_calculation(expression) {
+                    args.insert(param.clone(), Value::String(expression.to_string()));
+                }
+            }
+            TextShape::TitleBody { title, body, .. } => {
+                let (heading, rest) = title_and_body(text);
+                // One line: the title, with its #tags taken out.
+                self.fill(&heading, args);
+                if !heading.is_empty() && args.get(title).is_none() {
+                    args.insert(title.clone(), Value::String(heading));
+                }
+                if !rest.is_empty() {
+                    args.insert(body.clone(), Value::String(rest));
+                }
+            }
+            TextShape::Task => {
+                let (rest, priority) = plain_priority(text);
+                self.fill(&rest, args);
+                if let Some(p) = priority {
+                    args.insert("priority".into(), Value::String(p.into()));
+                }
+            }
+            TextShape::Tagged { .. } => {
+                let rest = strip_word(text, "that");
+                self.fill(rest, args);
+            }
+            TextShape::Nothing | TextShape::Whole { .. } => self.fill(text, args),
+        }
+    }
+}
+
+/// Whether plain words hold a calculation: a digit, or a word that names
+/// a day.
+fn looks_like_a_calculation(text: &str) -> bool {
+    const DAYS: [&str; 4] = ["today", "tomorrow", "yesterday", "now"];
+    text.chars().any(|c| c.is_ascii_digit())
+        || text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| DAYS.contains(&w.to_lowercase().as_str()) || Date::is_month(w))
+}
+
+/// `text` without `word` and the space after it at its start.
+fn strip_word<'t>(text: &'t str, word: &str) -> &'t str {
+    match text.get(..word.len()) {
+        Some(head)
+            if head.eq_ignore_ascii_case(word)
+                && text[word.len()..].starts_with(char::is_whitespace) =>
+        {
+            text[word.len()..].trim_start()
+        }
+        _ => text,
+    }
+}
+
+/// A note in plain words: "called Groceries with milk, eggs and bread",
+/// "about the trip: book the tram", "Groceries: milk". The title is what
+/// follows "called", "titled", "named" or "about", up to the first of
+/// ":", "saying", "that says", "containing", "with" or a dash; the body is
+/// the rest. Without such a word the first line is the title and the
+/// following lines the body.
+fn title_and_body(text: &str) -> (String, String) {
+    let mut rest = text;
+    for marker in ["called", "titled", "named", "about"] {
+        let stripped = strip_word(rest, marker);
+        if stripped.len() != rest.len() {
+            rest = stripped;
+            break;
+        }
+    }
+    if rest.contains('\n') {
+        let (first, more) = rest.split_once('\n').unwrap_or((rest, ""));
+        return (first.trim().to_string(), more.trim().to_string());
+    }
+    let lower = rest.to_lowercase();
+    let separator = match lower.find(':') {
+        Some(i) => Some((i, 1)),
+        None => [
+            " saying ",
+            " that says ",
+            " which says ",
+            " containing ",
+            " with ",
+            " - ",
+            " — ",
+        ]
+        .iter()
+        .filter_map(|s| lower.find(s).map(|i| (i, s.len())))
+        .min(),
+    };
+    match separator {
+        Some((i, len)) if i > 0 && rest.is_char_boundary(i) && rest.is_char_boundary(i + len) => (
+            rest[..i].trim().to_string(),
+            rest[i + len..].trim().to_string(),
+        ),
+        _ => (rest.trim().to_string(), String::new()),
+    }
+}
+
+/// A priority said in words ("with high priority", "urgent", ", low
+/// priority"), taken out of the task's text.
+fn plain_priority(text: &str) -> (String, Option<&'static str>) {
+    const PHRASES: [(&str, &str); 10] = [
+        ("with high priority", "high"),
+        ("with a high priority", "high"),
+        ("high priority", "high"),
+        ("with low priority", "low"),
+        ("with a low priority", "low"),
+        ("low priority", "low"),
+        ("with normal priority", "normal"),
+        ("normal priority", "normal"),
+        ("urgently", "high"),
+        ("urgent", "high"),
+    ];
+    let lower = text.to_lowercase();
+    for (phrase, priority) in PHRASES {
+        if let Some(i) = find_phrase(&lower, phrase)
+            && text.is_char_boundary(i)
+            && text.is_char_boundary(i + phrase.len())
+        {
+            let joined = format!("{} {}", &text[..i], &text[i + phrase.len()..]);
+            let cleaned = joined
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim_matches([',', ' ', '.'])
+                .replace(" ,", ",");
+            return (cleaned, Some(priority));
+        }
+    }
+    (text.to_string(), None)
+}
+
+/// Where `phrase` occurs in `text` as whole words.
+fn find_phrase(text: &str, phrase: &str) -> Option<usize> {
+    text.match_indices(phrase).map(|(i, _)| i).find(|&i| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + phrase.len()..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric()) && after.is_none_or(|c| !c.is_alphanumeric())
+    })
 }
 
 fn strings(list: Vec<String>) -> Value {

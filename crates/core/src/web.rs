@@ -1400,8 +1400,11 @@ pub fn search_model_text(found: &SearchResponse) -> String {
         let mut s = format!("No results for \"{}\".", found.query);
         if found.filtered > 0 {
             s.push_str(&format!(
-                " {} result(s) were hidden by web_search's domain lists.",
-                found.filtered
+                " {} hidden by web_search's domain lists.",
+                match found.filtered {
+                    1 => "1 result was".to_string(),
+                    n => format!("{n} results were"),
+                }
             ));
         }
         return s;
@@ -1423,8 +1426,13 @@ pub fn search_model_text(found: &SearchResponse) -> String {
     }
     if found.filtered > 0 {
         out.push_str(&format!(
-            "\n({} more result(s) hidden by web_search's domain lists.)\n",
-            found.filtered
+            "\n({} more {} hidden by web_search's domain lists.)\n",
+            found.filtered,
+            if found.filtered == 1 {
+                "result"
+            } else {
+                "results"
+            }
         ));
     }
     out
@@ -1863,7 +1871,7 @@ mod tests {
                 text: "Results for \"hearth\" (searxng):\n\n\
                        1. Hearth\n   https://en.wikipedia.org/wiki/Hearth\n   A hearth is the place in a home where a fire is kept.\n\n\
                        2. \n   https://example.com/\n\n\
-                       (2 more result(s) hidden by web_search's domain lists.)\n"
+                       (2 more results hidden by web_search's domain lists.)\n"
                     .into()
             }
         );

@@ -51,6 +51,7 @@ fn role_name(role: Role) -> &'static str {
     match role {
         Role::User => "You",
         Role::Assistant => "Assistant",
+        Role::Command => "You ran",
     }
 }
 
@@ -170,12 +171,21 @@ fn message(out: &mut String, m: &Message) {
         }
         out.push('\n');
     }
-    if !m.content.trim().is_empty() {
+    if m.role == Role::Command {
+        if !m.content.trim().is_empty() {
+            code_block(out, "text", m.content.trim());
+        }
+    } else if !m.content.trim().is_empty() {
         out.push_str(m.content.trim_end());
         out.push_str("\n\n");
     }
     for call in &m.tool_calls {
-        let _ = write!(out, "### Tool call: `{}`", call.name.replace('`', "'"));
+        let what = if m.role == Role::Command {
+            "Skill"
+        } else {
+            "Tool call"
+        };
+        let _ = write!(out, "### {what}: `{}`", call.name.replace('`', "'"));
         match &call.result {
             Some(r) => {
                 let _ = write!(
@@ -260,6 +270,22 @@ pub fn conversation_markdown(c: &Conversation) -> String {
 /// A file name for the conversation: its title made safe, and its id's
 /// start so two conversations with one title do not collide.
 pub fn markdown_file_name(c: &Conversation) -> String {
+    file_name(c, "md")
+}
+
+/// The conversation whole, as Hearth stores it (messages, calls and their
+/// results, loaded skills, settings), as indented JSON.
+pub fn conversation_json(c: &Conversation) -> String {
+    // Serialising our own plain types cannot fail.
+    serde_json::to_string_pretty(c).unwrap_or_default()
+}
+
+/// A file name for the conversation's JSON export.
+pub fn json_file_name(c: &Conversation) -> String {
+    file_name(c, "json")
+}
+
+fn file_name(c: &Conversation, extension: &str) -> String {
     let mut stem: String = c
         .title
         .chars()
@@ -284,9 +310,9 @@ pub fn markdown_file_name(c: &Conversation) -> String {
             .take(8)
             .collect();
     if id.is_empty() {
-        format!("{stem}.md")
+        format!("{stem}.{extension}")
     } else {
-        format!("{stem}-{id}.md")
+        format!("{stem}-{id}.{extension}")
     }
 }
 

@@ -253,6 +253,21 @@ impl AgentLoop {
         self.is_idle().then_some(&mut self.conversation)
     }
 
+    /// Adds a command the person ran in this conversation, also while a
+    /// turn runs: it goes after everything so far, which leaves the reply
+    /// being written where it is, and the next request of the turn tells
+    /// the model about it. Returns the message's id.
+    pub fn push_command(
+        &mut self,
+        line: &str,
+        call: ToolCallRecord,
+        from_form: bool,
+        now_ms: f64,
+    ) -> String {
+        self.conversation
+            .push_command(line, call, from_form, now_ms)
+    }
+
     pub fn into_conversation(self) -> Conversation {
         self.conversation
     }

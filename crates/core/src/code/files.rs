@@ -158,8 +158,13 @@ pub fn read_text(path: &RelPath, size: u64, encoding: Encoding, decoded: &Decode
             out.push('\n');
         }
         out.push_str(&format!(
-            "[{} character(s) could not be decoded and show as �]",
-            decoded.replaced
+            "[{} could not be decoded and {} as �]",
+            crate::display::count(decoded.replaced, "character", "characters"),
+            if decoded.replaced == 1 {
+                "shows"
+            } else {
+                "show"
+            }
         ));
     }
     out
@@ -253,12 +258,16 @@ pub fn search_report(
     capped: bool,
 ) -> String {
     let mut out = if hits.is_empty() {
-        format!("no matches for {query:?} in {scanned} file(s)")
+        format!(
+            "no matches for {query:?} in {}",
+            crate::display::count(scanned, "file", "files")
+        )
     } else {
         format!(
-            "{} match{} for {query:?} in {scanned} file(s)",
+            "{} match{} for {query:?} in {}",
             hits.len(),
-            if hits.len() == 1 { "" } else { "es" }
+            if hits.len() == 1 { "" } else { "es" },
+            crate::display::count(scanned, "file", "files")
         )
     };
     for h in hits {
@@ -387,11 +396,11 @@ mod tests {
                 &["f/big.log: 9.0 MB, over the 8.4 MB search limit".into()],
                 false
             ),
-            "1 match for \"gamma\" in 2 file(s)\nf/a.txt:3: gamma ray\nnot searched: f/big.log: 9.0 MB, over the 8.4 MB search limit"
+            "1 match for \"gamma\" in 2 files\nf/a.txt:3: gamma ray\nnot searched: f/big.log: 9.0 MB, over the 8.4 MB search limit"
         );
         assert_eq!(
             search_report("x", &[], 0, &[], false),
-            "no matches for \"x\" in 0 file(s)"
+            "no matches for \"x\" in 0 files"
         );
     }
 

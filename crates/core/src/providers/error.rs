@@ -452,7 +452,7 @@ fn human_wait(ms: u64) -> String {
     match s {
         0..=1 => "a second".to_string(),
         2..=119 => format!("{s} seconds"),
-        _ => format!("{} minutes", s.div_ceil(60)),
+        _ => crate::display::count(s.div_ceil(60) as usize, "minute", "minutes"),
     }
 }
 
