@@ -74,6 +74,18 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     });
     on_cleanup(move || slash.remove());
 
+    // Each place opens at its top, not where the last one was scrolled to.
+    let content = NodeRef::<leptos::html::Main>::new();
+    Effect::new(move |before: Option<Place>| {
+        let now = place.get();
+        if before.is_some_and(|b| b != now)
+            && let Some(el) = content.get_untracked()
+        {
+            el.set_scroll_top(0.0);
+        }
+        now
+    });
+
     view! {
         <div class="shell">
             // The first Tab stop: straight to the composer, from any page.
@@ -113,7 +125,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                 </ul>
                 <OfflineIndicator/>
             </nav>
-            <main class="content">
+            <main class="content" node_ref=content>
                 <crate::views::offline::UpdateBanner/>
                 <crate::views::set_aside::SetAsideNotice/>
                 // Chat is the first screen; every other place loads its

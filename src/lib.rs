@@ -23,6 +23,7 @@ pub mod skill_import;
 pub mod split;
 pub mod storage;
 pub mod tabmodel;
+pub mod theme;
 pub mod version;
 pub mod views;
 pub mod web;

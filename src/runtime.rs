@@ -815,6 +815,8 @@ impl Runtime {
     /// stored packages or servers leave the registry.
     pub async fn clear_all(&self) -> Result<(), String> {
         self.0.db.clear_all().await.map_err(|e| e.to_string())?;
+        // The theme is a setting too, kept outside IndexedDB.
+        let _ = crate::theme::set(crate::theme::Theme::System);
         self.unregister(|s| match &s.kind {
             SkillKind::Builtin => false,
             SkillKind::AgentSkill { .. } | SkillKind::Mcp { .. } => true,

@@ -140,11 +140,23 @@ test('Python runs on the first visit (a runaway loop is stopped by restarting it
   const after = await runSkill(page, 'run_python', { code: "print('x' in globals())" }, { timeout: 150_000 });
   expect(after.output).toBe('False\n');
 
+  // Stop, likewise, can only end the worker here, and says so.
+  const cards = page.locator('.result-card');
+  const before = await cards.count();
+  await runCommand(page, `/run_python ${JSON.stringify({ code: 'y = 1\nwhile True:\n    pass', timeout_ms: 120_000 })}`);
+  const stop = page.locator('.composer').getByRole('button', { name: 'Stop' });
+  await expect(stop).toBeVisible({ timeout: 150_000 });
+  await stop.click();
+  await expect(cards.nth(before).locator('.card-body > dd').last()).toHaveText(
+    'stopped by you, by restarting Python, as this page cannot interrupt it (see Settings → Code); variables from earlier runs are gone',
+    { timeout: 20_000 },
+  );
+
   await page.getByRole('link', { name: 'Settings' }).click();
   const note = page.getByTestId('python-interrupt');
   await expect(note).toContainText(/^Unavailable( until you reload)?: /);
   await expect(note).toContainText('this host sends no cross-origin isolation headers (COOP and COEP)');
-  await expect(note).toContainText('A Python run past its time limit is stopped by restarting Python, so its variables are lost.');
+  await expect(note).toContainText('A Python run past its time limit, or stopped with Stop, is stopped by restarting Python, so its variables are lost.');
   // The service worker took over during this visit; reloading under it
   // brings the headers.
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
@@ -162,7 +174,7 @@ test('Python runs on the first visit (a runaway loop is stopped by restarting it
   expect(interrupted.output).toBe('timed out after 1.0 s: Python was interrupted (KeyboardInterrupt); variables from earlier runs are kept');
   expect((await runSkill(page, 'run_python', { code: 'kept + 41' })).output).toContain('42');
   await page.getByRole('link', { name: 'Settings' }).click();
-  await expect(page.getByTestId('python-interrupt')).toHaveText('Available: a Python run past its time limit is interrupted and keeps its variables.');
+  await expect(page.getByTestId('python-interrupt')).toHaveText('Available: a Python run past its time limit, or stopped with Stop, is interrupted and keeps its variables.');
   expect(errors).toEqual([]);
   await context.close();
 });

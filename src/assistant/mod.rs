@@ -844,6 +844,8 @@ impl Assistant {
     /// Stop: aborts the stream and denies the conversation's waiting
     /// approvals; the conversation stays consistent.
     pub fn stop(&self, id: &str) {
+        // Code the turn is running stops with it, rather than at its limit.
+        self.rt.sandbox().stop_in(Some(id));
         self.handle(id, Event::Cancel);
         self.rt.approver().deny_conversation(id);
         self.retrying.update(|r| {

@@ -55,10 +55,7 @@ fn to_js(v: &Value) -> JsValue {
 
 fn context(width: f64) -> HostContext {
     let window = web_sys::window();
-    let dark = window
-        .as_ref()
-        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-        .is_some_and(|m| m.matches());
+    let dark = crate::theme::is_dark();
     let locale = window
         .as_ref()
         .and_then(|w| w.navigator().language())

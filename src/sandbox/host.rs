@@ -316,6 +316,23 @@ impl Connection {
         }
         let (tx, rx) = oneshot::channel();
         self.pending.borrow_mut().insert(id.to_string(), tx);
+        if let Err(e) = self.post(message, buffers) {
+            self.pending.borrow_mut().remove(id);
+            return Err(e);
+        }
+        Ok(rx)
+    }
+
+    /// Posts `message` with `buffers` transferred, waiting for nothing
+    /// (a stop is answered by the run it stops, not by a reply of its own).
+    pub fn post(
+        &self,
+        message: &HostMessage,
+        buffers: Vec<ArrayBuffer>,
+    ) -> Result<(), SandboxError> {
+        if !self.is_alive() {
+            return Err(SandboxError::Unresponsive);
+        }
         let list = Array::new();
         for b in &buffers {
             list.push(b);
@@ -323,11 +340,9 @@ impl Connection {
         let envelope = Object::new();
         Reflect::set(&envelope, &"json".into(), &message.to_json().into()).map_err(browser)?;
         Reflect::set(&envelope, &"buffers".into(), &list).map_err(browser)?;
-        if let Err(e) = self.port.post_message_with_transferable(&envelope, &list) {
-            self.pending.borrow_mut().remove(id);
-            return Err(browser(e));
-        }
-        Ok(rx)
+        self.port
+            .post_message_with_transferable(&envelope, &list)
+            .map_err(browser)
     }
 
     /// Removes the iframe (stopping every worker in it) and fails whatever

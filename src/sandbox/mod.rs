@@ -70,6 +70,9 @@ pub struct CodeRun {
     /// Python: runs with the same session share variables; `None` runs
     /// with fresh ones.
     pub session: Option<String>,
+    /// The call that asked for the run (the id its approval, log record
+    /// and card share), so its card's Stop finds it.
+    pub call_id: Option<String>,
     /// Python: the conversation the run belongs to. Each conversation has
     /// an interpreter of its own, so its variables, modules and files are
     /// never seen by another conversation's code; `None` is the command
@@ -88,9 +91,35 @@ impl CodeRun {
             files: Vec::new(),
             timeout_ms: language.default_timeout_ms(),
             session: None,
+            call_id: None,
             conversation: None,
             limits: Limits::default(),
         }
+    }
+}
+
+/// A run under way, for the Stop buttons.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningCode {
+    /// The request's id, which a stop names.
+    request: String,
+    pub call_id: Option<String>,
+    pub conversation: Option<String>,
+    pub language: Language,
+}
+
+/// Takes a run off the list of those under way when it ends, however it
+/// ends (an answer, an error, or its future dropped).
+struct Registered {
+    running: ArcRwSignal<Vec<RunningCode>>,
+    request: String,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let request = &self.request;
+        self.running
+            .try_update(|r| r.retain(|x| &x.request != request));
     }
 }
 
@@ -115,6 +144,11 @@ pub struct Sandbox {
     /// Whether the live sandbox is cross-origin isolated (so Python can be
     /// interrupted); `None` until it has started.
     isolated: ArcRwSignal<Option<bool>>,
+    /// The runs under way, oldest first.
+    running: ArcRwSignal<Vec<RunningCode>>,
+    /// The time limits of runs that name none, as set in Settings.
+    javascript_limit_ms: Cell<u32>,
+    python_limit_ms: Cell<u32>,
 }
 
 impl Sandbox {
@@ -129,7 +163,62 @@ impl Sandbox {
             python: ArcRwSignal::new(PythonState::NotLoaded),
             persist_python: Cell::new(true),
             isolated: ArcRwSignal::new(None),
+            running: ArcRwSignal::new(Vec::new()),
+            javascript_limit_ms: Cell::new(Language::Javascript.default_timeout_ms()),
+            python_limit_ms: Cell::new(Language::Python.default_timeout_ms()),
         })
+    }
+
+    /// The runs under way, for views to follow.
+    pub fn running(&self) -> ArcRwSignal<Vec<RunningCode>> {
+        self.running.clone()
+    }
+
+    /// The time limit of a run in `language` that names none.
+    pub fn time_limit_ms(&self, language: Language) -> u32 {
+        match language {
+            Language::Javascript => self.javascript_limit_ms.get(),
+            Language::Python => self.python_limit_ms.get(),
+        }
+    }
+
+    pub fn set_time_limit_ms(&self, language: Language, ms: u32) {
+        match language {
+            Language::Javascript => self.javascript_limit_ms.set(ms),
+            Language::Python => self.python_limit_ms.set(ms),
+        }
+    }
+
+    /// Stops the run the call `call_id` started, if it is still under way.
+    /// Returns whether there was one to stop.
+    pub fn stop_call(&self, call_id: &str) -> bool {
+        self.stop_where(|r| r.call_id.as_deref() == Some(call_id))
+    }
+
+    /// Stops every run under way in `conversation` (`None`: the command
+    /// bar outside any). Returns whether there was one to stop.
+    pub fn stop_in(&self, conversation: Option<&str>) -> bool {
+        self.stop_where(|r| r.conversation.as_deref() == conversation)
+    }
+
+    /// Asks the sandbox to stop the matching runs; each then answers as
+    /// stopped (see `HostMessage::Stop`).
+    fn stop_where(&self, matches: impl Fn(&RunningCode) -> bool) -> bool {
+        let requests: Vec<String> = self.running.with_untracked(|r| {
+            r.iter()
+                .filter(|r| matches(r))
+                .map(|r| r.request.clone())
+                .collect()
+        });
+        let Some(connection) = self.connection.borrow().clone() else {
+            return false;
+        };
+        for id in &requests {
+            if let Err(e) = connection.post(&HostMessage::Stop { id: id.clone() }, Vec::new()) {
+                web_sys::console::warn_1(&format!("the run could not be stopped: {e}").into());
+            }
+        }
+        !requests.is_empty()
     }
 
     /// Python's state, for views to follow.
@@ -328,6 +417,18 @@ impl Sandbox {
             Language::Javascript => 10_000,
             Language::Python => INTERRUPT_GRACE_MS + 180_000,
         });
+        self.running.update(|r| {
+            r.push(RunningCode {
+                request: id.clone(),
+                call_id: run.call_id.clone(),
+                conversation: run.conversation.clone(),
+                language: run.language,
+            })
+        });
+        let _registered = Registered {
+            running: self.running.clone(),
+            request: id.clone(),
+        };
         let message = HostMessage::Run(RunRequest {
             id: id.clone(),
             language: run.language,
@@ -366,13 +467,29 @@ impl Sandbox {
     }
 }
 
-/// The settings-store key of Python's preferences.
+/// The settings-store key of the sandbox's preferences.
 pub const PYTHON_PREFS_KEY: &str = "sandbox.python";
 
-/// The sandbox's stored preferences, kept in the settings store.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct PythonPrefs {
+/// The sandbox's stored preferences, kept in the settings store: whether
+/// Python keeps variables, and the time limits of runs that name none
+/// (absent: the built-in defaults).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SandboxPrefs {
     persist_state: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    javascript_limit_ms: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    python_limit_ms: Option<u32>,
+}
+
+impl Default for SandboxPrefs {
+    fn default() -> Self {
+        SandboxPrefs {
+            persist_state: true,
+            javascript_limit_ms: None,
+            python_limit_ms: None,
+        }
+    }
 }
 
 /// How long after start-up the sandbox is started, once the app has
@@ -385,8 +502,16 @@ const WARM_UP_AFTER_MS: u32 = 1_500;
 /// after start-up; called once.
 pub fn install(sandbox: Rc<Sandbox>, db: Rc<Db>) {
     wasm_bindgen_futures::spawn_local(async move {
-        if let Ok(Some(on)) = load_persist_python(&db).await {
-            sandbox.set_persist_python(on);
+        if let Ok(Some(prefs)) = db.setting::<SandboxPrefs>(PYTHON_PREFS_KEY).await {
+            sandbox.set_persist_python(prefs.persist_state);
+            for (language, limit) in [
+                (Language::Javascript, prefs.javascript_limit_ms),
+                (Language::Python, prefs.python_limit_ms),
+            ] {
+                if let Some(ms) = limit {
+                    sandbox.set_time_limit_ms(language, ms);
+                }
+            }
         }
         gloo_timers::future::TimeoutFuture::new(WARM_UP_AFTER_MS).await;
         if let Err(e) = sandbox.warm_up().await {
@@ -395,18 +520,38 @@ pub fn install(sandbox: Rc<Sandbox>, db: Rc<Db>) {
     });
 }
 
+/// Changes the stored preferences, keeping what `change` leaves alone.
+async fn update_prefs(db: &Db, change: impl FnOnce(&mut SandboxPrefs)) -> Result<(), StorageError> {
+    let mut prefs = db
+        .setting::<SandboxPrefs>(PYTHON_PREFS_KEY)
+        .await?
+        .unwrap_or_default();
+    change(&mut prefs);
+    db.set_setting(PYTHON_PREFS_KEY, &prefs).await
+}
+
 /// Stores whether Python keeps variables between runs.
 pub async fn save_persist_python(db: &Db, on: bool) -> Result<(), StorageError> {
-    db.set_setting(PYTHON_PREFS_KEY, &PythonPrefs { persist_state: on })
-        .await
+    update_prefs(db, |p| p.persist_state = on).await
 }
 
 /// Whether Python keeps variables between runs, if the person chose.
 pub async fn load_persist_python(db: &Db) -> Result<Option<bool>, StorageError> {
     Ok(db
-        .setting::<PythonPrefs>(PYTHON_PREFS_KEY)
+        .setting::<SandboxPrefs>(PYTHON_PREFS_KEY)
         .await?
         .map(|p| p.persist_state))
+}
+
+/// Stores the time limit of `language`'s runs that name none; the
+/// built-in default is stored as no choice at all.
+pub async fn save_time_limit(db: &Db, language: Language, ms: u32) -> Result<(), StorageError> {
+    let chosen = (ms != language.default_timeout_ms()).then_some(ms);
+    update_prefs(db, |p| match language {
+        Language::Javascript => p.javascript_limit_ms = chosen,
+        Language::Python => p.python_limit_ms = chosen,
+    })
+    .await
 }
 
 /// A fresh request id: letters, digits and '-', as the protocol wants.

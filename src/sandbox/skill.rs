@@ -69,7 +69,7 @@ pub async fn run(
     let language = Language::from_skill_id(skill.id.as_str())
         .ok_or_else(|| SkillError::new(format!("'{}' is not a code skill", skill.id)))?;
     let args = RunArgs::parse(&call.arguments).map_err(SkillError::new)?;
-    let timeout_ms = args.timeout_ms(language);
+    let timeout_ms = args.timeout_ms_or(language, sandbox.time_limit_ms(language));
     let files = files
         .files_for_run(&args.files)
         .await
@@ -93,6 +93,7 @@ pub async fn run(
             files,
             timeout_ms,
             session,
+            call_id: Some(call.id.clone()),
             conversation: call.conversation_id.clone(),
             limits: Limits::default(),
         })

@@ -235,6 +235,7 @@ pub fn ResultCard(
                 <div class="card-asked" aria-label="Input">{input}</div>
                 <div class="card-answer" aria-label=if status == ToolStatus::Completed { "Output" } else { "Message" }>{body}</div>
             </div>
+            <crate::views::enable::EnableOffer skill_id=record.skill_id.clone() status=status/>
             <div class="card-actions">
                 {(!copied.is_empty()).then(|| view! { <CopyButton text=copied.clone() label="Copy the output"/> })}
                 {undo.map(|(action, cb)| {
@@ -330,12 +331,19 @@ pub fn ToolCallCard(
         .as_ref()
         .and_then(|r| hearth_core::display::approval_wait(r.wait_ms));
     let finished = matches!(call.state, CallState::Finished);
+    let refused = call
+        .result
+        .as_ref()
+        .filter(|r| r.status == ToolStatus::Denied)
+        .and_then(|r| Some((hearth_core::SkillId::new(&call.name).ok()?, r.status)));
     view! {
         <article class="card tool-card" data-state=state data-skill=call.name.clone()>
             <header class="card-head">
                 <span class="card-icon"><Icon name=icon/></span>
                 <span class="card-skill">{name}</span>
                 <span class=format!("status status-{state}")>{label}</span>
+                {(state == "running" && hearth_core::code::protocol::Language::from_skill_id(&call.name).is_some())
+                    .then(|| view! { <crate::views::code::StopRun call_id=call.id.clone()/> })}
                 {duration.map(|d| view! {
                     <span class="card-meta">
                         <span class="card-duration" title="How long the skill ran">{d}</span>
@@ -354,6 +362,7 @@ pub fn ToolCallCard(
             {(!copied.is_empty()).then(|| view! {
                 <div class="card-actions"><CopyButton text=copied label="Copy the output"/></div>
             })}
+            {refused.map(|(id, status)| view! { <crate::views::enable::EnableOffer skill_id=id status=status/> })}
         </article>
     }
 }

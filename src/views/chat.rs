@@ -131,6 +131,8 @@ pub fn ChatView() -> impl IntoView {
     };
 
     let conv_id = Signal::derive(move || current.get());
+    // An example on the empty chat, clicked: the composer runs it.
+    let example: RwSignal<Option<String>> = RwSignal::new(None);
     view! {
         <div class="chat-layout">
             <ConversationList/>
@@ -158,7 +160,7 @@ pub fn ChatView() -> impl IntoView {
                 >
                     <SaveError/>
                     <Show when=move || ready() && items.with(Vec::is_empty)>
-                        {move || if has_model.get() { view! { <EmptyConversation/> }.into_any() } else { view! { <EmptyChat/> }.into_any() }}
+                        {move || if has_model.get() { view! { <EmptyConversation/> }.into_any() } else { view! { <EmptyChat example=example/> }.into_any() }}
                     </Show>
                     <For
                         each=move || items.get()
@@ -169,7 +171,7 @@ pub fn ChatView() -> impl IntoView {
                     <TurnStatus conversation=conversation/>
                 </div>
                 <crate::views::code::PythonStatus/>
-                <Composer conversation=conversation has_model=has_model/>
+                <Composer conversation=conversation has_model=has_model example=example/>
                 <DeletedToast/>
             </section>
         </div>
@@ -438,13 +440,19 @@ fn DeletedToast() -> impl IntoView {
 }
 
 #[component]
-fn EmptyChat() -> impl IntoView {
+fn EmptyChat(example: RwSignal<Option<String>>) -> impl IntoView {
     view! {
         <div class="empty-state">
             <h2>"Run a skill"</h2>
-            <p>"No model is set up yet, so the composer works as a command bar. Type "<kbd>"/"</kbd>" and a skill's name, then its input — or describe what you want to do and pick a skill."</p>
-            <ul class="examples">
-                {EXAMPLES.iter().map(|e| view! { <li><code>{*e}</code></li> }).collect_view()}
+            <p>"No model is set up yet, so the composer works as a command bar. Type "<kbd>"/"</kbd>" and a skill's name, then its input — or describe what you want to do and pick a skill. Or try one:"</p>
+            <ul class="examples" aria-label="Examples">
+                {EXAMPLES.iter().map(|e| view! {
+                    <li>
+                        <button type="button" class="example" title="Run this command"
+                            on:click=move |_| example.set(Some(e.to_string()))
+                        ><code>{*e}</code></button>
+                    </li>
+                }).collect_view()}
             </ul>
             <p class="muted"><a href="#/settings">"Set up a model provider"</a>" to chat with the assistant."</p>
         </div>
@@ -1014,7 +1022,12 @@ fn package_names(rt: &Runtime) -> Vec<String> {
 /// what a line means; this component renders it and carries out the
 /// effects it asks for (runs, messages, forms, prompt fetches, stops).
 #[component]
-fn Composer(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>) -> impl IntoView {
+fn Composer(
+    conversation: Memo<Option<Conversation>>,
+    has_model: Signal<bool>,
+    /// An example line to run, from the empty chat.
+    example: RwSignal<Option<String>>,
+) -> impl IntoView {
     let rt = use_runtime();
     let a = use_assistant();
     let state = RwSignal::new(composer::Composer::new());
@@ -1228,8 +1241,39 @@ fn Composer(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>) -
         }
     };
 
+    // A code run of this conversation under way: Stop, or Esc in the
+    // composer, ends it (a reply's Stop ends its runs too).
+    let code_running = {
+        let running = rt.sandbox().running();
+        Signal::derive(move || {
+            let id = conversation.with(|c| c.as_ref().map(|c| c.id.clone()));
+            running.with(|r| r.iter().any(|x| x.conversation == id))
+        })
+    };
+    let stop_code = {
+        let rt = rt.clone();
+        move || {
+            let id = conversation.with_untracked(|c| c.as_ref().map(|c| c.id.clone()));
+            rt.sandbox().stop_in(id.as_deref());
+        }
+    };
+
+    // An example from the empty chat runs as if typed, then Enter.
+    {
+        let submit = submit.clone();
+        Effect::new(move |_| {
+            if let Some(line) = example.get() {
+                example.set(None);
+                state.update(|c| c.input(line));
+                submit();
+                focus_composer();
+            }
+        });
+    }
+
     let on_keydown = {
         let rt = rt.clone();
+        let stop_code = stop_code.clone();
         move |ev: KeyboardEvent| {
             let key = match ev.key().as_str() {
                 "ArrowDown" => composer::Key::Down,
@@ -1246,6 +1290,12 @@ fn Composer(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>) -
             attachments.set(state.with_untracked(|c| c.attachments.clone()));
             if handled.prevent_default {
                 ev.prevent_default();
+            } else if key == composer::Key::Escape
+                && code_running.get_untracked()
+                && !replying.get_untracked()
+            {
+                ev.prevent_default();
+                stop_code();
             }
             act(handled.effects);
         }
@@ -1433,10 +1483,22 @@ fn Composer(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>) -
                 ></textarea>
                 <Show
                     when=move || replying.get()
-                    fallback=move || view! {
-                        <button type="submit" class="primary">
-                            {move || if has_model.get() { "Send" } else { "Run" }}
-                        </button>
+                    fallback={
+                        let stop_code = stop_code.clone();
+                        move || {
+                            let stop_code = stop_code.clone();
+                            view! {
+                                <button type="submit" class="primary">
+                                    {move || if has_model.get() { "Send" } else { "Run" }}
+                                </button>
+                                <Show when=move || code_running.get()>
+                                    <button type="button" class="stop" title="Stop the run (Esc)" on:click={
+                                        let stop_code = stop_code.clone();
+                                        move |_| stop_code()
+                                    }><Icon name="stop"/>" Stop"</button>
+                                </Show>
+                            }
+                        }
                     }
                 >
                     <button type="submit" class="primary" title="Queued until the reply ends">"Queue"</button>

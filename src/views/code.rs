@@ -294,8 +294,7 @@ fn page_isolated() -> bool {
         .unwrap_or(false)
 }
 
-const STOPPED_BY_RESTART: &str =
-    "A Python run past its time limit is stopped by restarting Python, so its variables are lost.";
+const STOPPED_BY_RESTART: &str = "A Python run past its time limit, or stopped with Stop, is stopped by restarting Python, so its variables are lost.";
 
 /// The Code panel's line about interrupting runaway Python runs.
 #[component]
@@ -316,7 +315,7 @@ fn InterruptRow() -> impl IntoView {
         <dd data-testid="python-interrupt">
             {move || match note() {
                 InterruptNote::Unknown => "Known once the sandbox has started.".to_string().into_any(),
-                InterruptNote::Available => "Available: a Python run past its time limit is interrupted and keeps its variables.".to_string().into_any(),
+                InterruptNote::Available => "Available: a Python run past its time limit, or stopped with Stop, is interrupted and keeps its variables.".to_string().into_any(),
                 InterruptNote::AfterReload => view! {
                     "Unavailable until you reload: this host sends no cross-origin isolation headers (COOP and COEP), and Hearth's offline worker, which adds them, took over after this page had loaded. "
                     {STOPPED_BY_RESTART}" "
@@ -380,6 +379,10 @@ pub fn CodeSettings() -> impl IntoView {
                 <input type="checkbox" prop:checked=move || persist.get() on:change=toggle/>
                 <span>"Keep Python variables between runs in a conversation"</span>
             </label>
+            <div class="time-limits">
+                <TimeLimit language=Language::Javascript/>
+                <TimeLimit language=Language::Python/>
+            </div>
             <div class="panel-actions">
                 <button type="button" on:click=restart disabled=move || restarting.get()>
                     {move || if restarting.get() { "Restarting…" } else { "Restart Python" }}
@@ -389,5 +392,85 @@ pub fn CodeSettings() -> impl IntoView {
                 <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
             </Show>
         </section>
+    }
+}
+
+/// The time limit of `language`'s runs that name none, in seconds, saved
+/// when it is a whole number within bounds and explained when it is not.
+#[component]
+fn TimeLimit(language: Language) -> impl IntoView {
+    let rt = use_runtime();
+    let sandbox = rt.sandbox();
+    let typed = RwSignal::new((sandbox.time_limit_ms(language) / 1000).to_string());
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let saved: RwSignal<Option<String>> = RwSignal::new(None);
+    let id = format!("time-limit-{}", language.skill_id());
+    let error_id = format!("{id}-error");
+    let on_change = move |ev: leptos::ev::Event| {
+        let text = event_target_value(&ev);
+        typed.set(text.clone());
+        saved.set(None);
+        match hearth_core::code::parse_time_limit(language, &text) {
+            Err(e) => error.set(Some(e)),
+            Ok(ms) => {
+                error.set(None);
+                rt.sandbox().set_time_limit_ms(language, ms);
+                let db = rt.db();
+                spawn_local(async move {
+                    match crate::sandbox::save_time_limit(&db, language, ms).await {
+                        Ok(()) => saved.set(Some(format!(
+                            "{} runs now stop after {}.",
+                            language.label(),
+                            hearth_core::display::duration(ms as f64)
+                        ))),
+                        Err(e) => error.set(Some(format!(
+                            "The limit applies now but was not saved: {e}"
+                        ))),
+                    }
+                });
+            }
+        }
+    };
+    let default_s = language.default_timeout_ms() / 1000;
+    let max_s = language.max_timeout_ms() / 1000;
+    let described = error_id.clone();
+    view! {
+        <div class="field time-limit">
+            <label for=id.clone()>{format!("{} time limit (seconds)", language.label())}</label>
+            <input id=id type="number" min="1" max=max_s.to_string() step="1" class="steps-input"
+                aria-invalid=move || error.with(Option::is_some).then_some("true")
+                aria-describedby=move || error.with(Option::is_some).then(|| described.clone())
+                prop:value=move || typed.get()
+                on:change=on_change/>
+            <span class="muted field-hint">{format!("For runs that ask for no limit of their own; {default_s} unless you change it, at most {max_s}.")}</span>
+            <Show when=move || error.get().is_some()>
+                <p class="inline-error" id=error_id.clone() role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            <Show when=move || saved.get().is_some()>
+                <p class="muted field-hint" role="status">{move || saved.get().unwrap_or_default()}</p>
+            </Show>
+        </div>
+    }
+}
+
+/// Stop for the code run the call `call_id` started, while it runs: on a
+/// tool card whose call is a code run still under way.
+#[component]
+pub fn StopRun(call_id: String) -> impl IntoView {
+    let rt = use_runtime();
+    let running = rt.sandbox().running();
+    let id = call_id.clone();
+    let under_way =
+        move || running.with(|r| r.iter().any(|x| x.call_id.as_deref() == Some(id.as_str())));
+    view! {
+        <Show when=under_way>
+            <button type="button" class="small stop" title="Stop this run" on:click={
+                let rt = rt.clone();
+                let call_id = call_id.clone();
+                move |_| {
+                    rt.sandbox().stop_call(&call_id);
+                }
+            }><crate::icons::Icon name="stop"/>" Stop"</button>
+        </Show>
     }
 }

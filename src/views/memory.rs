@@ -2,7 +2,8 @@
 //! skill recalls. Add, edit, search and forget them here.
 
 use hearth_core::memory::{Memory, recall};
-use leptos::ev::SubmitEvent;
+use leptos::ev::{KeyboardEvent, SubmitEvent};
+use leptos::html;
 use leptos::prelude::*;
 use serde_json::json;
 
@@ -94,12 +95,42 @@ fn MemoryRow(memory: Memory, score: Option<f64>, toast: RwSignal<Option<Toast>>)
     let editing = RwSignal::new(false);
     let text = RwSignal::new(memory.text.clone());
     let id = memory.id.clone();
+    let field = NodeRef::<html::Input>::new();
+    let edit_button = NodeRef::<html::Button>::new();
+    // The field takes the keyboard when editing starts.
+    Effect::new(move |_| {
+        if editing.get()
+            && let Some(el) = field.get()
+        {
+            let _ = el.focus();
+            el.select();
+        }
+    });
+    // Leaving the field without saving puts the text back and the
+    // keyboard on Edit again.
+    let original = memory.text.clone();
+    let cancel = move || {
+        text.set(original.clone());
+        editing.set(false);
+        request_animation_frame(move || {
+            if let Some(b) = edit_button.get_untracked() {
+                let _ = b.focus();
+            }
+        });
+    };
     let save = {
         let id = id.clone();
-        move |_| {
+        move || {
+            let now = text.get_untracked();
+            if now.trim().is_empty() {
+                toast.set(Some(Toast::error(
+                    "A memory needs some text; use Forget to remove it.",
+                )));
+                return;
+            }
             edit(
                 "memory",
-                json!({"action": "update", "id": id, "text": text.get_untracked()}),
+                json!({"action": "update", "id": id, "text": now}),
                 toast,
                 move |_| editing.set(false),
             )
@@ -113,13 +144,31 @@ fn MemoryRow(memory: Memory, score: Option<f64>, toast: RwSignal<Option<Toast>>)
             |_| {},
         )
     };
+    let on_key = {
+        let save = save.clone();
+        let cancel = cancel.clone();
+        move |ev: KeyboardEvent| match ev.key().as_str() {
+            "Enter" => {
+                ev.prevent_default();
+                save();
+            }
+            "Escape" => {
+                ev.prevent_default();
+                ev.stop_propagation();
+                cancel();
+            }
+            _ => {}
+        }
+    };
     view! {
         <li class="memory-item" data-memory=memory.id.clone()>
             <Show
                 when=move || editing.get()
                 fallback=move || view! { <span class="memory-text">{move || text.get()}</span> }
             >
-                <input aria-label="Edit memory" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))/>
+                <input class="memory-edit" aria-label="Edit memory" node_ref=field prop:value=move || text.get()
+                    on:input=move |ev| text.set(event_target_value(&ev))
+                    on:keydown=on_key.clone()/>
             </Show>
             {(!memory.tags.is_empty()).then(|| view! {
                 <ul class="tags">{memory.tags.iter().map(|t| view! { <li class="tag">{t.clone()}</li> }).collect_view()}</ul>
@@ -128,9 +177,16 @@ fn MemoryRow(memory: Memory, score: Option<f64>, toast: RwSignal<Option<Toast>>)
             <span class="row-actions">
                 <Show
                     when=move || editing.get()
-                    fallback=move || view! { <button class="small" on:click=move |_| editing.set(true)>"Edit"</button> }
+                    fallback=move || view! { <button class="small" node_ref=edit_button on:click=move |_| editing.set(true)>"Edit"</button> }
                 >
-                    <button class="small primary" on:click=save.clone()>"Save"</button>
+                    <button class="small primary" on:click={
+                        let save = save.clone();
+                        move |_| save()
+                    }>"Save"</button>
+                    <button class="small" on:click={
+                        let cancel = cancel.clone();
+                        move |_| cancel()
+                    }>"Cancel"</button>
                 </Show>
                 <button class="small danger-outline" on:click=forget>"Forget"</button>
             </span>

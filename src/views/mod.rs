@@ -10,6 +10,7 @@ pub mod chat;
 pub mod code;
 pub mod confirm;
 pub mod conversations;
+pub mod enable;
 pub mod files;
 pub mod focus;
 pub mod mcp_composer;

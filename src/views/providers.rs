@@ -10,8 +10,8 @@
 use hearth_core::agent::always_loaded_suggestion;
 use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
 use hearth_core::provider_form::{
-    CUSTOM_ANTHROPIC, CUSTOM_OPENAI, FIRST_CHOICE, ProviderForm, connected, host, listed_window,
-    model_options,
+    CUSTOM_ANTHROPIC, CUSTOM_OPENAI, FIRST_CHOICE, MAX_STEPS_PER_TURN, ProviderForm, connected,
+    host, listed_window, model_options, model_placeholder, parse_steps,
 };
 use hearth_core::providers::{ModelInfo, PRESETS, ProviderConfig, ProviderError, preset};
 use leptos::prelude::*;
@@ -40,7 +40,11 @@ pub fn ProviderPanel() -> impl IntoView {
     let models: RwSignal<Vec<ModelInfo>> = RwSignal::new(Vec::new());
     let check: RwSignal<Option<Check>> = RwSignal::new(None);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
-    let problems: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
+    // Whether Save was tried: from then on the form's problems show, and
+    // each goes as soon as the field is fixed.
+    let attempted = RwSignal::new(false);
+    // Save pressed after a failed connection test: asks before saving.
+    let confirming = RwSignal::new(false);
     // "In this tab": the chosen stored model, the longest answer and the
     // context length, as typed.
     let tab_model = RwSignal::new(String::new());
@@ -101,6 +105,25 @@ pub fn ProviderPanel() -> impl IntoView {
     let in_tab = move || form().in_tab();
     let config = move || form().config();
     let needs_key = move || form().needs_key();
+    let problems = Memo::new(move |_| {
+        if attempted.get() {
+            config().warnings()
+        } else {
+            Vec::new()
+        }
+    });
+    // A failed test speaks of the settings it tried: once they change, it
+    // and the question it raised go.
+    Effect::new(move |before: Option<ProviderConfig>| {
+        let now = config();
+        if before.is_some_and(|b| b != now) {
+            if matches!(check.get_untracked(), Some(Check::Failed(_))) {
+                check.set(None);
+            }
+            confirming.set(false);
+        }
+        now
+    });
 
     let on_preset = move |id: String| {
         let mut f = untrack(form);
@@ -108,7 +131,8 @@ pub fn ProviderPanel() -> impl IntoView {
         set_form(f);
         models.set(Vec::new());
         check.set(None);
-        problems.set(Vec::new());
+        attempted.set(false);
+        confirming.set(false);
     };
 
     let test = move || {
@@ -132,13 +156,17 @@ pub fn ProviderPanel() -> impl IntoView {
 
     let save = {
         let a = a.clone();
-        move || {
+        move |anyway: bool| {
             let c = config();
-            let warnings = c.warnings();
-            problems.set(warnings.clone());
-            if !warnings.is_empty() {
+            attempted.set(true);
+            if !c.warnings().is_empty() {
                 return;
             }
+            if !anyway && matches!(check.get_untracked(), Some(Check::Failed(_))) {
+                confirming.set(true);
+                return;
+            }
+            confirming.set(false);
             // The model in this tab's window comes from its file.
             let window = models.with_untracked(|m| listed_window(m, &c.model));
             let shown_model = if c.in_tab() {
@@ -214,6 +242,7 @@ pub fn ProviderPanel() -> impl IntoView {
         }
     };
 
+    let (save_form, save_anyway) = (save.clone(), save);
     view! {
         <section class="panel provider-panel" aria-labelledby="provider-title">
             <h2 id="provider-title">"Model provider"</h2>
@@ -224,10 +253,10 @@ pub fn ProviderPanel() -> impl IntoView {
                 }}
             </p>
             <form class="provider-form" novalidate=true on:submit={
-                let save = save.clone();
+                let save = save_form;
                 move |ev: leptos::ev::SubmitEvent| {
                     ev.prevent_default();
-                    save();
+                    save(false);
                 }
             }>
                 <label class="field">
@@ -269,7 +298,7 @@ pub fn ProviderPanel() -> impl IntoView {
                     <Show
                         when=move || !models.with(Vec::is_empty) && !typing_model.get()
                         fallback=move || view! {
-                            <input id="provider-model" type="text" spellcheck="false" placeholder="e.g. llama3.2 — or Test connection to pick from the list"
+                            <input id="provider-model" type="text" spellcheck="false" placeholder=move || model_placeholder(&choice.get())
                                 prop:value=move || model.get()
                                 on:input=move |ev| model.set(event_target_value(&ev))/>
                         }
@@ -303,6 +332,18 @@ pub fn ProviderPanel() -> impl IntoView {
                         </div>
                     }.into_any(),
                 })}
+                <Show when=move || confirming.get()>
+                    <div class="confirm-save" role="alert">
+                        <p>"The connection test just failed with these settings, so the assistant may not reach this model. Save anyway?"</p>
+                        <div class="form-actions">
+                            <button type="button" class="primary" on:click={
+                                let save = save_anyway.clone();
+                                move |_| save(true)
+                            }>"Save anyway"</button>
+                            <button type="button" on:click=move |_| confirming.set(false)>"Cancel"</button>
+                        </div>
+                    </div>
+                </Show>
                 <div class="form-actions">
                     <Show when=move || !in_tab()>
                         <button type="button" on:click=move |_| test() disabled=move || check.get() == Some(Check::Running)>"Test connection"</button>
@@ -396,6 +437,7 @@ pub fn AssistantPanel() -> impl IntoView {
     let rt = use_runtime();
     let settings = a.settings;
     let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let steps_error: RwSignal<Option<String>> = RwSignal::new(None);
     let update = {
         let a = a.clone();
         move |f: Box<dyn FnOnce(&mut AssistantSettings)>| {
@@ -438,14 +480,26 @@ pub fn AssistantPanel() -> impl IntoView {
             <h2 id="assistant-title">"Assistant"</h2>
             <label class="field inline-field">
                 <span>"Steps per turn"</span>
-                <input type="number" min="1" max="100" class="steps-input"
+                <input type="number" min="1" max=MAX_STEPS_PER_TURN.to_string() class="steps-input"
+                    aria-invalid=move || steps_error.with(Option::is_some).then_some("true")
+                    aria-describedby=move || steps_error.with(Option::is_some).then_some("steps-error")
                     prop:value=move || settings.with(|s| s.max_steps.to_string())
                     on:change=move |ev| {
-                        let n = event_target_value(&ev).trim().parse::<u32>().unwrap_or(10).clamp(1, 100);
-                        update(Box::new(move |s| s.max_steps = n));
+                        // A wrong number stays in the field, with what is
+                        // wrong, and the stored limit stays as it was.
+                        match parse_steps(&event_target_value(&ev)) {
+                            Ok(n) => {
+                                steps_error.set(None);
+                                update(Box::new(move |s| s.max_steps = n));
+                            }
+                            Err(e) => steps_error.set(Some(e)),
+                        }
                     }/>
                 <span class="muted">"Model requests in one turn before the assistant stops and asks whether to go on."</span>
             </label>
+            <Show when=move || steps_error.get().is_some()>
+                <p class="inline-error" id="steps-error" role="alert">{move || steps_error.get().unwrap_or_default()}</p>
+            </Show>
             <label class="switch always-loaded">
                 <input type="checkbox" prop:checked=move || settings.with(|s| s.always_loaded)
                     on:change=move |ev| {

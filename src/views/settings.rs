@@ -1,4 +1,4 @@
-//! Settings: version, permissions, storage (use, offline, Clear all) and
+//! Settings: version, theme, permissions, storage (use, offline, Clear all) and
 //! backup and restore.
 
 use leptos::prelude::*;
@@ -24,6 +24,7 @@ pub fn SettingsView() -> impl IntoView {
                     <dd data-testid="build"><code>{crate::pwa::build_id()}</code></dd>
                 </dl>
             </section>
+            <AppearancePanel/>
             <crate::views::providers::ProviderPanel/>
             <crate::views::providers::AssistantPanel/>
             <PermissionPanel/>
@@ -32,6 +33,37 @@ pub fn SettingsView() -> impl IntoView {
             <crate::views::code::CodeSettings/>
             <StoragePanel/>
             <BackupPanel/>
+        </section>
+    }
+}
+
+/// The colour theme: the system's, light or dark.
+#[component]
+fn AppearancePanel() -> impl IntoView {
+    use crate::theme::{self, Theme};
+    let chosen = RwSignal::new(theme::current());
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
+    view! {
+        <section class="panel" aria-labelledby="appearance-title">
+            <h2 id="appearance-title">"Appearance"</h2>
+            <fieldset class="theme-choice">
+                <legend>"Theme"</legend>
+                {Theme::ALL.into_iter().map(|t| view! {
+                    <label class="theme-option">
+                        <input type="radio" name="theme" value=t.as_str()
+                            prop:checked=move || chosen.get() == t
+                            on:change=move |_| {
+                                chosen.set(t);
+                                error.set(theme::set(t).err().map(|e| format!("The theme applies now but was not kept: {e}.")));
+                            }/>
+                        <span>{t.label()}</span>
+                    </label>
+                }).collect_view()}
+            </fieldset>
+            <p class="muted field-hint">"System follows this device's light or dark setting."</p>
+            <Show when=move || error.get().is_some()>
+                <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
         </section>
     }
 }

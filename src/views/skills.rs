@@ -4,8 +4,11 @@
 
 use hearth_core::permission::ApprovalSetting;
 use hearth_core::{SkillDefinition, Tier};
+use leptos::ev::KeyboardEvent;
+use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
 
 use crate::icons::Icon;
 use crate::runtime::{Runtime, use_runtime};
@@ -38,17 +41,141 @@ fn change(
     });
 }
 
+/// What can take the keyboard inside a skill's row.
+const FOCUSABLE: &str = "a[href], button, input, select, textarea, summary";
+
+/// The rows of a skill list that the filter leaves shown.
+fn shown_rows(list: &web_sys::Element) -> Vec<web_sys::Element> {
+    let Ok(rows) = list.query_selector_all(":scope > li.skill:not([hidden])") else {
+        return Vec::new();
+    };
+    (0..rows.length())
+        .filter_map(|i| rows.item(i))
+        .filter_map(|n| n.dyn_into::<web_sys::Element>().ok())
+        .collect()
+}
+
+/// Roving focus: of `list`'s rows, only `active`'s controls are in the
+/// Tab order, so Tab passes a tier's list in one row's stops and the
+/// arrow keys move between its skills.
+fn rove(list: &web_sys::Element, active: Option<&web_sys::Element>) {
+    let Ok(rows) = list.query_selector_all(":scope > li.skill") else {
+        return;
+    };
+    for i in 0..rows.length() {
+        let Some(row) = rows
+            .item(i)
+            .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+        else {
+            continue;
+        };
+        let on = active.is_some_and(|a| a == &row);
+        let Ok(controls) = row.query_selector_all(FOCUSABLE) else {
+            continue;
+        };
+        for j in 0..controls.length() {
+            if let Some(c) = controls
+                .item(j)
+                .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+            {
+                let _ = if on {
+                    c.remove_attribute("tabindex")
+                } else {
+                    c.set_attribute("tabindex", "-1")
+                };
+            }
+        }
+    }
+}
+
+/// The first control of `row` to put the keyboard on: the one like
+/// `like` (the switch, the approval menu, the details), else its first.
+fn control_in(
+    row: &web_sys::Element,
+    like: Option<&web_sys::Element>,
+) -> Option<web_sys::HtmlElement> {
+    let kind = like.and_then(|l| {
+        [
+            "input[role=switch]:not(:disabled)",
+            "select",
+            "details.skill-more > summary",
+        ]
+        .into_iter()
+        .find(|sel| l.matches(sel).unwrap_or(false))
+    });
+    kind.and_then(|sel| row.query_selector(sel).ok().flatten())
+        .or_else(|| {
+            row.query_selector("input[role=switch]:not(:disabled), select, summary")
+                .ok()
+                .flatten()
+        })
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+}
+
+/// Moves the keyboard to the first shown skill, from the filter box.
+fn focus_first_skill() {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(lists) = doc.query_selector_all(".skills .skill-list") else {
+        return;
+    };
+    for i in 0..lists.length() {
+        let Some(list) = lists
+            .item(i)
+            .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+        else {
+            continue;
+        };
+        if let Some(row) = shown_rows(&list).into_iter().next() {
+            rove(&list, Some(&row));
+            if let Some(c) = control_in(&row, None) {
+                let _ = c.focus();
+            }
+            return;
+        }
+    }
+}
+
 #[component]
 pub fn SkillsView() -> impl IntoView {
     let rt = use_runtime();
     let registry_version = rt.versions().registry;
     let error: RwSignal<Option<String>> = RwSignal::new(None);
+    let filter = RwSignal::new(String::new());
+    let none_match = {
+        let rt = rt.clone();
+        move || {
+            registry_version.track();
+            let q = filter.get();
+            !q.trim().is_empty() && !rt.registry().iter().any(|s| s.matches_filter(&q))
+        }
+    };
     view! {
         <section class="page skills" aria-labelledby="skills-title">
             <header class="page-head">
                 <h1 id="skills-title">"Skills"</h1>
                 <p class="muted">"Everything Hearth can do, by how much trust it needs. Switch skills on or off and choose when they ask."</p>
+                <div class="skill-filter">
+                    <input type="search" class="wide-search" aria-label="Find a skill"
+                        aria-describedby="skill-filter-hint"
+                        placeholder="Find a skill by name, tag or what it does"
+                        prop:value=move || filter.get()
+                        on:input=move |ev| filter.set(event_target_value(&ev))
+                        on:keydown=move |ev: KeyboardEvent| {
+                            if matches!(ev.key().as_str(), "Enter" | "ArrowDown") {
+                                ev.prevent_default();
+                                focus_first_skill();
+                            }
+                        }/>
+                    <p class="muted field-hint" id="skill-filter-hint">
+                        <kbd>"Enter"</kbd>" goes to the first skill found; in a list, "<kbd>"↑"</kbd>" "<kbd>"↓"</kbd>" move between skills and "<kbd>"Tab"</kbd>" to the next list."
+                    </p>
+                </div>
             </header>
+            <Show when=none_match>
+                <p class="empty muted" role="status">{move || format!("No skill matches “{}”.", filter.get().trim())}</p>
+            </Show>
             <Show when=move || error.get().is_some()>
                 <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
@@ -61,7 +188,7 @@ pub fn SkillsView() -> impl IntoView {
                     .into_iter()
                     .map(|tier| {
                         let in_tier: Vec<SkillDefinition> = skills.iter().filter(|s| s.tier == tier).cloned().collect();
-                        view! { <TierGroup tier=tier skills=in_tier error=error/> }
+                        view! { <TierGroup tier=tier skills=in_tier error=error filter=filter/> }
                     })
                     .collect_view()
             }}
@@ -74,9 +201,93 @@ fn TierGroup(
     tier: Tier,
     skills: Vec<SkillDefinition>,
     error: RwSignal<Option<String>>,
+    filter: RwSignal<String>,
 ) -> impl IntoView {
     let rt = use_runtime();
     let empty = skills.is_empty();
+    // Hidden while a filter leaves none of its skills.
+    let filtered_out = {
+        let skills = skills.clone();
+        move || {
+            let q = filter.get();
+            !q.trim().is_empty() && !skills.iter().any(|s| s.matches_filter(&q))
+        }
+    };
+    let list = NodeRef::<html::Ul>::new();
+    // The Tab order follows the filter: the first shown row, unless the
+    // keyboard is already in a shown one.
+    Effect::new(move |_| {
+        filter.track();
+        request_animation_frame(move || {
+            let Some(list) = list.get_untracked() else {
+                return;
+            };
+            let list: web_sys::Element = list.into();
+            let rows = shown_rows(&list);
+            let focused = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.active_element())
+                .and_then(|e| e.closest("li.skill").ok().flatten());
+            let active = focused
+                .filter(|f| rows.contains(f))
+                .or_else(|| rows.first().cloned());
+            rove(&list, active.as_ref());
+        });
+    });
+    let on_keydown = move |ev: KeyboardEvent| {
+        let key = ev.key();
+        if !matches!(key.as_str(), "ArrowDown" | "ArrowUp" | "Home" | "End") {
+            return;
+        }
+        let Some(target) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        else {
+            return;
+        };
+        // Menus and text fields use these keys themselves.
+        let typing = target
+            .matches("select, textarea, input:not([type=checkbox])")
+            .unwrap_or(false);
+        let Some(list) = list.get_untracked() else {
+            return;
+        };
+        let list: web_sys::Element = list.into();
+        let Some(row) = target.closest("li.skill").ok().flatten() else {
+            return;
+        };
+        let row_node: &web_sys::Node = &row;
+        if typing || !list.contains(Some(row_node)) {
+            return;
+        }
+        let rows = shown_rows(&list);
+        let Some(at) = rows.iter().position(|r| r == &row) else {
+            return;
+        };
+        let to = match key.as_str() {
+            "ArrowDown" => (at + 1).min(rows.len() - 1),
+            "ArrowUp" => at.saturating_sub(1),
+            "Home" => 0,
+            _ => rows.len() - 1,
+        };
+        ev.prevent_default();
+        rove(&list, Some(&rows[to]));
+        if let Some(c) = control_in(&rows[to], Some(&target)) {
+            let _ = c.focus();
+        }
+    };
+    let on_focusin = move |ev: leptos::ev::FocusEvent| {
+        let (Some(list), Some(row)) = (
+            list.get_untracked(),
+            ev.target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                .and_then(|t| t.closest("li.skill").ok().flatten()),
+        ) else {
+            return;
+        };
+        let list: web_sys::Element = list.into();
+        rove(&list, Some(&row));
+    };
     let version = rt.versions().permissions;
     // The switch is on only while one of the tier's skills can run.
     let tier_on = {
@@ -97,7 +308,7 @@ fn TierGroup(
         }
     };
     view! {
-        <section class="tier" data-tier=tier.as_str() aria-labelledby=format!("tier-{}", tier.as_str())>
+        <section class="tier" data-tier=tier.as_str() aria-labelledby=format!("tier-{}", tier.as_str()) hidden=filtered_out>
             <div class="tier-head">
                 <h2 id=format!("tier-{}", tier.as_str())>
                     {tier.label()}
@@ -125,8 +336,9 @@ fn TierGroup(
                 view! { <p class="empty muted">"No skills in this tier yet."</p> }.into_any()
             } else {
                 view! {
-                    <ul class="skill-list">
-                        {skills.into_iter().map(|s| view! { <SkillRow skill=s error=error/> }).collect_view()}
+                    <ul class="skill-list" node_ref=list on:keydown=on_keydown on:focusin=on_focusin
+                        aria-label=format!("{} skills", tier.label())>
+                        {skills.into_iter().map(|s| view! { <SkillRow skill=s error=error filter=filter/> }).collect_view()}
                     </ul>
                 }
                     .into_any()
@@ -136,8 +348,16 @@ fn TierGroup(
 }
 
 #[component]
-fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl IntoView {
+fn SkillRow(
+    skill: SkillDefinition,
+    error: RwSignal<Option<String>>,
+    filter: RwSignal<String>,
+) -> impl IntoView {
     let rt = use_runtime();
+    let hidden = {
+        let skill = skill.clone();
+        move || !skill.matches_filter(&filter.get())
+    };
     let id = skill.id.to_string();
     let v = rt.versions();
     let settings = {
@@ -217,7 +437,7 @@ fn SkillRow(skill: SkillDefinition, error: RwSignal<Option<String>>) -> impl Int
     let output_schema = serde_json::to_string_pretty(&skill.output_schema).unwrap_or_default();
     let enabled_for_class = enabled.clone();
     view! {
-        <li class="skill" data-skill=id.clone() class:disabled=move || !enabled_for_class()>
+        <li class="skill" data-skill=id.clone() class:disabled=move || !enabled_for_class() hidden=hidden>
             <span class="skill-icon"><Icon name=skill.icon.clone()/></span>
             <div class="skill-main">
                 <div class="skill-title">

@@ -117,7 +117,7 @@ fn run_schema(language: Language) -> Value {
                 "minimum": MIN_TIMEOUT_MS,
                 "maximum": language.max_timeout_ms(),
                 "description": format!(
-                    "Wall-clock limit in milliseconds; default {}",
+                    "Wall-clock limit in milliseconds; without it, the limit the person set in Settings ({} unless changed)",
                     language.default_timeout_ms()
                 )
             }
@@ -442,9 +442,34 @@ impl RunArgs {
 
     /// The timeout for this run, within the language's bounds.
     pub fn timeout_ms(&self, language: Language) -> u32 {
+        self.timeout_ms_or(language, language.default_timeout_ms())
+    }
+
+    /// The timeout for this run: what it asks for, within the language's
+    /// bounds, else `default_ms` (the limit the person set in Settings).
+    pub fn timeout_ms_or(&self, language: Language, default_ms: u32) -> u32 {
         self.timeout_ms
             .map(|t| t.clamp(MIN_TIMEOUT_MS, language.max_timeout_ms()) as u32)
-            .unwrap_or_else(|| language.default_timeout_ms())
+            .unwrap_or(default_ms)
+    }
+}
+
+/// Reads the time limit a person typed for runs that name none, in
+/// seconds: a whole number from 1 to the language's cap. Returns
+/// milliseconds, or what is wrong in words.
+pub fn parse_time_limit(language: Language, text: &str) -> Result<u32, String> {
+    let max = language.max_timeout_ms() / 1000;
+    let wrong = || {
+        format!(
+            "The {} time limit must be a whole number of seconds from 1 to {max}.",
+            language.label()
+        )
+    };
+    let seconds: u64 = text.trim().parse().map_err(|_| wrong())?;
+    if (1..=max).contains(&seconds) {
+        Ok((seconds * 1000) as u32)
+    } else {
+        Err(wrong())
     }
 }
 
@@ -546,6 +571,56 @@ mod tests {
         for (args, language, want) in cases {
             let got = RunArgs::parse(&args).map(|a| a.timeout_ms(language));
             assert_eq!(got, want, "{args}");
+        }
+    }
+
+    #[test]
+    fn a_run_without_a_limit_gets_the_persons_setting() {
+        let bare = RunArgs::parse(&json!({"code": "1"})).unwrap();
+        assert_eq!(bare.timeout_ms_or(Language::Python, 45_000), 45_000);
+        let asked = RunArgs::parse(&json!({"code": "1", "timeout_ms": 2_000})).unwrap();
+        assert_eq!(asked.timeout_ms_or(Language::Python, 45_000), 2_000);
+    }
+
+    #[test]
+    fn time_limits_typed_in_settings() {
+        let cases: Vec<(Language, &str, Result<u32, &str>)> = vec![
+            (Language::Javascript, "10", Ok(10_000)),
+            (Language::Javascript, " 60 ", Ok(60_000)),
+            (Language::Python, "300", Ok(300_000)),
+            (Language::Python, "1", Ok(1_000)),
+            (
+                Language::Javascript,
+                "61",
+                Err("The JavaScript time limit must be a whole number of seconds from 1 to 60."),
+            ),
+            (
+                Language::Python,
+                "0",
+                Err("The Python time limit must be a whole number of seconds from 1 to 300."),
+            ),
+            (
+                Language::Python,
+                "-5",
+                Err("The Python time limit must be a whole number of seconds from 1 to 300."),
+            ),
+            (
+                Language::Python,
+                "2.5",
+                Err("The Python time limit must be a whole number of seconds from 1 to 300."),
+            ),
+            (
+                Language::Python,
+                "",
+                Err("The Python time limit must be a whole number of seconds from 1 to 300."),
+            ),
+        ];
+        for (language, text, want) in cases {
+            assert_eq!(
+                parse_time_limit(language, text),
+                want.map_err(str::to_string),
+                "{text:?}"
+            );
         }
     }
 

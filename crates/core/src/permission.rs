@@ -178,11 +178,19 @@ impl PermissionSettings {
     /// no skills reads as its own switch.
     pub fn tier_in_use(&self, tier: Tier, skills: &[SkillDefinition]) -> bool {
         let in_tier: Vec<&SkillDefinition> = skills.iter().filter(|s| s.tier == tier).collect();
+        if in_tier.is_empty() {
+            // No skill to go by: the switch reads as the person left it,
+            // else as the tier's default (network and integration: off).
+            return self
+                .tiers
+                .get(&tier)
+                .copied()
+                .unwrap_or(tier.default_enabled());
+        }
         self.tier_enabled(tier)
-            && (in_tier.is_empty()
-                || in_tier
-                    .iter()
-                    .any(|s| self.skill(s.id.as_str()).is_enabled(s)))
+            && in_tier
+                .iter()
+                .any(|s| self.skill(s.id.as_str()).is_enabled(s))
     }
 
     /// What the tier's switch does. Off blocks the whole tier and keeps
@@ -194,7 +202,13 @@ impl PermissionSettings {
             self.tiers.insert(tier, false);
             return;
         }
-        self.tiers.remove(&tier);
+        // Turned on, a tier that is off by default keeps the choice, so
+        // its switch reads on even while it has no skills.
+        if tier.default_enabled() {
+            self.tiers.remove(&tier);
+        } else {
+            self.tiers.insert(tier, true);
+        }
         if !self.tier_in_use(tier, skills) {
             for s in skills.iter().filter(|s| s.tier == tier) {
                 self.set_enabled(s.id.as_str(), (!s.default_enabled).then_some(true));
@@ -590,10 +604,18 @@ integration   never   DDDD
         assert!(p.tier_enabled(Tier::Network));
         assert!(!p.tier_in_use(Tier::Network, &skills));
         assert!(p.tier_in_use(Tier::Core, &skills));
-        // A tier without skills reads as its own switch.
-        assert!(p.tier_in_use(Tier::Integration, &skills));
-        p.tiers.insert(Tier::Integration, false);
+        // A tier without skills reads as its own switch: off by default
+        // for integration, as its text says, on once turned on.
         assert!(!p.tier_in_use(Tier::Integration, &skills));
+        assert!(p.tier_in_use(Tier::Core, &[]));
+        p.allow_tier(Tier::Integration, true, &skills);
+        assert!(p.tier_in_use(Tier::Integration, &skills));
+        p.allow_tier(Tier::Integration, false, &skills);
+        assert!(!p.tier_in_use(Tier::Integration, &skills));
+        // A choice stored earlier reads as it was made.
+        let stored: PermissionSettings =
+            serde_json::from_value(serde_json::json!({"tiers": {"integration": true}})).unwrap();
+        assert!(stored.tier_in_use(Tier::Integration, &skills));
 
         // One skill on: the switch reads on.
         p.set_enabled("web_search", Some(true));

@@ -197,6 +197,36 @@ pub fn listed_window(listed: &[ModelInfo], model: &str) -> Option<u64> {
         .and_then(|m| m.context_length)
 }
 
+/// The model field's placeholder for `choice`: the name of a model that
+/// provider serves, so the example is one that would work there.
+pub fn model_placeholder(choice: &str) -> &'static str {
+    match choice {
+        "openai" => "e.g. gpt-4.1-mini — or Test connection to pick from the list",
+        "openrouter" => "e.g. openai/gpt-4.1-mini — or Test connection to pick from the list",
+        "anthropic" | CUSTOM_ANTHROPIC => {
+            "e.g. claude-sonnet-4-5 — or Test connection to pick from the list"
+        }
+        "lmstudio" => "e.g. qwen2.5-7b-instruct — or Test connection to pick from the list",
+        "llamacpp" => "Test connection to see the model the server loaded",
+        _ => "e.g. llama3.2 — or Test connection to pick from the list",
+    }
+}
+
+/// Reads "Steps per turn" as typed: a whole number from 1 to
+/// [`MAX_STEPS_PER_TURN`], or what is wrong in words.
+pub fn parse_steps(text: &str) -> Result<u32, String> {
+    let wrong = || format!("Steps per turn must be a whole number from 1 to {MAX_STEPS_PER_TURN}.");
+    let n: i64 = text.trim().parse().map_err(|_| wrong())?;
+    if (1..=i64::from(MAX_STEPS_PER_TURN)).contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(wrong())
+    }
+}
+
+/// The most model requests one turn may make before it asks to go on.
+pub const MAX_STEPS_PER_TURN: u32 = 100;
+
 /// The host part of a URL, for "Sent only to …".
 pub fn host(url: &str) -> String {
     url.split_once("://")
@@ -211,6 +241,36 @@ pub fn host(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_per_turn_as_typed() {
+        let wrong = Err("Steps per turn must be a whole number from 1 to 100.".to_string());
+        let cases = [
+            ("10", Ok(10)),
+            (" 1 ", Ok(1)),
+            ("100", Ok(100)),
+            ("-5", wrong.clone()),
+            ("0", wrong.clone()),
+            ("101", wrong.clone()),
+            ("2.5", wrong.clone()),
+            ("", wrong.clone()),
+            ("ten", wrong.clone()),
+            ("99999999999999999999", wrong),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_steps(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn each_provider_suggests_a_model_it_serves() {
+        assert!(model_placeholder("openai").starts_with("e.g. gpt-"));
+        assert!(model_placeholder("anthropic").starts_with("e.g. claude-"));
+        assert!(model_placeholder(CUSTOM_ANTHROPIC).starts_with("e.g. claude-"));
+        assert!(model_placeholder("openrouter").starts_with("e.g. openai/"));
+        assert!(model_placeholder("ollama").starts_with("e.g. llama3.2"));
+        assert!(model_placeholder(CUSTOM_OPENAI).starts_with("e.g. llama3.2"));
+    }
 
     fn model(id: &str, name: Option<&str>, context: Option<u64>) -> ModelInfo {
         ModelInfo {

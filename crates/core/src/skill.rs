@@ -320,6 +320,23 @@ impl SkillDefinition {
         self
     }
 
+    /// Whether every word of `query` is in the skill's name, id,
+    /// description or tags, ignoring case: the Skills page's filter. An
+    /// empty query matches every skill.
+    pub fn matches_filter(&self, query: &str) -> bool {
+        let haystack = format!(
+            "{} {} {} {}",
+            self.name,
+            self.id,
+            self.description,
+            self.tags.join(" ")
+        )
+        .to_lowercase();
+        query
+            .split_whitespace()
+            .all(|word| haystack.contains(&word.to_lowercase()))
+    }
+
     /// The first required string parameter, which `/id <text>` fills.
     pub fn primary_string_param(&self) -> Option<&str> {
         let required = self.input_schema.get("required")?.as_array()?;
@@ -337,6 +354,31 @@ impl SkillDefinition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_skills_filter_matches_every_word_anywhere() {
+        let skill = SkillDefinition::new(
+            SkillId::new("web_fetch").unwrap(),
+            "Web fetch",
+            Tier::Network,
+            Category::Network,
+        )
+        .with_description("Reads a page as text")
+        .with_tags(["internet", "url"]);
+        for (query, want) in [
+            ("", true),
+            ("   ", true),
+            ("fetch", true),
+            ("FETCH web", true),
+            ("web_fetch", true),
+            ("page url", true),
+            ("internet", true),
+            ("fetch notes", false),
+            ("calculator", false),
+        ] {
+            assert_eq!(skill.matches_filter(query), want, "{query:?}");
+        }
+    }
 
     #[test]
     fn tiers_carry_the_documented_defaults() {

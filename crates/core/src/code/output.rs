@@ -87,7 +87,7 @@ pub fn report_schema() -> Value {
         "type": "object",
         "properties": {
             "language": {"enum": ["javascript", "python"]},
-            "status": {"enum": ["completed", "error", "timeout", "crashed"]},
+            "status": {"enum": ["completed", "error", "timeout", "crashed", "stopped"]},
             "stdout": {"type": "string"},
             "stderr": {"type": "string"},
             "stdout_dropped": {"type": "integer", "minimum": 0},
@@ -246,6 +246,21 @@ pub fn failure_text(report: &CodeReport, timeout_ms: u32, stopped: Option<Stop>)
                 }
             }
         }
+        RunStatus::Stopped => match (report.language, stopped) {
+            (_, None) => "stopped by you before it started".to_string(),
+            (Language::Python, Some(Stop::Interrupt)) => {
+                "stopped by you: Python was interrupted (KeyboardInterrupt); variables from earlier runs are kept".to_string()
+            }
+            (Language::Python, Some(Stop::Terminate)) => {
+                "stopped by you: Python did not stop when interrupted, so it was restarted and variables from earlier runs are gone".to_string()
+            }
+            (Language::Python, Some(Stop::Uninterruptible)) => {
+                "stopped by you, by restarting Python, as this page cannot interrupt it (see Settings → Code); variables from earlier runs are gone".to_string()
+            }
+            (Language::Javascript, Some(_)) => {
+                "stopped by you: the run's worker was ended".to_string()
+            }
+        },
         RunStatus::Crashed => format!(
             "the {} worker crashed (it may have run out of memory); it was restarted{}",
             report.language.label(),
@@ -265,6 +280,10 @@ pub fn failure_text(report: &CodeReport, timeout_ms: u32, stopped: Option<Stop>)
     }
     head
 }
+
+/// The error code of a run the person stopped, so the card can tell it
+/// from a failure.
+pub const STOPPED_CODE: &str = "stopped";
 
 /// Turns a run's outcome into the skill's result. `artifacts` holds the
 /// bytes of each artifact the outcome lists, in the same order.
@@ -297,6 +316,10 @@ pub fn skill_result(
                 undo: None,
             })
         }
+        RunStatus::Stopped => Err(SkillError {
+            code: Some(STOPPED_CODE.to_string()),
+            ..SkillError::new(failure_text(&report, timeout_ms, outcome.stopped))
+        }),
         RunStatus::Error | RunStatus::Timeout | RunStatus::Crashed => Err(SkillError::new(
             failure_text(&report, timeout_ms, outcome.stopped),
         )),
@@ -336,11 +359,13 @@ pub fn script_output(
             }
             Ok(Value::String(text))
         }
-        RunStatus::Error | RunStatus::Timeout | RunStatus::Crashed => Err(failure_text(
-            &CodeReport::new(language, outcome),
-            timeout_ms,
-            outcome.stopped,
-        )),
+        RunStatus::Error | RunStatus::Timeout | RunStatus::Crashed | RunStatus::Stopped => {
+            Err(failure_text(
+                &CodeReport::new(language, outcome),
+                timeout_ms,
+                outcome.stopped,
+            ))
+        }
     }
 }
 
@@ -444,6 +469,13 @@ mod tests {
         terminated.stopped = Some(Stop::Terminate);
         let mut uninterruptible = outcome(RunStatus::Timeout);
         uninterruptible.stopped = Some(Stop::Uninterruptible);
+        let stopped = |how: Option<Stop>| {
+            let mut o = outcome(RunStatus::Stopped);
+            o.stopped = how;
+            o
+        };
+        let mut stopped_with_output = stopped(Some(Stop::Interrupt));
+        stopped_with_output.stdout = "0\n1\n".into();
 
         let cases: Vec<(Language, RunOutcome, &str)> = vec![
             (
@@ -495,6 +527,31 @@ mod tests {
                 "err timed out after 1.5 s: the run's worker was stopped",
             ),
             (
+                Language::Python,
+                stopped_with_output,
+                "err stopped by you: Python was interrupted (KeyboardInterrupt); variables from earlier runs are kept\n\nOutput before it stopped:\nstdout:\n0\n1",
+            ),
+            (
+                Language::Python,
+                stopped(Some(Stop::Terminate)),
+                "err stopped by you: Python did not stop when interrupted, so it was restarted and variables from earlier runs are gone",
+            ),
+            (
+                Language::Python,
+                stopped(Some(Stop::Uninterruptible)),
+                "err stopped by you, by restarting Python, as this page cannot interrupt it (see Settings → Code); variables from earlier runs are gone",
+            ),
+            (
+                Language::Python,
+                stopped(None),
+                "err stopped by you before it started",
+            ),
+            (
+                Language::Javascript,
+                stopped(Some(Stop::Terminate)),
+                "err stopped by you: the run's worker was ended",
+            ),
+            (
                 Language::Javascript,
                 outcome(RunStatus::Crashed),
                 "err the JavaScript worker crashed (it may have run out of memory); it was restarted",
@@ -507,6 +564,17 @@ mod tests {
                 "{o:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_stopped_run_says_so_in_its_error_code() {
+        let mut o = outcome(RunStatus::Stopped);
+        o.stopped = Some(Stop::Interrupt);
+        let e = skill_result(Language::Python, &o, &[], 1000).unwrap_err();
+        assert_eq!(e.code.as_deref(), Some(STOPPED_CODE));
+        let e =
+            skill_result(Language::Python, &outcome(RunStatus::Timeout), &[], 1000).unwrap_err();
+        assert_eq!(e.code, None);
     }
 
     #[test]

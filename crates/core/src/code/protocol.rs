@@ -131,6 +131,15 @@ pub enum HostMessage {
     Ping {
         id: String,
     },
+    /// Stop the run `id` now, because the person asked: JavaScript's
+    /// worker is terminated at once; Python is interrupted where the page
+    /// can (its variables are kept), and its worker terminated where it
+    /// cannot or the interrupt does not stop it. The run answers as
+    /// [`RunStatus::Stopped`]; a run that already ended is left alone, and
+    /// nothing answers the stop itself.
+    Stop {
+        id: String,
+    },
 }
 
 impl HostMessage {
@@ -155,6 +164,8 @@ pub enum RunStatus {
     Timeout,
     /// The worker died under it, e.g. out of memory.
     Crashed,
+    /// The person stopped it.
+    Stopped,
 }
 
 /// How a run that overran was stopped.
@@ -542,7 +553,7 @@ mod tests {
             (
                 result(json!({"status": "owned"})),
                 vec![],
-                "err the message does not have the expected shape: unknown variant `owned`, expected one of `completed`, `error`, `timeout`, `crashed`",
+                "err the message does not have the expected shape: unknown variant `owned`, expected one of `completed`, `error`, `timeout`, `crashed`, `stopped`",
             ),
             (
                 result(json!({"stdout": 5})),
@@ -648,5 +659,29 @@ mod tests {
         without_v.as_object_mut().unwrap().remove("v");
         let back: HostMessage = serde_json::from_value(without_v).unwrap();
         assert_eq!(back, run);
+
+        // A stop names the run it stops, in the shape the sandbox page reads.
+        let stop = HostMessage::Stop { id: "r1".into() };
+        assert_eq!(
+            serde_json::from_str::<Value>(&stop.to_json()).unwrap(),
+            json!({"v": 1, "kind": "stop", "id": "r1"})
+        );
+    }
+
+    #[test]
+    fn a_stopped_run_is_a_result_the_app_accepts() {
+        let json = json!({
+            "v": 1, "kind": "result", "id": "r1",
+            "outcome": {"status": "stopped", "stdout": "partial\n", "duration_ms": 12.5, "stopped": "interrupt"}
+        })
+        .to_string();
+        match parse_sandbox_message(&json, &[]) {
+            Ok(SandboxMessage::Result { outcome, .. }) => {
+                assert_eq!(outcome.status, RunStatus::Stopped);
+                assert_eq!(outcome.stopped, Some(Stop::Interrupt));
+                assert_eq!(outcome.stdout, "partial\n");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
