@@ -235,7 +235,7 @@ fn NewCredential(
                 }).collect_view()}
             </div>
             <p class="muted">{move || current().place}</p>
-            <pre class="snippet" data-testid="agent-snippet" data-client=move || shown.get().as_str()>{move || current_text().text}</pre>
+            <pre class="agent-snippet" data-testid="agent-snippet" data-client=move || shown.get().as_str()>{move || current_text().text}</pre>
             <div class="modal-actions">
                 <button on:click=move |_| copy(current().text, snippet_label)>{move || snippet_label.get()}</button>
                 <button class="primary" on:click=move |_| on_done.run(())>"Done"</button>

@@ -2,9 +2,10 @@
 //!
 //! Each request passes, in order:
 //! 1. the peer is a loopback address;
-//! 2. it is no CORS preflight, and carries nothing a browser adds
-//!    (`Origin`, any `Sec-Fetch-*`): a web page can never call it through
-//!    the person's browser, and no answer carries CORS headers;
+//! 2. it is no CORS preflight, and no web page's: an `Origin` other than
+//!    Hearth's own, or a `Sec-Fetch-Site` other than `same-origin`, is
+//!    refused, so a page can never call it through the person's browser
+//!    (and no answer carries CORS headers);
 //! 3. `Host` is one of the loopback `name:port` pairs `hearth serve`
 //!    answers to, so a rebound name fails;
 //! 4. `Authorization: Bearer` holds an agent's credential — never the
@@ -171,12 +172,13 @@ pub fn admit(
         Some(addr) if addr.ip().to_canonical().is_loopback() => {}
         Some(_) | None => return Err(Refused::Peer),
     }
-    let from_browser = method == Method::OPTIONS
-        || headers.contains_key(header::ORIGIN)
-        || headers
-            .keys()
-            .any(|k| k.as_str().starts_with("sec-fetch-"));
-    if from_browser {
+    let foreign_origin = headers
+        .get(header::ORIGIN)
+        .is_some_and(|o| !o.to_str().is_ok_and(|o| state.guard.is_app_origin(o)));
+    let foreign_site = headers
+        .get("sec-fetch-site")
+        .is_some_and(|s| s.as_bytes() != b"same-origin");
+    if method == Method::OPTIONS || foreign_origin || foreign_site {
         return Err(Refused::Browser);
     }
     let host = headers

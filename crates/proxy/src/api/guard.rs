@@ -152,6 +152,11 @@ impl AppGuard {
         self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
     }
 
+    /// Whether `origin` is the app's own (`http://` + a host served).
+    pub fn is_app_origin(&self, origin: &str) -> bool {
+        self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+
     /// Whether `candidate` is this install's key: routes that must never
     /// take it (the agents' MCP endpoint) refuse it by name.
     pub fn is_app_key(&self, candidate: &[u8]) -> bool {
