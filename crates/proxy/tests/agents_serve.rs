@@ -221,6 +221,7 @@ impl Drop for Tab {
 
 impl Tab {
     async fn open(server: &Server) -> Tab {
+        mcp_support::transport::install_crypto();
         let client = reqwest::Client::new();
         let mut req = client.get(format!("http://{}/api/agents/channel", server.host()));
         for (k, v) in server.app_headers() {
@@ -530,7 +531,8 @@ async fn revoking_ends_sessions_and_streams_at_once() {
             }
             // Its stream ends, and nothing it sends is taken any more.
             assert_eq!(listening.next().await, None);
-            assert!(matches!(legacy.list_tools().await, Err(McpError::Unauthorized { .. })));
+            let after = legacy.list_tools().await;
+            assert!(matches!(after, Err(McpError::Unauthorized { .. })), "{after:?}");
             assert!(matches!(
                 server.client(&credential, None).connect().await,
                 Err(McpError::Unauthorized { .. })

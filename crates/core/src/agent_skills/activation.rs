@@ -1021,7 +1021,7 @@ mod tests {
             ),
         ];
         for (name, origin, expected) in cases {
-            let got = activate_skill(&library, &mut state, name, origin)
+            let got = activate_skill(&library, &mut state, name, origin.clone())
                 .map(|o| match o {
                     ActivationOutcome::Activated { name, .. } => name,
                     ActivationOutcome::AlreadyActive { name, .. } => name,

@@ -224,9 +224,12 @@ pub enum HearthUri {
 impl HearthUri {
     pub fn parse(uri: &str) -> Option<HearthUri> {
         let rest = uri.strip_prefix("hearth://")?;
-        let (kind, id) = rest.split_once('/')?;
-        let id = unpercent(id)?;
-        if id.is_empty() || id.contains('/') {
+        let (kind, raw) = rest.split_once('/')?;
+        if raw.contains('/') {
+            return None;
+        }
+        let id = unpercent(raw)?;
+        if id.is_empty() {
             return None;
         }
         match kind {

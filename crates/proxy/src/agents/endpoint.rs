@@ -118,6 +118,8 @@ impl Refused {
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
+        // Header values must be plain ASCII: `from_static` is given only
+        // such literals here (a test sends every refusal).
         let error = RpcError::new(INVALID_REQUEST, self.to_string());
         let mut res = json_response(self.status(), &error_message(None, &error));
         let h = res.headers_mut();
@@ -126,7 +128,7 @@ impl IntoResponse for Refused {
                 h.insert(
                     header::WWW_AUTHENTICATE,
                     HeaderValue::from_static(
-                        "Bearer realm=\"hearth\", error=\"invalid_token\", error_description=\"an agent credential from Hearth's Settings → Agents is needed\"",
+                        "Bearer realm=\"hearth\", error=\"invalid_token\", error_description=\"connect the agent in Hearth: Settings, Agents\"",
                     ),
                 );
             }
@@ -219,6 +221,31 @@ pub fn admit(
         .ok_or_else(|| fail(Refused::BadCredential))
 }
 
+/// Past [`MAX_BODY`], a body is still read (and thrown away) up to this
+/// much, so the client reads its 413 instead of a broken connection.
+const DRAIN_LIMIT: usize = 8 * MAX_BODY;
+
+/// The body, whole if it is at most [`MAX_BODY`]; `None` when it is
+/// larger (read to its end, or to [`DRAIN_LIMIT`], and dropped).
+async fn read_body(body: Body) -> Option<Bytes> {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let mut kept: Vec<u8> = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { return None };
+        if let Ok(data) = frame.into_data() {
+            seen += data.len();
+            if seen <= MAX_BODY {
+                kept.extend_from_slice(&data);
+            } else if seen > DRAIN_LIMIT {
+                return None;
+            }
+        }
+    }
+    (seen <= MAX_BODY).then(|| Bytes::from(kept))
+}
+
 async fn endpoint(State(state): State<Arc<AgentsState>>, req: Request) -> Response {
     let peer = req
         .extensions()
@@ -226,13 +253,13 @@ async fn endpoint(State(state): State<Arc<AgentsState>>, req: Request) -> Respon
         .map(|c| c.0);
     let method = req.method().clone();
     let headers = req.headers().clone();
-    let agent = match admit(
-        &state,
-        &method,
-        &headers,
-        req.uri().authority().map(|a| a.as_str()),
-        peer,
-    ) {
+    let authority = req.uri().authority().map(|a| a.as_str().to_string());
+    if !peer.is_some_and(|p| p.ip().to_canonical().is_loopback()) {
+        return Refused::Peer.into_response();
+    }
+    // Read first, so every refusal below reaches the client whole.
+    let body = read_body(req.into_body()).await;
+    let agent = match admit(&state, &method, &headers, authority.as_deref(), peer) {
         Ok(a) => a,
         Err(refused) => {
             tracing::warn!(target: "hearth::agents", %method, reason = %refused, "refused a request to the MCP endpoint");
@@ -256,9 +283,8 @@ async fn endpoint(State(state): State<Arc<AgentsState>>, req: Request) -> Respon
     if !json {
         return Refused::NotJson.into_response();
     }
-    let body = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
-        Ok(b) => b,
-        Err(_) => return Refused::TooLarge.into_response(),
+    let Some(body) = body else {
+        return Refused::TooLarge.into_response();
     };
     post(state, agent, headers, body).await
 }

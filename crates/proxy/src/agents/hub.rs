@@ -155,7 +155,7 @@ impl Hub {
         inner.pending.insert(
             relay.clone(),
             Pending {
-                tab: tab.clone(),
+                tab,
                 agent: agent.id.clone(),
                 tx,
             },
@@ -163,7 +163,6 @@ impl Hub {
         Ok(Relay {
             hub: self.clone(),
             id: relay,
-            tab,
             rx,
             finished: false,
         })
@@ -229,6 +228,7 @@ impl Hub {
     }
 
     /// How many requests are waiting on tabs.
+    #[cfg(test)]
     pub fn waiting(&self) -> usize {
         self.lock().pending.len()
     }
@@ -250,7 +250,6 @@ impl Drop for TabHandle {
 pub struct Relay {
     hub: Arc<Hub>,
     pub id: String,
-    pub tab: String,
     rx: mpsc::UnboundedReceiver<ReplyBody>,
     finished: bool,
 }

@@ -139,6 +139,7 @@ impl AgentStore {
         self.read().iter().map(|s| s.record.clone()).collect()
     }
 
+    #[cfg(test)]
     pub fn get(&self, id: &str) -> Option<AgentRecord> {
         self.read()
             .iter()

@@ -165,6 +165,7 @@ impl Sessions {
         self.changes.subscribe()
     }
 
+    #[cfg(test)]
     pub fn count(&self) -> usize {
         self.lock().len()
     }

@@ -24,7 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use hearth_core::agents::wire::KEY_ENV;
 use hearth_core::mcp::headers::{METHOD, NAME, PROTOCOL_VERSION, SESSION_ID, encode_value, name_source};
 use hearth_core::mcp::jsonrpc::{INTERNAL_ERROR, RequestId, RpcError};
 use hearth_core::mcp::server::{META_VERSION, error_message};
