@@ -15,6 +15,7 @@ use hearth_core::agents::exported::{
 use hearth_core::agents::wire::{RelayedRequest, ReplyBody};
 use hearth_core::mcp::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use hearth_core::{CallOrigin, SkillId, ToolCall, ToolResult};
+use leptos::prelude::WithUntracked;
 use serde_json::{Value, json};
 
 use super::channel::Channel;

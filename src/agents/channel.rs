@@ -226,7 +226,8 @@ fn on_page_hide(channel: Rc<Channel>) {
         }
         let init = RequestInit::new();
         init.set_method("DELETE");
-        init.set_keepalive(true);
+        // `keepalive` lets the request outlive the page.
+        let _ = Reflect::set(&init, &"keepalive".into(), &JsValue::TRUE);
         if let Ok(headers) = Headers::new() {
             let _ = headers.set(&name, &key);
             init.set_headers(&headers);

@@ -217,6 +217,7 @@ fn NewCredential(
         }
     };
     let current_text = current.clone();
+    let current_copy = current.clone();
     view! {
         <div class="agent-credential card" role="region" aria-label="New agent credential" data-testid="agent-credential">
             <h3>{format!("{name} is connected")}</h3>
@@ -237,7 +238,7 @@ fn NewCredential(
             <p class="muted">{move || current().place}</p>
             <pre class="agent-snippet" data-testid="agent-snippet" data-client=move || shown.get().as_str()>{move || current_text().text}</pre>
             <div class="modal-actions">
-                <button on:click=move |_| copy(current().text, snippet_label)>{move || snippet_label.get()}</button>
+                <button on:click=move |_| copy(current_copy().text, snippet_label)>{move || snippet_label.get()}</button>
                 <button class="primary" on:click=move |_| on_done.run(())>"Done"</button>
             </div>
         </div>
