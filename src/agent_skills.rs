@@ -522,7 +522,7 @@ impl AgentSkills {
             skill_id: skill.id.clone(),
             arguments: target.input,
             conversation_id: call.conversation_id.clone(),
-            origin: call.origin,
+            origin: call.origin.clone(),
         })
     }
 

@@ -50,6 +50,8 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     // The assistant outlives the Chat view, so replies keep
     // streaming in other places.
     let assistant = crate::assistant::Assistant::new(runtime.clone());
+    // Agents connected to Hearth reach this tab once it has started.
+    crate::agents::start(runtime.clone());
     // MCP servers connect in the background from the start.
     let mcp = crate::mcp::Mcp::start(runtime);
     provide_context(assistant);

@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod agent_skills;
+pub mod agents;
 pub mod app;
 pub mod assistant;
 pub mod backup;

@@ -277,19 +277,59 @@ impl SkillSource for CoreSkills {
     }
 }
 
-/// Reads the person's permission settings; stores "always allow".
+/// How calls from connected agents are decided and what their "always
+/// allow" keeps: the agents module installs it when it starts taking
+/// agents' requests (`hearth_core::agents::agent_policy` over the grants
+/// `hearth serve` holds).
+pub trait AgentGrants {
+    fn policy(&self, own: &PermissionSettings, skill: &SkillDefinition, call: &ToolCall)
+    -> Policy;
+    fn always_allow<'a>(
+        &'a self,
+        skill: &'a SkillId,
+        agent: &'a hearth_core::AgentCaller,
+    ) -> LocalBoxFuture<'a, Result<(), String>>;
+}
+
+/// Where the agents module puts its [`AgentGrants`].
+pub type AgentGrantsSlot = Rc<RefCell<Option<Rc<dyn AgentGrants>>>>;
+
+/// Reads the person's permission settings; stores "always allow". A call
+/// from an agent is decided by that agent's grant, and without one (no
+/// agents module running) nothing of it runs.
 struct BrowserPolicy {
     db: Rc<Db>,
     data: Rc<Data>,
+    agents: AgentGrantsSlot,
 }
 
 impl PolicySource for BrowserPolicy {
-    fn policy(&self, skill: &SkillDefinition) -> Policy {
-        self.data.permissions.borrow().policy(skill)
+    fn policy(&self, skill: &SkillDefinition, call: &ToolCall) -> Policy {
+        let own = self.data.permissions.borrow();
+        match (&call.origin, self.agents.borrow().as_ref()) {
+            (CallOrigin::Agent(_), Some(grants)) => grants.policy(&own, skill, call),
+            (CallOrigin::Agent(_), None) => {
+                let mut policy = own.policy(skill);
+                policy.settings.enabled = Some(false);
+                policy
+            }
+            (CallOrigin::User | CallOrigin::Model | CallOrigin::App, _) => own.policy(skill),
+        }
     }
 
-    fn always_allow<'a>(&'a self, skill: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>> {
+    fn always_allow<'a>(
+        &'a self,
+        skill: &'a SkillId,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<(), String>> {
         async move {
+            if let CallOrigin::Agent(agent) = &call.origin {
+                let grants = self.agents.borrow().clone();
+                return match grants {
+                    Some(g) => g.always_allow(skill, agent).await,
+                    None => Err("the agents module is not running".into()),
+                };
+            }
             let mut next = self.data.permissions.borrow().clone();
             next.set_approval(
                 skill.as_str(),
@@ -408,6 +448,8 @@ pub struct Services {
     pub files: Rc<Files>,
     /// The code sandbox: the opaque-origin iframe runs go to.
     pub sandbox: Rc<Sandbox>,
+    /// How agents' calls are decided, once the agents module runs.
+    pub agent_grants: AgentGrantsSlot,
     /// The execution log, which views query.
     pub activity: Rc<Activity>,
     /// The core skills' source, which panel edits use directly.
@@ -569,9 +611,11 @@ impl Runtime {
             data.versions.usage,
             data.versions.activity,
         ));
+        let agent_grants: AgentGrantsSlot = Rc::new(RefCell::new(None));
         let policy = Rc::new(BrowserPolicy {
             db: db.clone(),
             data: data.clone(),
+            agents: agent_grants.clone(),
         });
         // Order matters: permission before anything runs, so a denied call
         // never runs (the offline check ahead of it only ever ends calls,
@@ -600,6 +644,7 @@ impl Runtime {
             agent_skills,
             files,
             sandbox,
+            agent_grants,
             activity,
             core,
             agent_source,

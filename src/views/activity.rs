@@ -181,7 +181,7 @@ pub fn ActivityView() -> impl IntoView {
                                 let input = serde_json::to_string(&r.arguments).unwrap_or_default();
                                 let preview: String = input.chars().take(80).collect();
                                 view! {
-                                    <tr class="log-row" data-status=r.result.status.as_str() data-origin=r.origin.who() tabindex="0"
+                                    <tr class="log-row" data-status=r.result.status.as_str() data-origin=r.origin.who().to_string() data-agent=r.origin.agent().map(|a| a.name.clone()) tabindex="0"
                                         on:click=move |_| selected.set(Some(row.clone()))
                                         on:keydown={
                                             let row = r.clone();
@@ -189,7 +189,7 @@ pub fn ActivityView() -> impl IntoView {
                                         }
                                     >
                                         <td>{format_time(r.result.started_at_ms)}</td>
-                                        <td>{r.skill_name.clone()}{(r.origin == hearth_core::CallOrigin::App).then(|| view! { <span class="origin-tag">" from an app"</span> })}</td>
+                                        <td>{r.skill_name.clone()}{origin_tag(&r.origin)}</td>
                                         <td><span class=format!("status status-{}", r.result.status.as_str())>{r.result.status.as_str()}</span></td>
                                         <td class="muted">{decision_text(&r)}</td>
                                         <td class="muted">
@@ -263,12 +263,27 @@ fn ActivityDetail(
     }
 }
 
-/// Who made a call, for the log: an MCP App is named with its server.
+/// Who made a call, for the log: an MCP App is named with its server,
+/// an agent by its name.
 fn origin_words(record: &ActivityRecord) -> String {
-    match (record.origin, record.skill_id.as_str().split_once("__")) {
+    match (&record.origin, record.skill_id.as_str().split_once("__")) {
         (hearth_core::CallOrigin::App, Some((server, _))) => {
             format!("an MCP App of the server {server}")
         }
+        (hearth_core::CallOrigin::Agent(agent), _) => {
+            format!("{}, an agent you connected", agent.name)
+        }
         (origin, _) => origin.who().to_string(),
     }
+}
+
+/// The tag after a skill's name in the log, for calls the person did not
+/// make from Hearth itself.
+fn origin_tag(origin: &hearth_core::CallOrigin) -> Option<impl IntoView + use<>> {
+    let text = match origin {
+        hearth_core::CallOrigin::App => " from an app".to_string(),
+        hearth_core::CallOrigin::Agent(agent) => format!(" from {}", agent.name),
+        hearth_core::CallOrigin::User | hearth_core::CallOrigin::Model => return None,
+    };
+    Some(view! { <span class="origin-tag">{text}</span> })
 }

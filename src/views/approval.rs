@@ -139,22 +139,41 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
         move |a: ApprovalAnswer| rt.approver().answer(id, a)
     };
     let args = serde_json::to_string_pretty(&req.call.arguments).unwrap_or_default();
-    let origin = match (req.call.origin, &req.skill.kind) {
+    let origin = match (&req.call.origin, &req.skill.kind) {
         (hearth_core::CallOrigin::Model, _) => "The assistant wants to run".to_string(),
         (hearth_core::CallOrigin::User, _) => "You asked to run".to_string(),
         (hearth_core::CallOrigin::App, hearth_core::SkillKind::Mcp { server, .. }) => {
             format!("An MCP App of the server {server}, not you, wants to run")
         }
         (hearth_core::CallOrigin::App, _) => "An MCP App, not you, wants to run".to_string(),
+        (hearth_core::CallOrigin::Agent(agent), _) => {
+            hearth_core::agents::wants_to(&agent.name, &req.skill, &req.call.arguments)
+        }
     };
     let from_app = req.call.origin == hearth_core::CallOrigin::App;
+    let agent = req.call.origin.agent().map(|a| a.name.clone());
+    let reason = match &agent {
+        Some(name) => hearth_core::agents::ask_reason(
+            &req.reason,
+            rt.data().permissions.borrow().mode,
+            name,
+        ),
+        None => req.reason.clone(),
+    };
     // What Esc does here, in the words of what follows it.
-    let esc_hint = match req.call.origin {
+    let esc_hint = match &req.call.origin {
         hearth_core::CallOrigin::Model => {
-            " denies this call, like Deny; the assistant is told and its reply goes on. Stop ends the reply."
+            " denies this call, like Deny; the assistant is told and its reply goes on. Stop ends the reply.".to_string()
         }
-        hearth_core::CallOrigin::App => " denies this call, like Deny; the app is told.",
-        hearth_core::CallOrigin::User => " denies this call, like Deny; nothing runs.",
+        hearth_core::CallOrigin::App => " denies this call, like Deny; the app is told.".to_string(),
+        hearth_core::CallOrigin::User => " denies this call, like Deny; nothing runs.".to_string(),
+        hearth_core::CallOrigin::Agent(a) => {
+            format!(" denies this call, like Deny; nothing runs and {} is told.", a.name)
+        }
+    };
+    let always_label = match &agent {
+        Some(name) => format!("Always allow for {name}"),
+        None => "Always allow this skill".to_string(),
     };
     let tier = req.skill.tier;
     // The buttons that allow stay inactive for a moment after the question
@@ -170,14 +189,14 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
         <header class="approval-head">
             <span class="card-icon"><Icon name=req.skill.icon.clone()/></span>
             <div>
-                <p class="muted approval-origin" class:from-app=from_app data-origin=req.call.origin.who()>{origin}</p>
+                <p class="muted approval-origin" class:from-app=from_app class:from-agent=agent.is_some() data-origin=req.call.origin.who().to_string()>{origin}</p>
                 <h2 id=title_id>{req.skill.name.clone()}</h2>
             </div>
             <span class=format!("tier-badge tier-{}", tier.as_str())>{tier.label()}</span>
         </header>
         <p class="approval-reason">
             <Icon name="shield"/>
-            " Asking because "{req.reason.clone()}"."
+            " Asking because "{reason}"."
         </p>
         <h3 class="approval-args-title">"Arguments"</h3>
         <pre class="approval-args" tabindex="0" aria-label="Full arguments">{args}</pre>
@@ -192,7 +211,7 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
                 view! {
                     <button disabled=move || !armed.get()
                         on:click=move |_| if armed.get_untracked() { a(ApprovalAnswer::AlwaysAllow) }>
-                        "Always allow this skill"
+                        {always_label.clone()}
                     </button>
                 }
             })}

@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod agent_skills;
+pub mod agents;
 pub mod approval;
 pub mod attach;
 pub mod card;

@@ -1,4 +1,4 @@
-//! Settings: version, theme, permissions, storage (use, offline, Clear all) and
+//! Settings: version, theme, permissions, agents, storage (use, offline, Clear all) and
 //! backup and restore.
 
 use leptos::prelude::*;
@@ -28,6 +28,7 @@ pub fn SettingsView() -> impl IntoView {
             <crate::views::providers::ProviderPanel/>
             <crate::views::providers::AssistantPanel/>
             <PermissionPanel/>
+            <crate::views::agents::AgentsPanel/>
             <SearchBackendPanel/>
             <crate::views::files::GrantsPanel/>
             <crate::views::code::CodeSettings/>

@@ -398,6 +398,12 @@ fn steps() -> Vec<Step> {
             kind: Kind::Command(|r| node("e2e/bench/mcp.mjs")(r)),
         },
         Step {
+            id: "agents",
+            title: "Hearth as an MCP server: agents' calls through hearth serve and the tab",
+            needs: &[Need::App, Need::NativeHearth, Need::McpPeers, Need::Browser],
+            kind: Kind::Command(|r| node("e2e/bench/agents.mjs")(r)),
+        },
+        Step {
             id: "tabmodel",
             title: "the model in the tab against native llama.cpp (same file, threads and prompt)",
             needs: &[Need::App, Need::NativeHearth, Need::Browser, Need::TabModel],

@@ -65,10 +65,14 @@ impl ActivityStore for Log {
 
 struct Defaults;
 impl PolicySource for Defaults {
-    fn policy(&self, skill: &SkillDefinition) -> Policy {
+    fn policy(&self, skill: &SkillDefinition, _: &ToolCall) -> Policy {
         PermissionSettings::default().policy(skill)
     }
-    fn always_allow<'a>(&'a self, _: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>> {
+    fn always_allow<'a>(
+        &'a self,
+        _: &'a SkillId,
+        _: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<(), String>> {
         async { Ok(()) }.boxed_local()
     }
 }

@@ -36,7 +36,7 @@ impl ActivityRecord {
                 .map(|s| s.name.clone())
                 .unwrap_or_else(|| call.skill_id.to_string()),
             tier: skill.map(|s| s.tier),
-            origin: call.origin,
+            origin: call.origin.clone(),
             arguments: call.arguments.clone(),
             result: result.clone(),
         }

@@ -11,7 +11,7 @@ use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::call::{ToolCall, ToolResult};
+use crate::call::{CallOrigin, ToolCall, ToolResult};
 use crate::hook::{CallContext, Hook};
 use crate::permission::{
     ApprovalSetting, DecidedBy, Decision, DecisionRecord, Outcome, PermissionSettings, Policy,
@@ -20,10 +20,18 @@ use crate::permission::{
 use crate::skill::{SkillDefinition, SkillId};
 
 /// Where the hook reads the current policy and records "always allow".
+/// Both see the call, since who made it matters: an agent's call is
+/// decided by that agent's grant, and its "always allow" is kept there,
+/// never in the person's own settings.
 pub trait PolicySource {
-    fn policy(&self, skill: &SkillDefinition) -> Policy;
-    /// Persists "always allow" for `skill`; errors are shown, not fatal.
-    fn always_allow<'a>(&'a self, skill: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>>;
+    fn policy(&self, skill: &SkillDefinition, call: &ToolCall) -> Policy;
+    /// Persists "always allow" for `skill` (for the caller of `call`);
+    /// errors are shown, not fatal.
+    fn always_allow<'a>(
+        &'a self,
+        skill: &'a SkillId,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<(), String>>;
 }
 
 /// What the approval dialog shows.
@@ -74,12 +82,25 @@ impl MemoryPolicy {
     }
 }
 
+/// It holds no agents' grants, so an agent's call finds every skill off,
+/// and the person's settings never answer for an agent.
 impl PolicySource for MemoryPolicy {
-    fn policy(&self, skill: &SkillDefinition) -> Policy {
-        self.0.borrow().policy(skill)
+    fn policy(&self, skill: &SkillDefinition, call: &ToolCall) -> Policy {
+        let mut policy = self.0.borrow().policy(skill);
+        if matches!(call.origin, CallOrigin::Agent(_)) {
+            policy.settings.enabled = Some(false);
+        }
+        policy
     }
 
-    fn always_allow<'a>(&'a self, skill: &'a SkillId) -> LocalBoxFuture<'a, Result<(), String>> {
+    fn always_allow<'a>(
+        &'a self,
+        skill: &'a SkillId,
+        call: &'a ToolCall,
+    ) -> LocalBoxFuture<'a, Result<(), String>> {
+        if matches!(call.origin, CallOrigin::Agent(_)) {
+            return async { Err("no agent is granted anything here".to_string()) }.boxed_local();
+        }
         self.0
             .borrow_mut()
             .set_approval(skill.as_str(), Some(ApprovalSetting::AlwaysAllow));
@@ -109,7 +130,7 @@ impl Hook for PermissionHook {
         async move {
             // Unknown skills fail in the run step; there is nothing to decide.
             let skill = cx.skill.clone()?;
-            let policy = self.policy.policy(&skill);
+            let policy = self.policy.policy(&skill, &cx.call);
             match decide(&skill, &policy, &cx.facts) {
                 Decision::Allow { by } => {
                     cx.decision = Some(record(Outcome::Allowed, by, None));
@@ -145,7 +166,7 @@ impl Hook for PermissionHook {
                             None
                         }
                         ApprovalAnswer::AlwaysAllow => {
-                            let note = match self.policy.always_allow(&skill.id).await {
+                            let note = match self.policy.always_allow(&skill.id, &cx.call).await {
                                 Ok(()) => "always allowed from now on".to_string(),
                                 Err(e) => {
                                     format!("allowed; \"always allow\" could not be saved: {e}")
@@ -216,7 +237,7 @@ mod tests {
         saved: RefCell<Vec<String>>,
     }
     impl PolicySource for Settings {
-        fn policy(&self, _: &SkillDefinition) -> Policy {
+        fn policy(&self, _: &SkillDefinition, _: &ToolCall) -> Policy {
             Policy {
                 mode: self.mode.get().unwrap_or_default(),
                 settings: SkillSettings {
@@ -229,6 +250,7 @@ mod tests {
         fn always_allow<'a>(
             &'a self,
             skill: &'a SkillId,
+            _: &'a ToolCall,
         ) -> LocalBoxFuture<'a, Result<(), String>> {
             self.saved.borrow_mut().push(skill.to_string());
             *self.approval.borrow_mut() = Some(ApprovalSetting::AlwaysAllow);
@@ -518,19 +540,20 @@ mod tests {
                         skill_id: SkillId::new("word_count").unwrap(),
                         arguments: call.arguments["input"].clone(),
                         conversation_id: call.conversation_id.clone(),
-                        origin: call.origin,
+                        origin: call.origin.clone(),
                     })
                 })
             }
         }
         struct Stored(RefCell<PermissionSettings>);
         impl PolicySource for Stored {
-            fn policy(&self, skill: &SkillDefinition) -> Policy {
+            fn policy(&self, skill: &SkillDefinition, _: &ToolCall) -> Policy {
                 self.0.borrow().policy(skill)
             }
             fn always_allow<'a>(
                 &'a self,
                 _: &'a SkillId,
+                _: &'a ToolCall,
             ) -> LocalBoxFuture<'a, Result<(), String>> {
                 async { Ok(()) }.boxed_local()
             }

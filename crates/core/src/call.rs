@@ -7,9 +7,11 @@ use crate::permission::DecisionRecord;
 use crate::skill::SkillId;
 
 /// Who asked for a call. It never changes what the permission layer
-/// decides; it is recorded so the approval dialog and the log can say
-/// where a call came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// decides for the person, the model or an app; a call from an agent is
+/// decided by that agent's grant (see [`crate::agents`]), which is at
+/// least as strict. It is recorded so the approval dialog and the log can
+/// say where a call came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallOrigin {
     /// The person, from the command bar, a form or an undo button.
@@ -19,15 +21,45 @@ pub enum CallOrigin {
     /// An MCP App (a server's view in the chat), through `tools/call`:
     /// code from the server, not the person.
     App,
+    /// Another agent the person connected (Claude Code, Codex, goose…),
+    /// calling over MCP through `hearth serve`. Named as it was when the
+    /// call was made, so the log keeps the name after a rename or revoke.
+    Agent(AgentCaller),
+}
+
+/// The agent a call came from: its credential's id and its name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AgentCaller {
+    pub id: String,
+    pub name: String,
 }
 
 impl CallOrigin {
     /// Who made the call, in the words of the Activity log.
-    pub fn who(self) -> &'static str {
+    pub fn who(&self) -> &str {
         match self {
             CallOrigin::User => "you",
             CallOrigin::Model => "the assistant",
             CallOrigin::App => "an MCP App",
+            CallOrigin::Agent(agent) => &agent.name,
+        }
+    }
+
+    /// The agent behind the call, if it came from one.
+    pub fn agent(&self) -> Option<&AgentCaller> {
+        match self {
+            CallOrigin::Agent(agent) => Some(agent),
+            CallOrigin::User | CallOrigin::Model | CallOrigin::App => None,
+        }
+    }
+
+    /// A short stable word for views and tests (`data-origin`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallOrigin::User => "user",
+            CallOrigin::Model => "model",
+            CallOrigin::App => "app",
+            CallOrigin::Agent(_) => "agent",
         }
     }
 }

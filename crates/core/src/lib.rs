@@ -7,6 +7,7 @@
 
 pub mod activity;
 pub mod agent;
+pub mod agents;
 pub mod agent_skills;
 pub mod approval;
 pub mod backup;
@@ -35,6 +36,7 @@ pub mod registry;
 pub use hearth_base::address;
 pub use hearth_base::schema;
 pub mod seal;
+pub use hearth_base::sse;
 pub mod server_card;
 pub mod skill;
 pub mod source;
@@ -44,6 +46,6 @@ pub mod tokens;
 pub mod usage;
 pub mod web;
 
-pub use call::{CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
+pub use call::{AgentCaller, CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
 pub use registry::Registry;
 pub use skill::{Category, SkillDefinition, SkillId, SkillKind, SourceKey, Tier};

@@ -44,6 +44,10 @@ pub enum MemoryAction {
         query: String,
         limit: Option<usize>,
     },
+    /// One memory by id (how an agent reads `hearth://memory/<id>`).
+    Read {
+        id: String,
+    },
     Update {
         id: String,
         text: Option<String>,
@@ -91,7 +95,7 @@ pub fn definition() -> SkillDefinition {
     .with_input_schema(json!({
         "type": "object",
         "properties": {
-            "action": {"enum": ["remember", "recall", "update", "forget", "list", "restore"]},
+            "action": {"enum": ["remember", "recall", "read", "update", "forget", "list", "restore"]},
             "text": {"type": "string", "maxLength": MAX_TEXT, "description": "The fact to remember"},
             "tags": {"type": "array", "items": {"type": "string", "maxLength": 60}, "maxItems": 20},
             "query": {"type": "string", "maxLength": 1000, "description": "What to recall"},
@@ -312,6 +316,13 @@ pub fn run(memories: &Memories, action: MemoryAction, stamp: &Stamp) -> Changed<
             };
             Ok((
                 SkillOutput::text_and_json(text, json!({"matches": found})),
+                Vec::new(),
+            ))
+        }
+        MemoryAction::Read { id } => {
+            let memory = find(memories, &id)?;
+            Ok((
+                SkillOutput::text_and_json(memory.text.clone(), json!({"memory": memory})),
                 Vec::new(),
             ))
         }

@@ -21,6 +21,7 @@ pub mod jsonrpc;
 pub mod model;
 pub mod oauth;
 pub mod server_id;
+pub mod server;
 pub mod servers;
 pub mod stream;
 pub mod transport;

@@ -1,5 +1,6 @@
 //! The `hearth` binary: `hearth serve` and the CLI over hearth-core.
 
+mod agents;
 mod api;
 mod client;
 mod mcp;

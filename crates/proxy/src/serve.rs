@@ -418,6 +418,7 @@ pub async fn run(
     stdio_config: PathBuf,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let token = ApiToken::load_or_create(&net.state_dir)?;
+    let agents_dir = net.state_dir.clone();
     let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await?;
     let addr = listener.local_addr()?;
     let token_for_link = token.clone();
@@ -451,16 +452,28 @@ pub async fn run(
     ));
     let stdio = crate::stdio::routes::StdioState::start(&stdio_config);
     let relays = Arc::new(crate::relay::Relays::new(relay_client));
-    let api = crate::web::router(state.clone())
-        .merge(crate::stdio::routes::router(stdio.clone(), state.guard()))
-        .merge(crate::relay::routes::router(relays, state.guard()));
-    let app = router_with(&config, api)?;
-    let shown_host = if addr.ip().is_loopback() {
+    let shown_host = if addr.ip().is_loopback() || addr.ip().is_unspecified() {
         "127.0.0.1".to_string()
     } else {
         addr.ip().to_string()
     };
     let origin = format!("http://{shown_host}:{}", addr.port());
+    // Agents reach Hearth's skills at /mcp/server with their own
+    // credentials; the tab does the work over its channel.
+    let agents = Arc::new(crate::agents::AgentsState::new(
+        crate::agents::registry::AgentStore::load(&agents_dir)?,
+        state.guard(),
+        format!("{origin}{}", hearth_core::agents::wire::ENDPOINT_PATH),
+        std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "hearth".into()),
+    ));
+    let api = crate::web::router(state.clone())
+        .merge(crate::stdio::routes::router(stdio.clone(), state.guard()))
+        .merge(crate::relay::routes::router(relays, state.guard()))
+        .merge(crate::agents::routes::router(agents.clone(), state.guard()))
+        .merge(crate::agents::endpoint::router(agents));
+    let app = router_with(&config, api)?;
     println!(
         "Hearth is running at {}",
         hearth_core::web::launch_url(&origin, token_for_link.as_str())

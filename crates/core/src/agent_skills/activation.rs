@@ -180,19 +180,21 @@ impl ActivationOutcome {
 fn lookup<'a>(
     library: &'a SkillLibrary,
     name: &str,
-    origin: CallOrigin,
+    origin: &CallOrigin,
 ) -> Result<&'a SkillPackage, DisclosureError> {
     let unknown = || DisclosureError::UnknownSkill {
         name: name.to_string(),
         available: match origin {
-            CallOrigin::Model | CallOrigin::App => library.model_invocable_names(),
+            CallOrigin::Model | CallOrigin::App | CallOrigin::Agent(_) => {
+                library.model_invocable_names()
+            }
             CallOrigin::User => library.iter().map(|p| p.name().to_string()).collect(),
         },
     };
     let package = library.get(name).ok_or_else(unknown)?;
     // A skill hidden from the model is, to the model (and to anything that
     // is not the person), not there at all.
-    if origin != CallOrigin::User && !package.properties.model_invocable() {
+    if *origin != CallOrigin::User && !package.properties.model_invocable() {
         return Err(unknown());
     }
     Ok(package)
@@ -207,7 +209,7 @@ pub fn activate_skill(
     name: &str,
     origin: CallOrigin,
 ) -> Result<ActivationOutcome, DisclosureError> {
-    let package = lookup(library, name, origin)?;
+    let package = lookup(library, name, &origin)?;
     if origin == CallOrigin::User && !package.properties.user_invocable {
         return Err(DisclosureError::NotUserInvocable(name.to_string()));
     }
@@ -822,7 +824,7 @@ pub fn handle_tool_call(
         SkillKind::Mcp { .. } => return None,
         SkillKind::Builtin => match definition.id.as_str() {
             ACTIVATE_SKILL => string_arg(call, "name")
-                .and_then(|name| activate_skill(library, state, name, call.origin))
+                .and_then(|name| activate_skill(library, state, name, call.origin.clone()))
                 .map(|o| SkillStep::Done(SkillOutput::text(o.text()))),
             READ_SKILL_FILE => string_arg(call, "skill").and_then(|skill| {
                 let path = string_arg(call, "path")?;
@@ -1019,7 +1021,7 @@ mod tests {
             ),
         ];
         for (name, origin, expected) in cases {
-            let got = activate_skill(&library, &mut state, name, origin)
+            let got = activate_skill(&library, &mut state, name, origin.clone())
                 .map(|o| match o {
                     ActivationOutcome::Activated { name, .. } => name,
                     ActivationOutcome::AlreadyActive { name, .. } => name,

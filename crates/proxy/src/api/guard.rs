@@ -147,6 +147,22 @@ impl AppGuard {
         &self.token
     }
 
+    /// Whether `host` (a `Host` header) is one this server answers to.
+    pub fn serves_host(&self, host: &str) -> bool {
+        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+    }
+
+    /// Whether `origin` is the app's own (`http://` + a host served).
+    pub fn is_app_origin(&self, origin: &str) -> bool {
+        self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+
+    /// Whether `candidate` is this install's key: routes that must never
+    /// take it (the agents' MCP endpoint) refuse it by name.
+    pub fn is_app_key(&self, candidate: &[u8]) -> bool {
+        self.token.matches(candidate)
+    }
+
     /// Where the app should be opened, for messages.
     pub fn app_origin(&self) -> &str {
         self.origins

@@ -85,6 +85,20 @@ pub enum McpCommand {
         #[command(subcommand)]
         command: StdioCommand,
     },
+    /// Offer Hearth's skills to an agent that starts a command (Claude
+    /// Desktop, goose, Codex): a stdio bridge to `hearth serve`'s
+    /// /mcp/server, with the agent's credential from HEARTH_AGENT_KEY.
+    Serve {
+        /// Speak MCP over stdin and stdout (the only way offered).
+        #[arg(long, required = true)]
+        stdio: bool,
+        /// Hearth's MCP endpoint, as Settings → Agents shows it.
+        #[arg(long, default_value = "http://127.0.0.1:8080/mcp/server")]
+        url: String,
+        /// The environment variable holding the agent's credential.
+        #[arg(long, default_value = hearth_core::agents::wire::KEY_ENV)]
+        key_env: String,
+    },
     /// Act as the client of the MCP conformance suite: the server URL comes
     /// last; the scenario comes from MCP_CONFORMANCE_SCENARIO.
     Conformance {
@@ -141,6 +155,9 @@ enum EraChoice {
 }
 
 pub fn run(command: McpCommand) -> ExitCode {
+    if let McpCommand::Serve { url, key_env, .. } = command {
+        return super::bridge::run(url, &key_env);
+    }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -208,7 +225,7 @@ fn timeout_of(command: &McpCommand) -> u64 {
         | McpCommand::Read { connect, .. }
         | McpCommand::Prompts { connect, .. }
         | McpCommand::Prompt { connect, .. } => connect.timeout,
-        McpCommand::Conformance { .. } | McpCommand::Stdio { .. } => 120,
+        McpCommand::Conformance { .. } | McpCommand::Stdio { .. } | McpCommand::Serve { .. } => 120,
     }
 }
 
@@ -370,7 +387,9 @@ async fn execute(command: McpCommand) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::Stdio { config, command } => run_stdio(config, command).await,
-        McpCommand::Conformance { .. } => Err("conformance runs separately".into()),
+        McpCommand::Conformance { .. } | McpCommand::Serve { .. } => {
+            Err("conformance and the stdio bridge run separately".into())
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! What `hearth serve` offers the app over MCP is in the features `stdio`
 //! (the bridge) and `relay` (the CORS relay).
 
+pub mod bridge;
 pub mod cli;
 pub mod conformance;
 pub mod platform;

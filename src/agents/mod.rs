@@ -1,0 +1,76 @@
+//! The person's other agents (Claude Code, Codex, goose…) using Hearth's
+//! skills over MCP: `hearth serve` takes their requests at `/mcp/server`
+//! and relays them here, to the tab, over a channel the tab opens
+//! (`hearth_core::agents::wire`). The tab answers through the one call
+//! path: the agent is the call's origin, its grant decides what may run
+//! and what asks, the approval dialog names it and Activity records it.
+//!
+//! Only the check below is in the first load: at start-up, under `hearth
+//! serve`, the tab asks whether any agent is connected, and only then
+//! fetches the chunk that opens the channel ([`channel`]), answers
+//! requests ([`answer`]) and shows the calls under way ([`live`]).
+//! Settings → Agents (`crate::views::agents`) opens it too, when the first
+//! agent is connected.
+
+pub mod answer;
+pub mod channel;
+pub mod live;
+
+use std::cell::Cell;
+
+use futures::future::LocalBoxFuture;
+use serde_json::Value;
+
+use crate::runtime::Runtime;
+use crate::split::{enter, split_point};
+
+thread_local! {
+    /// Whether this tab's channel is open or opening.
+    static OPEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// At start-up: opens the channel if `hearth serve` has agents connected.
+/// Under a static host, or with no agent, nothing more is fetched.
+pub fn start(rt: Runtime) {
+    if crate::launch::stored().is_none() {
+        return;
+    }
+    leptos::task::spawn_local(async move {
+        let summary: Result<Value, _> = rt.web().client.get("/api/agents/summary").await;
+        let connected = summary
+            .ok()
+            .and_then(|s| s.get("agents").and_then(Value::as_u64))
+            .unwrap_or(0);
+        if connected > 0 {
+            open(rt).await;
+        }
+    });
+}
+
+/// Opens this tab's channel (once): from then on it takes agents'
+/// requests until it closes.
+pub async fn open(rt: Runtime) {
+    if OPEN.with(|o| o.replace(true)) {
+        return;
+    }
+    let done = enter(run_in_chunk(rt), || "not loaded".to_string()).await;
+    if let Err(e) = done {
+        web_sys::console::warn_1(&format!("agents: {e}").into());
+    }
+    OPEN.with(|o| o.set(false));
+}
+
+/// Whether this tab takes agents' requests now.
+pub fn is_open() -> bool {
+    OPEN.with(Cell::get)
+}
+
+split_point!(
+    agents,
+    fn run_in_chunk(rt: Runtime) -> LocalBoxFuture<'static, Result<(), String>> {
+        Box::pin(async move {
+            channel::run(rt).await;
+            Ok(())
+        })
+    }
+);
