@@ -168,6 +168,10 @@ pub fn playwright_env(cmd: &mut Command) -> &mut Command {
             "HEARTH_FAKE_MODEL",
             root.join("target/debug/hearth-fake-model"),
         )
+        .env(
+            "HEARTH_LLAMA_COMPLETION",
+            crate::llama::native_paths().1.completion,
+        )
 }
 
 /// Builds what the journeys start themselves: `hearth` and the scripted
@@ -285,8 +289,14 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
     setup::build_tools()?;
     setup::browser()?;
     // The real model the in-tab tests run (native and Playwright find it
-    // in .test-fixtures/ by default).
+    // in .test-fixtures/ by default), converted by llama.cpp's own
+    // quantize tool to quantizations with WebAssembly SIMD kernels; the
+    // native tools are cached, so this is quick after the first run.
     step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
+    step(
+        "the test model as Q4_0, Q8_0 and Q4_K_M",
+        crate::llama::test_models,
+    )?;
 
     let mut summary = Summary::default();
     let allowed = match allow_list() {
@@ -452,6 +462,13 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                 crate::bench::check_first_load_budget(&root.join("dist"))
             });
             summary.check("first-load budget", budget);
+            // A regression to llama.cpp's scalar kernels, or to 64-bit or
+            // unshared memory, fails here rather than only in a benchmark.
+            let simd = step(
+                "6c. the in-tab engine: SIMD dot products and 32-bit shared memory",
+                crate::llama::check_shipped,
+            );
+            summary.check("engine simd", simd);
         }
     }
 
