@@ -191,6 +191,30 @@ fn emscripten_env(cmd: &mut Command) -> &mut Command {
     cmd.env("NODE_PATH", "/usr/share/nodejs")
 }
 
+/// The project's tool PATH without its npm binaries: Debian's Emscripten
+/// runs `wasm-opt` by name, and npm's binaryen (the app's wasm-opt) is
+/// binaryen compiled to JavaScript: on the engine it ran for over ten
+/// minutes without finishing, where Debian's native binaryen (108, the
+/// version this Emscripten is made for) runs several times faster.
+fn emscripten_path() -> String {
+    let npm = repo_root().join("node_modules/.bin");
+    crate::util::tool_path()
+        .split(':')
+        .filter(|part| Path::new(part) != npm)
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// A low-priority command running one of Emscripten's tools with
+/// [`emscripten_path`] and [`emscripten_env`]. The PATH is given through
+/// `env`, since the runners set their own for the command itself.
+fn emscripten(program: &str) -> Command {
+    let mut cmd = nice("env");
+    cmd.arg(format!("PATH={}", emscripten_path())).arg(program);
+    emscripten_env(&mut cmd);
+    cmd
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -243,7 +267,7 @@ pub fn fix_wasm_rounding(text: &str) -> Result<String, Failure> {
         (2, 0) => Ok(text.replace(TRUNCATES, ROUNDS)),
         (0, 2) => Ok(text.to_string()),
         _ => Err(Failure::new(format!(
-            "{WASM_QUANTS}: expected the Q8_0 and Q8_1 quantizers to truncate              (`{TRUNCATES}` twice); found {truncating} truncating and {rounding} rounding. \
+            "{WASM_QUANTS}: expected the Q8_0 and Q8_1 quantizers to truncate (`{TRUNCATES}` twice); found {truncating} truncating and {rounding} rounding. \
              Check whether this llama.cpp still needs the correction."
         ))),
     }
@@ -346,14 +370,14 @@ pub fn wasm_libs(src: &Path) -> Result<PathBuf, Failure> {
         return Ok(build);
     }
     mkdir(&build)?;
-    let mut configure = nice("emcmake");
+    let mut configure = emscripten("emcmake");
     configure
         .args(["cmake", "-S"])
         .arg(src)
         .arg("-B")
         .arg(&build)
         .args(WASM_CMAKE);
-    let (ok, log) = run_tee(emscripten_env(&mut configure))?;
+    let (ok, log) = run_tee(&mut configure)?;
     write(&build.join("configure.log"), &log)?;
     if !ok {
         return Err(Failure::new(
@@ -361,15 +385,13 @@ pub fn wasm_libs(src: &Path) -> Result<PathBuf, Failure> {
         ));
     }
     check_configure_log(&log)?;
-    run(emscripten_env(
-        nice("cmake").arg("--build").arg(&build).args([
-            "--target",
-            "llama",
-            "llama-common",
-            "-j",
-            &jobs(),
-        ]),
-    ))?;
+    run(emscripten("cmake").arg("--build").arg(&build).args([
+        "--target",
+        "llama",
+        "llama-common",
+        "-j",
+        &jobs(),
+    ]))?;
     write(&stamp, &emcc)?;
     Ok(build)
 }
@@ -416,25 +438,23 @@ pub fn engine() -> Result<PathBuf, Failure> {
         }
         mkdir(&out)?;
         let object = out.join("hearth-llama.o");
-        run(emscripten_env(
-            nice("em++")
-                .args(["-O3", "-std=c++17", "-pthread", "-fexceptions"])
-                .arg(format!("-I{}", src.join("include").display()))
-                .arg(format!("-I{}", src.join("ggml/include").display()))
-                .arg(format!("-I{}", src.join("common").display()))
-                .arg(format!("-I{}", src.join("vendor").display()))
-                .arg("-c")
-                .arg(root.join(ENGINE_SOURCE))
-                .arg("-o")
-                .arg(&object),
-        ))?;
-        let mut link = nice("em++");
+        run(emscripten("em++")
+            .args(["-O3", "-std=c++17", "-pthread", "-fexceptions"])
+            .arg(format!("-I{}", src.join("include").display()))
+            .arg(format!("-I{}", src.join("ggml/include").display()))
+            .arg(format!("-I{}", src.join("common").display()))
+            .arg(format!("-I{}", src.join("vendor").display()))
+            .arg("-c")
+            .arg(root.join(ENGINE_SOURCE))
+            .arg("-o")
+            .arg(&object))?;
+        let mut link = emscripten("em++");
         link.arg(&object);
         for lib in WASM_LIBS {
             link.arg(libs.join(lib));
         }
         link.args(&flags).arg("-o").arg(out.join("hearth-llama.js"));
-        run(emscripten_env(&mut link))?;
+        run(&mut link)?;
         let report = check_module(&out.join("hearth-llama.wasm"))?;
         println!("  {report}");
         write(&out.join(".checked"), &report.to_string())
