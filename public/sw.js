@@ -8,7 +8,7 @@
 //   it is cached on first use (each file verified as it passes through), or
 //   all at once when the person asks in Settings (`cache-python`), with
 //   progress posted to the app.
-// - The in-tab model runtime (/wllama/, about 10 MB) is cached the same
+// - The in-tab model engine (/llama/, about 6 MB) is cached the same
 //   way, on first use only. Model files themselves live in the origin
 //   private file system, never in a cache.
 // - Updates are safe: a new build installs in the background and waits. The

@@ -183,7 +183,7 @@ test('after a visit that opened only Chat, every place loads its chunk with the 
   const wasm = [];
   page.on('request', (r) => {
     const name = new URL(r.url()).pathname;
-    if (name.endsWith('.wasm') && !name.startsWith('/pyodide/') && !name.startsWith('/wllama/')) wasm.push(name);
+    if (name.endsWith('.wasm') && !name.startsWith('/pyodide/') && !name.startsWith('/llama/')) wasm.push(name);
   });
   try {
     const errors = await openControlled(page, server.url);
@@ -196,7 +196,7 @@ test('after a visit that opened only Chat, every place loads its chunk with the 
         .getEntriesByType('resource')
         .filter((r) => new URL(r.name).pathname.endsWith('.wasm') && r.startTime < ready)
         .map((r) => new URL(r.name).pathname)
-        .filter((n) => !n.startsWith('/hearth-app-') && !n.startsWith('/pyodide/') && !n.startsWith('/wllama/'));
+        .filter((n) => !n.startsWith('/hearth-app-') && !n.startsWith('/pyodide/') && !n.startsWith('/llama/'));
     });
     expect(beforeRender).toEqual([]);
     // A stored Agent Skills package: reading it at start is a chunk too.

@@ -1,12 +1,16 @@
-// A model in the tab, for real: SmolLM2-135M-Instruct (Q4_1, 98 MB, which
-// `cargo xtask test` installs into .test-fixtures/) run by wllama in the
-// app's Worker. Added from a file, it answers streamed with a tokens/s
-// figure, stops at once, is still listed after a reload, answers with the
-// network off and the server stopped, and frees its storage when deleted.
-// Then what can go wrong when adding one: not a model, a link whose host
-// forbids CORS, a download cut short, too little space. Last, the
-// worker's own choice of build and threads, and the 32-bit build (what
-// browsers without JSPI or 64-bit memory run) answering for real.
+// A model in the tab, for real: SmolLM2-135M-Instruct, converted by
+// `cargo xtask test` (with llama.cpp's own quantize tool) to Q4_0, which
+// Hearth's engine runs with its WebAssembly SIMD kernels, in the app's
+// Worker. Added from a file, it answers streamed with a tokens/s figure and
+// a prompt-reading step, stops at once and keeps its token counts, is
+// still listed after a reload, answers with the network off and the server
+// stopped, and frees its storage when deleted. Then what can go wrong when
+// adding one: not a model, a link whose host forbids CORS, a download cut
+// short, too little space. Then the first model in three clicks: the
+// empty chat's offer, a suggested model downloaded with progress (the test
+// model, served from 127.0.0.1), and the way to download it by hand when
+// the host refuses. Last, a page without cross-origin isolation gets a
+// clear error instead of a broken engine.
 //
 // The machine these run on may be slow and busy: timeouts are generous
 // and answers short. Speeds are benchmarks (`cargo xtask bench`), never
@@ -19,11 +23,16 @@ import { openApp, saveScreenshot } from '../support/app.mjs';
 import { repoRoot } from '../support/env.mjs';
 import { say } from '../support/model.mjs';
 import { startServe } from '../support/serve.mjs';
+import { startStatic } from '../support/static.mjs';
 
 test.describe.configure({ mode: 'serial' });
 
 const MODEL =
-  process.env.HEARTH_TEST_MODEL || path.join(repoRoot, '.test-fixtures', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+  process.env.HEARTH_TEST_MODEL_Q4_0 || path.join(repoRoot, '.test-fixtures', 'models', 'SmolLM2-135M-Instruct.Q4_0.gguf');
+const MODEL_NAME = path.basename(MODEL, '.gguf');
+/// The size as the app writes it ("78.0 MB").
+const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+const MODEL_SIZE = fs.existsSync(MODEL) ? fs.statSync(MODEL).size : 0;
 
 const lastReply = (page) => page.locator('.message.assistant').last();
 
@@ -79,13 +88,15 @@ async function chooseInTab(page) {
   return panel;
 }
 
-/// Records, in the page, whether the model's load progress was shown and
-/// how many different lengths the reply's text had while it streamed.
+/// Records, in the page, whether the model's load and prompt progress were
+/// shown and how many different lengths the reply's text had while it
+/// streamed.
 function watchReply(page) {
   return page.evaluate(() => {
-    window.__tabWatch = { loading: false, lengths: new Set() };
+    window.__tabWatch = { loading: false, reading: false, lengths: new Set() };
     const seen = () => {
       if (document.querySelector('[data-testid="model-loading"]')) window.__tabWatch.loading = true;
+      if (document.querySelector('[data-testid="model-reading"]')) window.__tabWatch.reading = true;
       const replies = document.querySelectorAll('.message.assistant .message-text');
       const last = replies[replies.length - 1];
       if (last) window.__tabWatch.lengths.add(last.textContent.length);
@@ -97,15 +108,19 @@ function watchReply(page) {
 }
 
 async function watched(page) {
-  return page.evaluate(() => ({ loading: window.__tabWatch.loading, lengths: window.__tabWatch.lengths.size }));
+  return page.evaluate(() => ({
+    loading: window.__tabWatch.loading,
+    reading: window.__tabWatch.reading,
+    lengths: window.__tabWatch.lengths.size,
+  }));
 }
 
-test('a model in the tab: added from a file, answers with tokens/s, stops, survives a reload, answers offline with the server stopped, and is deleted', async ({
+test('a model in the tab: added from a file, answers with tokens/s, stops with its counts, survives a reload, answers offline with the server stopped, and is deleted', async ({
   page,
   context,
 }) => {
   test.setTimeout(1_200_000);
-  expect(fs.existsSync(MODEL), `${MODEL} is missing: cargo xtask test installs it`).toBe(true);
+  expect(fs.existsSync(MODEL), `${MODEL} is missing: cargo xtask test converts it`).toBe(true);
   const server = await startServe();
   let stopped = false;
   try {
@@ -118,27 +133,35 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     await panel.getByLabel('Model file', { exact: true }).setInputFiles(MODEL);
     const item = panel.locator('.tab-model');
     await expect(item).toHaveCount(1, { timeout: 180_000 });
-    await expect(item.locator('.tab-model-name')).toHaveText('Smollm2 135M 8k Lc100K Mix1 Ep2');
-    await expect(item.locator('.tab-model-facts')).toHaveText('98.4 MB · Q4_1 · 8,192 token context · llama');
+    // Listed by its file's name, which says what it is.
+    await expect(item.locator('.tab-model-name')).toHaveText(MODEL_NAME);
+    await expect(item.locator('.tab-model-facts')).toHaveText(`${mb(MODEL_SIZE)} · Q4_0 · 8,192 token context · llama`);
     // Its ChatML template has no tools: it only chats, and says so.
     await expect(item.locator('.tab-model-tools')).toHaveAttribute('data-tools', 'off');
+    // Q4_0 has the engine's SIMD kernels: no warning.
+    await expect(item.getByTestId('tab-model-slow')).toHaveCount(0);
     await expect(item.getByRole('radio')).toBeChecked();
     const files = await storedFiles(page);
     expect(files).toHaveLength(2);
     expect(files.filter((f) => f.endsWith('.gguf'))).toHaveLength(1);
-    expect(await storedBytes(page)).toBeGreaterThan(98_362_432);
+    expect(await storedBytes(page)).toBeGreaterThanOrEqual(MODEL_SIZE);
 
     await panel.getByLabel('Longest answer in tokens').fill('160');
     await panel.getByRole('button', { name: 'Save' }).click();
-    await expect(panel.locator('.notice').last()).toContainText('Saved. The assistant now uses In this tab with Smollm2');
-    await expect(panel.locator('.muted').first()).toContainText('In use: In this tab · Smollm2');
+    await expect(panel.locator('.notice').last()).toContainText(`Saved. The assistant now uses In this tab with ${MODEL_NAME}`);
+    await expect(panel.locator('.muted').first()).toContainText(`In use: In this tab · ${MODEL_NAME}`);
     await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await saveScreenshot(page, 'tabmodel-settings');
 
-    // Ask: the runtime and the model load with progress, then the answer
-    // streams with a tokens/s figure.
+    // The empty chat names the model, and says it only chats.
     await page.getByRole('link', { name: 'Chat' }).click();
     await expect(page.getByTestId('tools-off')).toBeVisible();
+    await expect(page.locator('.empty-state .model-name')).toHaveText(`In this tab · ${MODEL_NAME}`);
+    await expect(page.getByTestId('chat-only')).toContainText('This model only chats');
+    await expect(page.locator('.empty-state')).not.toContainText('finds the skills');
+
+    // Ask: the engine and the model load with progress, the prompt is
+    // read with progress, then the answer streams with a tokens/s figure.
     await watchReply(page);
     await say(page, 'What is the capital of France?');
     // A picture of the load's progress while it shows (that it showed at
@@ -153,16 +176,27 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     await expect(lastReply(page).getByTestId('speed')).toHaveText(/^\d+(\.\d)? tokens\/s$/);
     const first = await watched(page);
     expect(first.loading, 'the load progress was shown').toBe(true);
+    expect(first.reading, 'the prompt-reading progress was shown').toBe(true);
     expect(first.lengths, 'the text arrived in pieces').toBeGreaterThan(2);
     await saveScreenshot(page, 'tabmodel-chat');
 
-    // Stop mid-answer: it ends at once and nothing more arrives.
+    // The same question again counts the same input tokens, though most of
+    // them are in the model's cache by now.
+    const firstIn = (await lastReply(page).locator('.usage-line').textContent()).match(/^(\d+) in/)[1];
+    await say(page, 'What is the capital of France?');
+    await expect(lastReply(page)).toHaveAttribute('data-status', 'complete', { timeout: 600_000 });
+    const secondIn = Number((await lastReply(page).locator('.usage-line').textContent()).match(/^(\d+) in/)[1]);
+    expect(secondIn).toBeGreaterThan(Number(firstIn));
+
+    // Stop mid-answer: it ends at once and nothing more arrives; the
+    // stopped reply keeps its token counts.
     await say(page, 'Write a long story about a dragon who learns to bake bread.');
     const text = lastReply(page).locator('.message-text');
     await expect(text).not.toBeEmpty({ timeout: 300_000 });
     await page.getByRole('button', { name: 'Stop' }).click();
     await expect(lastReply(page)).toHaveAttribute('data-status', 'cancelled', { timeout: 5_000 });
     await expect(lastReply(page).locator('.stopped')).toHaveText('Stopped.');
+    await expect(lastReply(page).locator('.usage-line')).toHaveText(/^\d+ in · \d+ out tokens$/);
     const kept = await text.textContent();
     await page.waitForTimeout(3_000);
     expect(await text.textContent()).toBe(kept);
@@ -173,7 +207,7 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     await page.waitForSelector('body[data-ready]');
     await page.getByRole('link', { name: 'Settings' }).click();
     await expect(page.locator('.provider-panel .tab-model')).toHaveCount(1, { timeout: 30_000 });
-    await expect(page.locator('.provider-panel .tab-model-facts')).toContainText('Q4_1');
+    await expect(page.locator('.provider-panel .tab-model-facts')).toContainText('Q4_0');
 
     // Offline, with the server stopped, it still answers.
     await context.setOffline(true);
@@ -198,10 +232,10 @@ test('a model in the tab: added from a file, answers with tokens/s, stops, survi
     await page.getByRole('alertdialog').getByRole('button', { name: 'Delete model' }).click();
     await expect(page.locator('.provider-panel .tab-model')).toHaveCount(0);
     await expect(page.getByTestId('tab-models-empty')).toBeVisible();
-    await expect(page.locator('.provider-panel .notice').last()).toContainText('freed 98.4 MB');
+    await expect(page.locator('.provider-panel .notice').last()).toContainText(`freed ${mb(MODEL_SIZE)}`);
     expect(await storedFiles(page)).toEqual([]);
     const after = await usage(page);
-    expect(before - after, `usage went from ${before} to ${after}`).toBeGreaterThan(90_000_000);
+    expect(before - after, `usage went from ${before} to ${after}`).toBeGreaterThan(MODEL_SIZE * 0.9);
     expect(errors).toEqual([]);
   } finally {
     await context.setOffline(false);
@@ -326,67 +360,113 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
   }
 });
 
-test('the worker picks the 64-bit build and half the cores here, and the 32-bit build (for browsers without JSPI or 64-bit memory) answers too', async ({
+/// Serves `file` at /model.gguf on 127.0.0.1 with CORS, as a model host
+/// does, plus /refused.gguf without CORS.
+async function startModelHost(file) {
+  const size = fs.statSync(file).size;
+  const server = http.createServer((req, res) => {
+    if (req.url.startsWith('/model.gguf')) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size), 'access-control-allow-origin': '*' });
+      fs.createReadStream(file).pipe(res);
+    } else {
+      res.writeHead(404);
+      res.end('no');
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('a first model in three clicks: the empty chat offers one, a suggested model downloads with progress and answers; a refused download says how to get it by hand', async ({
   page,
 }) => {
   test.setTimeout(900_000);
-  const server = await startServe();
+  const host = await startModelHost(MODEL);
   try {
-    const errors = await openControlled(page, server, 'settings');
-    const panel = await chooseInTab(page);
-    await panel.getByLabel('Model file', { exact: true }).setInputFiles(MODEL);
-    const item = panel.locator('.tab-model');
-    await expect(item).toHaveCount(1, { timeout: 180_000 });
-    const model = await item.getAttribute('data-model');
+    const errors = await openApp(page, 'chat');
+    // The suggestions live on Hugging Face; here the one chosen is the
+    // test model, fetched from the host on 127.0.0.1 in its place.
+    let served = 0;
+    await page.route('https://huggingface.co/**', async (route) => {
+      served++;
+      const response = await route.fetch({ url: `${host.url}/model.gguf` });
+      await route.fulfill({ response });
+    });
 
-    // The app's worker, driven as the assistant drives it.
-    const runs = await page.evaluate(async (model) => {
-      const worker = new Worker('/tabmodel/worker.js', { type: 'module' });
-      let next = 1;
-      const run = (message) =>
-        new Promise((resolve) => {
-          const id = next++;
-          const out = { loaded: null, lines: [] };
-          worker.addEventListener('message', function listen(e) {
-            const m = e.data;
-            if (m.id !== id) return;
-            if (m.type === 'loaded') out.loaded = m;
-            if (m.type === 'line') out.lines.push(JSON.parse(m.line));
-            if (m.type === 'done') {
-              worker.removeEventListener('message', listen);
-              resolve(out);
-            }
-          });
-          worker.postMessage({ ...message, id });
-        });
-      const body = {
-        messages: [{ role: 'user', content: 'Name one color.' }],
-        max_tokens: 16,
-        temperature: 0,
-        timings_per_token: true,
-        stream: true,
-      };
-      const own = await run({ type: 'load', model, context: 1024 });
-      const wasm32 = await run({ type: 'chat', model, context: 1024, build: 'wasm32', body });
-      worker.terminate();
-      return { own, wasm32, cores: navigator.hardwareConcurrency };
-    }, model);
+    // Click 1: the empty chat's offer opens the in-tab settings.
+    await page.getByTestId('try-in-tab').click();
+    const panel = page.locator('.provider-panel');
+    await expect(panel.getByLabel('Provider')).toHaveValue('in-tab');
+    const suggestions = panel.getByTestId('tab-suggestions').locator('.tab-suggestion');
+    await expect(suggestions).toHaveCount(3);
+    await expect(suggestions.first()).toContainText('about');
+    await expect(suggestions.first().getByRole('link')).toHaveText('Apache 2.0');
+    await saveScreenshot(page, 'tabmodel-suggestions');
 
-    expect(runs.own.lines, JSON.stringify(runs.own.lines)).toEqual([]);
-    expect(runs.own.loaded.build).toBe('wasm64');
-    expect(runs.own.loaded.threads).toBe(Math.max(1, Math.min(8, Math.floor(runs.cores / 2))));
-    const errorsOf = runs.wasm32.lines.filter((l) => l.error);
-    expect(errorsOf, JSON.stringify(errorsOf)).toEqual([]);
-    expect(runs.wasm32.loaded.build).toBe('wasm32');
-    const text = runs.wasm32.lines.map((c) => c.choices?.[0]?.delta?.content || '').join('');
-    expect(text.trim().length).toBeGreaterThan(0);
-    expect(runs.wasm32.lines.at(-1).timings.predicted_n).toBeGreaterThan(0);
+    // Click 2: download one; it shows its progress, then is listed and chosen.
+    await panel.getByRole('button', { name: 'Download Qwen2.5 0.5B Instruct' }).click();
+    await expect(panel.getByTestId('tab-model-progress')).toBeVisible({ timeout: 30_000 });
+    await expect(panel.getByTestId('tab-model-progress')).toContainText('Downloading Qwen2.5-0.5B-Instruct-Q4_K_M.gguf');
+    await saveScreenshot(page, 'tabmodel-suggestion-downloading');
+    await expect(panel.locator('.tab-model')).toHaveCount(1, { timeout: 300_000 });
+    expect(served).toBe(1);
+    await expect(panel.locator('.tab-model').getByRole('radio')).toBeChecked();
+    await expect(panel.locator('.notice').last()).toContainText('Save to use it');
 
+    // Click 3: save; the assistant answers with it.
+    await panel.getByRole('button', { name: 'Save' }).click();
+    await expect(panel.locator('.notice').last()).toContainText('Saved. The assistant now uses In this tab');
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await say(page, 'Name one color.');
+    await expect(lastReply(page)).toHaveAttribute('data-status', 'complete', { timeout: 600_000 });
+    expect((await lastReply(page).locator('.message-text').textContent()).trim().length).toBeGreaterThan(0);
+
+    // Delete it; with no model left, a refused download (no CORS here)
+    // says how to get the file by hand.
     await page.getByRole('link', { name: 'Settings' }).click();
-    await page.locator('.provider-panel .tab-model').getByRole('button', { name: /^Delete / }).click();
+    await panel.locator('.tab-model').getByRole('button', { name: /^Delete / }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Delete model' }).click();
-    await expect(page.locator('.provider-panel .tab-model')).toHaveCount(0);
-    expect(errors).toEqual([]);
+    await expect(panel.locator('.tab-model')).toHaveCount(0);
+    await page.unroute('https://huggingface.co/**');
+    await page.route('https://huggingface.co/**', (route) => route.abort('failed'));
+    await panel.getByRole('button', { name: 'Download SmolLM2 360M Instruct' }).click();
+    await expect(panel.getByTestId('tab-model-error')).toContainText('Hearth could not download from huggingface.co');
+    const byHand = panel.getByTestId('tab-by-hand');
+    await expect(byHand).toContainText('Download it yourself');
+    await expect(byHand.getByRole('link')).toHaveAttribute('href', /smollm2-360m-instruct-q8_0\.gguf$/);
+    await expect(byHand).toContainText('then add the file');
+    expect(await storedFiles(page)).toEqual([]);
+    await saveScreenshot(page, 'tabmodel-by-hand');
+    expect(errors.filter((e) => !/huggingface\.co|ERR_FAILED/.test(e))).toEqual([]);
+  } finally {
+    await host.close();
+  }
+});
+
+test('a page without cross-origin isolation gets a clear error from the engine, not a broken one', async ({ page }) => {
+  test.setTimeout(300_000);
+  const server = await startStatic();
+  try {
+    await page.goto(`${server.url}/index.html`);
+    await page.waitForSelector('body[data-ready]');
+    expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(false);
+    const out = await page.evaluate(async () => {
+      const worker = new Worker('/tabmodel/worker.js');
+      const lines = [];
+      await new Promise((resolve) => {
+        worker.onmessage = (e) => {
+          if (e.data.type === 'line') lines.push(JSON.parse(e.data.line));
+          if (e.data.type === 'done') resolve();
+        };
+        worker.postMessage({ type: 'load', id: 1, model: 'anything', context: 512 });
+      });
+      worker.terminate();
+      return lines;
+    });
+    expect(out).toHaveLength(1);
+    expect(out[0].error.type).toBe('unsupported');
+    expect(out[0].error.message).toContain('not cross-origin isolated');
+    expect(out[0].error.message).toContain('Reload the page');
   } finally {
     await server.stop();
   }

@@ -1,16 +1,19 @@
 // Records real streams of the model in the tab for core's decoder tests
 // (crates/core/tests/fixtures/streams/in_tab_*.jsonl): the app's worker
-// running the real test model (SmolLM2-135M-Instruct) with wllama in
-// headless Chromium, each line exactly as the worker sent it.
+// running the real test model (SmolLM2-135M-Instruct, Q4_0) with Hearth's
+// llama.cpp engine in headless Chromium, each line exactly as the worker
+// sent it.
 //
 //   in_tab_text.jsonl   a plain answer (the model's own chat template).
 //   in_tab_tools.jsonl  a tool call: the same model given a chat template
 //                       that renders tools and `<tool_call>` tags (its own
 //                       has none), shown a few calls of `discover_skills`
-//                       in the history, then asked something new; wllama's
-//                       parser turns its `<tool_call>` into tool-call chunks.
+//                       in the history, then asked something new; the
+//                       engine (llama.cpp's chat code) constrains it with
+//                       the tool grammar and turns its `<tool_call>` into
+//                       tool-call chunks.
 //
-// Run once after a build (`cargo xtask build`, `cargo xtask test-model`):
+// Run once after a build (`cargo xtask build`, `cargo xtask llama`):
 //   node e2e/tools/record-tab-stream.mjs
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
@@ -18,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromiumLaunchOptions, hearthBin, hearthDist, repoRoot } from '../support/env.mjs';
 
-const MODEL = process.env.HEARTH_TEST_MODEL || path.join(repoRoot, '.test-fixtures', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const MODEL = process.env.HEARTH_TEST_MODEL || path.join(repoRoot, '.test-fixtures', 'models', 'SmolLM2-135M-Instruct.Q4_0.gguf');
 const OUT = path.join(repoRoot, 'crates', 'core', 'tests', 'fixtures', 'streams');
 
 // ChatML with tools: the tool list in the system turn, calls as
@@ -112,7 +115,7 @@ try {
 
   const record = (message) =>
     page.evaluate((m) => new Promise((resolve) => {
-      const worker = (window.__rec ||= new Worker('/tabmodel/worker.js', { type: 'module' }));
+      const worker = (window.__rec ||= new Worker('/tabmodel/worker.js'));
       const lines = [];
       worker.onmessage = (e) => {
         if (e.data.id !== m.id) return;

@@ -1,51 +1,66 @@
-// Hearth's model in the tab: a module Worker that runs GGUF models with
-// wllama (llama.cpp compiled to WebAssembly). The app starts one and talks
-// to it with the messages below; model files are read from the origin
-// private file system, where the app stored them.
+// Hearth's model in the tab: a Worker that runs GGUF models with Hearth's
+// own build of llama.cpp (src/tabmodel/llama/, built by `cargo xtask` with
+// llama.cpp's WebAssembly SIMD kernels, 32-bit memory and threads). The app
+// starts one and talks to it with the messages below; model files are read
+// from the origin private file system, where the app stored them.
 //
 // App -> worker:
-//   {type: 'chat', id, model, context, threads?, build?, chatTemplate?, body}
+//   {type: 'chat', id, model, context, threads?, chatTemplate?, body}
 //       Loads `model` (models/<model>.gguf) with `context` tokens if it is
-//       not the one loaded, then runs `body` (an OpenAI-style chat request)
-//       through wllama's createChatCompletion, streaming. `threads` and
-//       `build` ('wasm64' or 'wasm32') override the worker's own choice
-//       (the bench and the tests use them).
-//   {type: 'load', id, model, context, threads?, build?, chatTemplate?}
+//       not the one loaded, then runs `body`: an OpenAI-style chat request
+//       (messages, tools, sampling options, max_tokens, stop), or
+//       {prompt, max_tokens, ...} to continue raw text with no template.
+//       `threads` overrides the measured choice (the bench and tests);
+//       `chatTemplate` (Jinja) replaces the model's own template.
+//   {type: 'load', id, model, context, threads?, chatTemplate?}
 //       Loads without asking anything (the bench; warming up).
-//   {type: 'stop', id}      Interrupts that request at the next token.
-//   {type: 'unload'}        Frees the model (before its file is deleted).
+//   {type: 'bench', id, model, context, threads, pp, tg}
+//       llama-bench's measurement on the loaded model: `pp` prompt tokens
+//       in one batch, then `tg` tokens one at a time.
+//   {type: 'profile', id, model, context, threads, pp}
+//       Where a `pp`-token prompt's time goes, by kind of operation.
+//   {type: 'stop', id}      Ends that request at the next token.
+//   {type: 'unload', id}    Frees the model (before its file is deleted).
 //
 // Worker -> app:
-//   {type: 'progress', id, phase: 'runtime'|'model', loaded, total}
-//   {type: 'loaded', id, model, ms, threads, multithread, build, context}
-//   {type: 'line', id, line}   one chunk of the reply as a line of JSON, or
-//                              {"error": {"type", "message"}} when it failed
-//   {type: 'done', id}         the request is over (after its last line)
+//   {type: 'progress', id, phase, loaded, total}
+//       phase 'runtime' (the engine's bytes), 'model' (the file, in bytes),
+//       'threads' (measuring thread counts, in steps) or 'prompt' (the
+//       prompt's tokens processed so far)
+//   {type: 'loaded', id, model, ms, threads, pool, context, measured}
+//   {type: 'line', id, line}   one chunk of the reply as a line of JSON
+//                              (OpenAI's chat.completion.chunk with
+//                              llama.cpp's timings), or {"error": {"type",
+//                              "message"}} when it failed
+//   {type: 'done', id, tokens?, bench?, profile?}   the request is over
+//                              (after its last line); `tokens` are the
+//                              generated ids, `bench` and `profile` the
+//                              bench's measurements
 //
-// wllama's files are copied from npm into the build and cached by the
-// service worker on first use. There are two builds of the same llama.cpp:
-// - 'wasm64' (/wllama/wllama.wasm): 64-bit memory and JSPI, wllama's main
-//   build; used wherever the browser has both.
-// - 'wasm32' (/wllama/compat/): 32-bit memory, with Asyncify in place of
-//   JSPI; used where either is missing, so such a browser still runs models
-//   (it is never fetched elsewhere).
-// Both run the same kernels at about the same speed (docs/benchmarks.md).
-// The wasm is handed to wllama as a blob: URL of bytes fetched here, so
-// wllama's own nested workers never need the network or the service worker.
+// The engine is one classic script plus its wasm and its threads' script,
+// under /llama/. Its threads are a fixed pool started with it: the wasm's
+// memory is shared, so the page must be cross-origin isolated (Hearth's
+// server and, after a reload, its service worker send COOP and COEP).
 'use strict';
 
-const RUNTIME_JS = '/wllama/index.js';
-const BUILDS = {
-  wasm64: { wasm: '/wllama/wllama.wasm' },
-  wasm32: { wasm: '/wllama/compat/wllama.wasm', glue: '/wllama/compat/wllama.js' },
-};
+const ENGINE = '/llama/';
 const MODELS_DIR = 'models';
+// Measured thread counts, by model and core count, in the private file
+// system (outside the models folder, whose every file is a model's).
+const THREADS_FILE = 'tabmodel-threads.json';
+// Prompt tokens per step: small enough that progress moves and Stop is
+// heard within a moment, large enough to keep llama.cpp's batch efficient.
+const PROMPT_STEP = 64;
+// The most threads the engine starts, whatever the browser reports.
+const MAX_POOL = 8;
 
-let Wllama = null;
-const runtimes = new Map(); // build -> {wasmUrl, glue}
-let loaded = null; // {key, model, context, wllama}
+let engine = null; // the Emscripten module once created
+let starting = null; // the promise while it is created
+let api = null; // the engine's functions
+let loaded = null; // {key, model, context, threads, pool}
 let loading = null; // a promise while a load runs
-const requests = new Map(); // id -> AbortController
+let busy = Promise.resolve(); // requests run one after another
+const requests = new Map(); // id -> {stopped}
 
 const post = (message) => self.postMessage(message);
 
@@ -62,72 +77,114 @@ function errorLine(e) {
   return JSON.stringify({ error: { type, message } });
 }
 
-function hasMemory64() {
-  try {
-    new WebAssembly.Memory({ address: 'i64', initial: 1n });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 // The smallest module with a SIMD instruction (v128.const in a function).
 const SIMD_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
 ]);
 
-// The build to run: the one asked for, else the 64-bit one where JSPI and
-// 64-bit memory exist, else the 32-bit one. Both need WebAssembly SIMD.
-function chooseBuild(requested) {
+// What this browser and page lack for the engine, in words, or null.
+function missingFeature() {
   if (typeof WebAssembly !== 'object' || !WebAssembly.validate(SIMD_PROBE)) {
-    throw new HearthError('unsupported', 'this browser has no WebAssembly SIMD, which the model runtime needs');
+    return 'this browser has no WebAssembly SIMD, which the model engine needs';
   }
-  const wasm64 = typeof WebAssembly.Suspending === 'function' && hasMemory64();
-  if (requested === 'wasm64' && !wasm64) {
-    throw new HearthError('unsupported', 'this browser lacks WebAssembly JSPI or 64-bit memory, which the wasm64 build needs');
+  if (typeof SharedArrayBuffer !== 'function' || !self.crossOriginIsolated) {
+    return (
+      'this page is not cross-origin isolated, so the model engine cannot start its threads. ' +
+      'Reload the page: Hearth then serves it with the headers threads need (COOP and COEP)'
+    );
   }
-  if (requested === 'wasm64' || requested === 'wasm32') return requested;
-  return wasm64 ? 'wasm64' : 'wasm32';
+  return null;
+}
+
+// Yields to the worker's event loop, so Stop and other messages are heard
+// between steps (a MessageChannel, not setTimeout, which browsers slow down).
+function yieldToEvents() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
 }
 
 async function fetchWithProgress(url, onBytes) {
   const response = await fetch(url);
   if (!response.ok) {
-    throw new HearthError('load_error', `${url} answered ${response.status}: the model runtime is not in this build`);
+    throw new HearthError('load_error', `${url} answered ${response.status}: the model engine is not in this build`);
   }
   const total = Number(response.headers.get('content-length')) || 0;
   const reader = response.body.getReader();
   const parts = [];
-  let loaded = 0;
+  let got = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     parts.push(value);
-    loaded += value.byteLength;
-    onBytes(loaded, total);
+    got += value.byteLength;
+    onBytes(got, total);
   }
-  return new Blob(parts, { type: 'application/wasm' });
+  return new Uint8Array(await new Blob(parts).arrayBuffer());
 }
 
-async function loadRuntime(id, build) {
-  if (!Wllama) ({ Wllama } = await import(RUNTIME_JS));
-  if (runtimes.has(build)) return runtimes.get(build);
-  const files = BUILDS[build];
-  const wasm = await fetchWithProgress(files.wasm, (loaded, total) =>
-    post({ type: 'progress', id, phase: 'runtime', loaded, total }),
-  );
-  let glue = null;
-  if (files.glue) {
-    const response = await fetch(files.glue);
-    if (!response.ok) {
-      throw new HearthError('load_error', `${files.glue} answered ${response.status}: the model runtime is not in this build`);
-    }
-    glue = await response.text();
+// The number of threads the engine starts: the cores the browser reports,
+// up to MAX_POOL. Which of them run is measured per model (see measure).
+function poolSize() {
+  return Math.max(1, Math.min(MAX_POOL, navigator.hardwareConcurrency || 1));
+}
+
+// Creates the engine once: its wasm (with progress), its script, and its
+// pool of threads, each of which loads the script and the same module.
+async function startEngine(id) {
+  if (engine) return engine;
+  if (!starting) {
+    starting = (async () => {
+      const missing = missingFeature();
+      if (missing) throw new HearthError('unsupported', missing);
+      const wasm = await fetchWithProgress(`${ENGINE}hearth-llama.wasm`, (loaded, total) =>
+        post({ type: 'progress', id, phase: 'runtime', loaded, total }),
+      );
+      if (typeof self.createHearthLlama !== 'function') {
+        try {
+          importScripts(`${ENGINE}hearth-llama.js`);
+        } catch (e) {
+          throw new HearthError('load_error', `the model engine's script did not load: ${e.message || e}`);
+        }
+      }
+      const pool = poolSize();
+      const module = await self.createHearthLlama({
+        // llama.cpp's own pool has `pool` threads, one of which is this
+        // worker's: the others are Emscripten's pthreads.
+        hearthPool: pool - 1,
+        wasmBinary: wasm,
+        mainScriptUrlOrBlob: `${ENGINE}hearth-llama.js`,
+        locateFile: (name) => `${ENGINE}${name}`,
+        print: () => {},
+        printErr: () => {},
+      });
+      api = {
+        load: module.cwrap('hl_load', 'number', ['string', 'number', 'number', 'number', 'string']),
+        info: module.cwrap('hl_info', 'string', []),
+        setThreads: module.cwrap('hl_set_threads', 'number', ['number']),
+        start: module.cwrap('hl_start', 'string', ['string']),
+        prompt: module.cwrap('hl_prompt', 'number', ['number']),
+        next: module.cwrap('hl_next', 'string', []),
+        finish: module.cwrap('hl_finish', 'string', ['string']),
+        bench: module.cwrap('hl_bench', 'string', ['number', 'number']),
+        profile: module.cwrap('hl_profile', 'string', ['number']),
+        error: module.cwrap('hl_error', 'string', []),
+        unload: module.cwrap('hl_unload', null, []),
+      };
+      engine = module;
+      return module;
+    })();
+    starting.catch(() => {
+      starting = null;
+    });
   }
-  const runtime = { wasmUrl: URL.createObjectURL(wasm), glue };
-  runtimes.set(build, runtime);
-  return runtime;
+  return starting;
 }
 
 async function modelFile(model) {
@@ -147,102 +204,138 @@ async function modelFile(model) {
   }
 }
 
-// llama.cpp's threads spin while they wait for each other, so more threads
-// than free cores costs far more than it gains (measured: on 2 busy cores,
-// 2 threads ran slower than 1). Half the logical cores is about one thread
-// per physical core where cores have two hardware threads, and leaves room
-// for the page and the rest of the machine; threads need cross-origin
-// isolation.
-function threadsFor(requested) {
-  if (Number.isInteger(requested) && requested > 0) return requested;
-  if (!self.crossOriginIsolated) return 1;
-  return Math.max(1, Math.min(8, Math.floor((navigator.hardwareConcurrency || 1) / 2)));
-}
-
-async function unload() {
-  const current = loaded;
-  loaded = null;
-  if (current) {
-    try {
-      await current.wllama.exit();
-    } catch {
-      // The worker underneath is gone either way.
-    }
+async function readThreads() {
+  try {
+    const root = await navigator.storage.getDirectory();
+    const file = await (await root.getFileHandle(THREADS_FILE)).getFile();
+    return JSON.parse(await file.text()) || {};
+  } catch {
+    return {};
   }
 }
 
-async function load(id, { model, context, threads, build: requestedBuild, chatTemplate }) {
-  const key = JSON.stringify([model, context, threads || 0, requestedBuild || '', chatTemplate || '']);
-  if (loaded && loaded.key === key) return loaded;
+async function saveThreads(all) {
+  try {
+    const root = await navigator.storage.getDirectory();
+    const handle = await root.getFileHandle(THREADS_FILE, { create: true });
+    const writable = await handle.createWritable();
+    await writable.write(JSON.stringify(all));
+    await writable.close();
+  } catch {
+    // Not kept: it is measured again next time.
+  }
+}
+
+function benchTimes(pp, tg) {
+  const r = JSON.parse(api.bench(pp, tg));
+  if (r.error) throw new HearthError('inference_error', r.error.message);
+  return r;
+}
+
+// The thread count that answers fastest here, measured on the loaded
+// model: a short prompt batch and a few single tokens, weighted like a
+// turn (a prompt of a few hundred tokens, a reply of about a hundred), for
+// 1, 2, 3, … threads until one is slower than the best so far. The
+// browser's core count is only the upper bound: a tab may get fewer cores
+// than it reports, and llama.cpp's threads wait for each other by
+// spinning, so one thread too many costs far more than it gains.
+function measure(id, pool) {
+  const counts = [];
+  for (let n = 1; n <= pool; n += n < 4 ? 1 : 2) counts.push(n);
+  // The first run also brings the engine's hot code up to speed.
+  api.setThreads(1);
+  benchTimes(16, 2);
+  let best = { threads: 1, cost: Infinity };
+  for (const [i, n] of counts.entries()) {
+    post({ type: 'progress', id, phase: 'threads', loaded: i, total: counts.length });
+    api.setThreads(n);
+    const { pp_ms: pp, tg_ms: tg } = benchTimes(32, 4);
+    const cost = (pp / 32) * 300 + (tg / 4) * 100;
+    // More threads must earn their place by a clear margin.
+    if (cost < best.cost * 0.95) best = { threads: n, cost };
+    else break;
+  }
+  post({ type: 'progress', id, phase: 'threads', loaded: counts.length, total: counts.length });
+  return best.threads;
+}
+
+function unload() {
+  loaded = null;
+  if (api) api.unload();
+}
+
+async function load(id, { model, context, threads, chatTemplate }) {
+  const key = JSON.stringify([model, context, chatTemplate || '']);
   while (loading) {
     try {
       await loading;
     } catch {
       // The other load's failure is reported to its own request.
     }
-    if (loaded && loaded.key === key) return loaded;
+  }
+  if (loaded && loaded.key === key) {
+    if (Number.isInteger(threads) && threads > 0 && threads !== loaded.threads) {
+      loaded.threads = api.setThreads(threads);
+    }
+    return loaded;
   }
   loading = (async () => {
-    await unload();
-    const build = chooseBuild(requestedBuild);
-    const { wasmUrl, glue } = await loadRuntime(id, build);
+    unload();
+    const module = await startEngine(id);
     const file = await modelFile(model);
-    // wllama reads the file in slices as llama.cpp asks for them; the
-    // bytes read so far are the load's progress.
-    const slice = file.slice.bind(file);
-    let read = 0;
-    let shown = 0;
-    file.slice = (start, end, type) => {
-      const from = Math.max(0, Number(start) || 0);
-      const to = Math.min(file.size, typeof end === 'number' ? end : file.size);
-      read = Math.min(file.size, read + Math.max(0, to - from));
-      if (read - shown >= file.size / 100 || read === file.size) {
-        shown = read;
-        post({ type: 'progress', id, phase: 'model', loaded: read, total: file.size });
-      }
-      return slice(start, end, type);
-    };
-    const quiet = { debug() {}, log() {}, warn() {}, error: (...a) => console.error('wllama:', ...a) };
-    const wllama = new Wllama({ default: wasmUrl }, { logger: quiet, suppressNativeLog: true });
-    // Never the CDN copy of the 32-bit build: wllama would fetch it itself
-    // where JSPI or 64-bit memory is missing.
-    wllama.setCompat(null);
-    if (build === 'wasm32') {
-      // wllama picks its 32-bit build only where the browser lacks a
-      // feature; this chooses it here, with the files of this build.
-      wllama.getWorkerResources = () => ({ wasmPath: wasmUrl, jsPath: { code: glue }, compat: true });
-    }
     const started = performance.now();
-    const n = threadsFor(threads);
-    const params = { n_ctx: context, n_threads: n, n_parallel: 1, n_gpu_layers: 0 };
-    if (chatTemplate) {
-      params.chat_template = chatTemplate;
-      params.jinja = true;
-    }
+    const pool = poolSize();
+    // The file is read in place (WORKERFS reads the Blob in slices), with
+    // llama.cpp's own progress; it is unmounted once the weights are in
+    // memory.
+    const mount = '/model';
     try {
-      await wllama.loadModel([file], params);
-    } catch (e) {
-      try {
-        await wllama.exit();
-      } catch {
-        // Nothing to free.
-      }
-      const message = String((e && e.message) || e);
-      if (/memory|allocat|OOM/i.test(message)) throw new HearthError('out_of_memory', message);
-      throw new HearthError('load_error', message);
+      module.FS.mkdir(mount);
+    } catch {
+      // Already there.
     }
+    module.FS.mount(module.FS.filesystems.WORKERFS, { blobs: [{ name: 'model.gguf', data: file }] }, mount);
+    let shown = -1;
+    module.hearthProgress = (p) => {
+      const pct = Math.floor(p * 100);
+      if (pct === shown) return;
+      shown = pct;
+      post({ type: 'progress', id, phase: 'model', loaded: p * file.size, total: file.size });
+    };
+    let rc;
+    try {
+      rc = api.load(`${mount}/model.gguf`, context, pool, 1, chatTemplate || '');
+    } finally {
+      module.hearthProgress = null;
+      try {
+        module.FS.unmount(mount);
+      } catch {
+        // Nothing mounted.
+      }
+    }
+    if (rc !== 0) {
+      const message = api.error();
+      if (/memory|alloc|OOM/i.test(message)) throw new HearthError('out_of_memory', message);
+      throw new HearthError('load_error', message || 'the model could not be loaded');
+    }
+    let chosen = Number.isInteger(threads) && threads > 0 ? threads : 0;
+    let measured = false;
+    if (!chosen) {
+      const all = await readThreads();
+      const mine = all[model];
+      if (mine && mine.pool === pool && mine.threads <= pool) {
+        chosen = mine.threads;
+      } else {
+        chosen = measure(id, pool);
+        measured = true;
+        all[model] = { threads: chosen, pool, at: Date.now() };
+        await saveThreads(all);
+      }
+    }
+    chosen = api.setThreads(chosen);
     const ms = performance.now() - started;
-    loaded = { key, model, context, wllama };
-    post({
-      type: 'loaded',
-      id,
-      model,
-      ms,
-      threads: wllama.getNumThreads(),
-      multithread: wllama.isMultithread(),
-      build,
-      context,
-    });
+    loaded = { key, model, context, threads: chosen, pool };
+    post({ type: 'loaded', id, model, ms, threads: chosen, pool, context, measured });
     return loaded;
   })();
   try {
@@ -252,58 +345,123 @@ async function load(id, { model, context, threads, build: requestedBuild, chatTe
   }
 }
 
+function postChunks(id, chunks) {
+  for (const c of chunks) post({ type: 'line', id, line: JSON.stringify(c) });
+}
+
 async function chat(message) {
   const { id, body } = message;
-  const controller = new AbortController();
-  requests.set(id, controller);
-  let broken = false;
+  const request = { stopped: false };
+  requests.set(id, request);
+  let tokens;
   try {
-    const { wllama } = await load(id, message);
-    if (controller.signal.aborted) return;
-    const options = { ...body, stream: true, abortSignal: controller.signal };
-    delete options.model;
-    const stream = await wllama.createChatCompletion(options);
-    // Read to the end even after Stop: wllama then ends the stream with
-    // its abort error, which is caught here rather than left unhandled.
-    for await (const chunk of stream) {
-      if (!controller.signal.aborted) post({ type: 'line', id, line: JSON.stringify(chunk) });
+    await load(id, message);
+    if (request.stopped) return;
+    const started = JSON.parse(api.start(JSON.stringify(body)));
+    if (started.error) throw new HearthError(started.error.type, started.error.message);
+    // The prompt, in steps, with its progress (tokens already in the
+    // cache from the conversation's earlier turns count as done).
+    const total = started.prompt_tokens;
+    let left = total - started.cached;
+    post({ type: 'progress', id, phase: 'prompt', loaded: started.cached, total });
+    while (left > 0) {
+      if (request.stopped) break;
+      left = api.prompt(PROMPT_STEP);
+      if (left < 0) throw new HearthError('inference_error', api.error());
+      post({ type: 'progress', id, phase: 'prompt', loaded: total - left, total });
+      await yieldToEvents();
+    }
+    for (;;) {
+      if (request.stopped) {
+        // Stop: what was held back and the counts so far, so the stopped
+        // reply keeps its tokens and speed.
+        const end = JSON.parse(api.finish('stop'));
+        postChunks(id, end.chunks || []);
+        tokens = end.tokens;
+        break;
+      }
+      const step = JSON.parse(api.next());
+      if (step.error) throw new HearthError(step.error.type, step.error.message);
+      postChunks(id, step.chunks);
+      if (step.done) {
+        tokens = step.tokens;
+        break;
+      }
+      await yieldToEvents();
     }
   } catch (e) {
-    if (controller.signal.aborted || (e && e.name === 'WllamaAbortError')) return;
-    // After a failure inside llama.cpp the runtime may be unusable; the
-    // next request loads the model afresh.
-    broken = !(e instanceof HearthError);
     post({ type: 'line', id, line: errorLine(e) });
   } finally {
     requests.delete(id);
-    post({ type: 'done', id });
-    if (broken) await unload();
+    post({ type: 'done', id, tokens });
   }
+}
+
+async function bench(message) {
+  const { id, pp, tg } = message;
+  try {
+    await load(id, message);
+    const times = benchTimes(pp, tg);
+    post({ type: 'done', id, bench: times });
+  } catch (e) {
+    post({ type: 'line', id, line: errorLine(e) });
+    post({ type: 'done', id });
+  }
+}
+
+async function profile(message) {
+  const { id, pp } = message;
+  try {
+    await load(id, message);
+    const r = JSON.parse(api.profile(pp));
+    if (r.error) throw new HearthError(r.error.type, r.error.message);
+    post({ type: 'done', id, profile: r });
+  } catch (e) {
+    post({ type: 'line', id, line: errorLine(e) });
+    post({ type: 'done', id });
+  }
+}
+
+// Requests run one at a time, in the order they came; Stop and unload
+// act at once.
+function queue(run) {
+  busy = busy.then(run, run);
 }
 
 self.onmessage = (event) => {
   const message = event.data || {};
   switch (message.type) {
     case 'chat':
-      chat(message);
+      queue(() => chat(message));
       break;
     case 'load':
-      load(message.id, message).then(
-        () => post({ type: 'done', id: message.id }),
-        (e) => {
-          post({ type: 'line', id: message.id, line: errorLine(e) });
-          post({ type: 'done', id: message.id });
-        },
+      queue(() =>
+        load(message.id, message).then(
+          () => post({ type: 'done', id: message.id }),
+          (e) => {
+            post({ type: 'line', id: message.id, line: errorLine(e) });
+            post({ type: 'done', id: message.id });
+          },
+        ),
       );
       break;
+    case 'bench':
+      queue(() => bench(message));
+      break;
+    case 'profile':
+      queue(() => profile(message));
+      break;
     case 'stop': {
-      const controller = requests.get(message.id);
-      if (controller) controller.abort();
+      const request = requests.get(message.id);
+      if (request) request.stopped = true;
       break;
     }
     case 'unload':
-      for (const controller of requests.values()) controller.abort();
-      unload().then(() => post({ type: 'unloaded', id: message.id }));
+      for (const request of requests.values()) request.stopped = true;
+      queue(async () => {
+        unload();
+        post({ type: 'unloaded', id: message.id });
+      });
       break;
     default:
       break;

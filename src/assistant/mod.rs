@@ -625,6 +625,23 @@ impl Assistant {
 
     /// Whether the model in use can call tools (tracked): a model in this
     /// tab whose chat template has no tools cannot.
+    /// The provider and model the chat names: a model in this tab by its
+    /// stored name, never its id.
+    pub fn model_label(&self) -> Option<String> {
+        let config = self.provider.get()?;
+        let model = if config.in_tab() {
+            self.tab.models.with(|l| {
+                l.iter()
+                    .find(|m| m.id == config.model)
+                    .map(|m| m.name())
+                    .unwrap_or_else(|| "a model that is no longer stored".into())
+            })
+        } else {
+            config.model.clone()
+        };
+        Some(format!("{} · {model}", config.label()))
+    }
+
     pub fn tools_available(&self) -> bool {
         let in_tab = self
             .provider

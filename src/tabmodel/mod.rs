@@ -1,7 +1,8 @@
 //! The model in this tab: GGUF files kept in the origin private file
 //! system (`store`, `download`), and the Worker that runs them with
-//! wllama (`worker`). The assistant routes in-tab requests here; the
-//! provider settings list, add and delete models here.
+//! Hearth's own build of llama.cpp (`worker`; the engine's C++ is in
+//! `llama/`). The assistant routes in-tab requests here; the provider
+//! settings list, add and delete models here.
 //!
 //! Models are never part of a backup: they live outside IndexedDB, are
 //! large, and can be added again from their file or link.
@@ -40,7 +41,8 @@ pub struct Adding {
 pub enum Runtime {
     /// Nothing loaded.
     Idle,
-    /// Fetching wllama ("runtime") or reading the model file ("model").
+    /// Fetching the engine ("runtime"), reading the model file ("model")
+    /// or measuring which thread count is fastest ("threads").
     Loading {
         model: String,
         phase: String,
@@ -55,6 +57,14 @@ pub enum Runtime {
     },
 }
 
+/// How far the model has read the prompt of the turn it is answering.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    pub model: String,
+    pub tokens: f64,
+    pub total: f64,
+}
+
 pub struct Inner {
     /// The stored models, oldest first.
     pub models: RwSignal<Vec<StoredModel>>,
@@ -63,6 +73,11 @@ pub struct Inner {
     pub list_error: RwSignal<Option<String>>,
     pub adding: RwSignal<Option<Adding>>,
     pub runtime: RwSignal<Runtime>,
+    /// Set while the model reads a prompt, before its answer starts.
+    pub reading: RwSignal<Option<Reading>>,
+    /// The person asked, from the empty chat, to run a model in this tab:
+    /// the provider settings open on "In this tab".
+    pub wanted: RwSignal<bool>,
     pub worker: TabWorker,
     /// Ids of files being written, never cleaned up as leftovers.
     writing: RefCell<Vec<String>>,
@@ -90,6 +105,8 @@ impl TabModels {
             list_error: RwSignal::new(None),
             adding: RwSignal::new(None),
             runtime: RwSignal::new(Runtime::Idle),
+            reading: RwSignal::new(None),
+            wanted: RwSignal::new(false),
             worker: TabWorker::default(),
             writing: RefCell::new(Vec::new()),
             download: RefCell::new(None),
@@ -142,9 +159,19 @@ impl TabModels {
         })
     }
 
-    /// Follows the worker's load progress for the status the chat shows.
+    /// Follows the worker's load and prompt progress for the status the
+    /// chat shows.
     pub fn observe(&self, model: &str, event: &Event) {
         match event {
+            Event::Progress {
+                phase,
+                loaded,
+                total,
+            } if phase == "prompt" => self.reading.set(Some(Reading {
+                model: model.to_string(),
+                tokens: *loaded,
+                total: *total,
+            })),
             Event::Progress {
                 phase,
                 loaded,
@@ -167,6 +194,9 @@ impl TabModels {
                 load_ms: *ms,
             }),
             Event::Line(_) | Event::Done => {
+                if self.reading.with_untracked(Option::is_some) {
+                    self.reading.set(None);
+                }
                 // A load that failed leaves nothing loaded.
                 if matches!(self.runtime.get_untracked(), Runtime::Loading { .. }) {
                     self.runtime.set(Runtime::Idle);

@@ -1,6 +1,7 @@
-//! The app's side of `public/tabmodel/worker.js`: one module Worker,
-//! started on first use, that runs the model with wllama. Requests are
-//! numbered; each gets a channel of the worker's messages for it.
+//! The app's side of `public/tabmodel/worker.js`: one Worker, started on
+//! first use, that runs the model with Hearth's build of llama.cpp.
+//! Requests are numbered; each gets a channel of the worker's messages for
+//! it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -11,7 +12,7 @@ use js_sys::{Object, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsValue, UnwrapThrowExt};
-use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
+use web_sys::{MessageEvent, Worker};
 
 /// Where the app serves the worker.
 pub const WORKER_URL: &str = "/tabmodel/worker.js";
@@ -19,7 +20,9 @@ pub const WORKER_URL: &str = "/tabmodel/worker.js";
 /// What the worker says about one request.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
-    /// `phase` is "runtime" (wllama's wasm) or "model" (the GGUF file).
+    /// `phase` is "runtime" (the engine's bytes), "model" (the GGUF
+    /// file's bytes), "threads" (measuring thread counts, in steps) or
+    /// "prompt" (the prompt's tokens read so far).
     Progress {
         phase: String,
         loaded: f64,
@@ -42,7 +45,7 @@ pub enum Event {
 pub struct Load {
     pub model: String,
     pub context: u64,
-    /// `None`: the worker chooses from the cores.
+    /// `None`: the worker measures which count is fastest here.
     pub threads: Option<u32>,
 }
 
@@ -75,9 +78,9 @@ impl TabWorker {
         if let Some(r) = self.running.borrow().as_ref() {
             return Ok(r.worker.clone());
         }
-        let options = WorkerOptions::new();
-        options.set_type(WorkerType::Module);
-        let worker = Worker::new_with_options(WORKER_URL, &options)
+        // A classic worker: the engine's Emscripten script loads with
+        // importScripts, as its own threads load it.
+        let worker = Worker::new(WORKER_URL)
             .map_err(|e| format!("the model's worker could not start: {e:?}"))?;
         let senders = self.senders.clone();
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {

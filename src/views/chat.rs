@@ -441,6 +441,7 @@ fn DeletedToast() -> impl IntoView {
 
 #[component]
 fn EmptyChat(example: RwSignal<Option<String>>) -> impl IntoView {
+    let a = use_assistant();
     view! {
         <div class="empty-state">
             <h2>"Run a skill"</h2>
@@ -455,6 +456,15 @@ fn EmptyChat(example: RwSignal<Option<String>>) -> impl IntoView {
                 }).collect_view()}
             </ul>
             <p class="muted"><a href="#/settings">"Set up a model provider"</a>" to chat with the assistant."</p>
+            <p class="muted">
+                <button type="button" class="small" data-testid="try-in-tab" on:click=move |_| {
+                    a.tab.wanted.set(true);
+                    if let Some(w) = web_sys::window() {
+                        let _ = w.location().set_hash("#/settings");
+                    }
+                }>"Run a small model in this tab"</button>
+                " — no server and no key: download one (a few hundred MB) and it answers offline."
+            </p>
         </div>
     }
 }
@@ -462,17 +472,25 @@ fn EmptyChat(example: RwSignal<Option<String>>) -> impl IntoView {
 #[component]
 fn EmptyConversation() -> impl IntoView {
     let a = use_assistant();
-    let model = move || {
-        a.provider.with(|p| {
-            p.as_ref()
-                .map(|p| format!("{} · {}", p.label(), p.model))
-                .unwrap_or_default()
-        })
+    let model = {
+        let a = a.clone();
+        move || a.model_label().unwrap_or_default()
     };
+    // A model whose chat template has no tool calling only chats: say so
+    // here instead of promising skills.
+    let tools = move || a.tools_available();
     view! {
         <div class="empty-state">
             <h2>"Ask anything"</h2>
-            <p>"The assistant finds the skills it needs as it goes. Every call passes the permission layer and is written to Activity."</p>
+            {move || if tools() {
+                view! {
+                    <p>"The assistant finds the skills it needs as it goes. Every call passes the permission layer and is written to Activity."</p>
+                }.into_any()
+            } else {
+                view! {
+                    <p data-testid="chat-only">"This model only chats: its chat template has no tool calling, so the assistant offers it no skills. Skills still run from the composer: type "<kbd>"/"</kbd>" and a skill's name."</p>
+                }.into_any()
+            }}
             <p class="muted model-name">{model}</p>
         </div>
     }
@@ -519,18 +537,39 @@ fn TurnStatus(conversation: Memo<Option<Conversation>>) -> impl IntoView {
             }
         }
     };
+    // The model reading this turn's prompt, before its answer starts.
+    let reading = {
+        let a = a.clone();
+        move || {
+            let running = id().is_some_and(|id| a.is_running(&id));
+            a.tab.reading.get().filter(|_| running)
+        }
+    };
     view! {
         {move || loading().map(|(phase, loaded, total)| {
-            let what = if phase == "runtime" {
-                "Loading the model runtime"
-            } else {
-                "Loading the model into this tab"
+            let what = match phase.as_str() {
+                "runtime" => "Loading the model engine",
+                "threads" => "Measuring how many threads run fastest here",
+                _ => "Loading the model into this tab",
             };
             let pct = (total > 0.0).then(|| (loaded / total * 100.0).clamp(0.0, 100.0));
             view! {
-                <div class="turn-status loading-model" role="status" data-testid="model-loading">
+                <div class="turn-status loading-model" role="status" data-testid="model-loading" data-phase=phase>
                     <progress max="100" value=pct.map(|p| p.to_string())></progress>
                     <span>{format!("{what}… {}", pct.map(|p| format!("{p:.0}%")).unwrap_or_default())}</span>
+                </div>
+            }
+        })}
+        {move || reading().map(|r| {
+            let pct = (r.total > 0.0).then(|| (r.tokens / r.total * 100.0).clamp(0.0, 100.0));
+            view! {
+                <div class="turn-status reading-prompt" role="status" data-testid="model-reading">
+                    <progress max="100" value=pct.map(|p| p.to_string())></progress>
+                    <span>{format!(
+                        "Reading the conversation: {} of {} tokens",
+                        r.tokens as u64,
+                        r.total as u64
+                    )}</span>
                 </div>
             }
         })}

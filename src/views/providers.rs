@@ -77,10 +77,16 @@ pub fn ProviderPanel() -> impl IntoView {
         }
     };
 
-    // Start from what is stored, once it has loaded.
+    // Start from what is stored, once it has loaded; on "In this tab" when
+    // the person came from the empty chat's offer of one.
+    let wanted = a.tab.wanted;
     let fill = move |c: Option<ProviderConfig>| {
         let mut f = untrack(form);
         f.fill(c.as_ref());
+        if wanted.get_untracked() {
+            wanted.set(false);
+            f.choose("in-tab".to_string());
+        }
         set_form(f);
     };
     {

@@ -1,11 +1,14 @@
 //! The provider settings for "In this tab": the models stored in this
 //! browser (name, size, quantisation, context, architecture, whether it
-//! can call tools), which one to use, adding one (a file picked or
-//! dropped, or a link downloaded with progress) and deleting one; the
-//! longest answer and the context length.
+//! can call tools, whether its quantisation runs without SIMD), which one
+//! to use, adding one (a suggested model or a link downloaded with
+//! progress, or a file picked or dropped) and deleting one; the longest
+//! answer and the context length.
 
 use hearth_core::display::bytes;
-use hearth_core::providers::in_tab::{DEFAULT_MAX_TOKENS, StoredModel, context_to_load, group};
+use hearth_core::providers::in_tab::{
+    DEFAULT_MAX_TOKENS, SUGGESTIONS, StoredModel, Suggestion, context_to_load, group,
+};
 use js_sys::{Array, Object, Reflect};
 use leptos::html;
 use leptos::prelude::*;
@@ -56,6 +59,36 @@ async fn pick_with_picker() -> Result<Option<File>, String> {
         .await
         .map(|f| Some(f.unchecked_into()))
         .map_err(|e| crate::files::js_message(&e))
+}
+
+/// A model server on this machine, when the last look found one: it runs
+/// models natively, much faster than a tab can, so it is offered first.
+#[component]
+fn LocalServerNote() -> impl IntoView {
+    let a = use_assistant();
+    let probe = a.local_probe;
+    let found = move || {
+        probe.with(|p| {
+            p.as_ref().and_then(|p| {
+                let names: Vec<&str> = p
+                    .found
+                    .iter()
+                    .map(|f| {
+                        hearth_core::providers::preset(&f.preset)
+                            .map_or(f.preset.as_str(), |p| p.label)
+                    })
+                    .collect();
+                (!names.is_empty()).then(|| names.join(", "))
+            })
+        })
+    };
+    view! {
+        {move || found().map(|names| view! {
+            <p class="notice" data-testid="tab-local-server">
+                {format!("{names} answered on this machine: it runs models natively, much faster than this tab. Choose it under Provider above, or download a model here to use without it.")}
+            </p>
+        })}
+    }
 }
 
 fn percent(a: &Adding) -> Option<f64> {
@@ -150,27 +183,41 @@ pub fn TabModelPanel(
             }
         }
     };
-    let download = {
+    // A suggestion whose download failed: the way to download it by hand.
+    let by_hand: RwSignal<Option<Suggestion>> = RwSignal::new(None);
+    let fetch_link = {
         let tab = tab.clone();
+        move |link: String, suggestion: Option<Suggestion>| {
+            let tab = tab.clone();
+            error.set(None);
+            notice.set(None);
+            by_hand.set(None);
+            spawn_local(async move {
+                match tab.add_url(&link).await {
+                    Ok(m) => {
+                        notice.set(Some(format!("Downloaded {}. Save to use it.", m.name())));
+                        if suggestion.is_none() {
+                            url.set(String::new());
+                        }
+                        selected.set(m.id);
+                    }
+                    Err(e) => {
+                        error.set(Some(e));
+                        by_hand.set(suggestion);
+                    }
+                }
+            });
+        }
+    };
+    let download = {
+        let fetch_link = fetch_link.clone();
         move || {
             let link = url.get_untracked();
             if link.trim().is_empty() {
                 error.set(Some("Paste a link to a .gguf file first.".into()));
                 return;
             }
-            let tab = tab.clone();
-            error.set(None);
-            notice.set(None);
-            spawn_local(async move {
-                match tab.add_url(&link).await {
-                    Ok(m) => {
-                        notice.set(Some(format!("Downloaded {}.", m.name())));
-                        url.set(String::new());
-                        selected.set(m.id);
-                    }
-                    Err(e) => error.set(Some(e)),
-                }
-            });
+            fetch_link(link, None);
         }
     };
     let cancel_download = {
@@ -217,10 +264,10 @@ pub fn TabModelPanel(
             total,
             ..
         } => {
-            let what = if phase == "runtime" {
-                "Loading the model runtime"
-            } else {
-                "Loading the model"
+            let what = match phase.as_str() {
+                "runtime" => "Loading the model engine",
+                "threads" => "Measuring how many threads run fastest here",
+                _ => "Loading the model",
             };
             let pct = if total > 0.0 {
                 format!(" {:.0}%", loaded / total * 100.0)
@@ -261,10 +308,40 @@ pub fn TabModelPanel(
             </p>
             <Show
                 when=move || !models.with(Vec::is_empty)
-                fallback=move || view! {
-                    <p class="empty-models" data-testid="tab-models-empty">
-                        "No models in this browser yet. Add a .gguf file below: pick it, drop it here, or paste a link."
-                    </p>
+                fallback={
+                    let fetch_link = fetch_link.clone();
+                    move || {
+                        let fetch_link = fetch_link.clone();
+                        view! {
+                            <p class="empty-models" data-testid="tab-models-empty">
+                                "No models in this browser yet. Download one of these, or add a .gguf file below: pick it, drop it here, or paste a link."
+                            </p>
+                            <LocalServerNote/>
+                            <ul class="tab-suggestions" aria-label="Suggested models" data-testid="tab-suggestions">
+                                {SUGGESTIONS.iter().map(|s| {
+                                    let s = *s;
+                                    let fetch_link = fetch_link.clone();
+                                    view! {
+                                        <li class="tab-suggestion" data-suggestion=s.name>
+                                            <span class="tab-model-text">
+                                                <strong class="tab-model-name">{s.name}</strong>
+                                                <span class="muted">{s.note}</span>
+                                                <span class="muted tab-model-facts">
+                                                    {format!("about {} · ", bytes(s.approx_bytes as f64))}
+                                                    <a href=s.licence_url target="_blank" rel="noopener noreferrer">{s.licence}</a>
+                                                    {if s.tools { " · calls tools" } else { " · chats only" }}
+                                                </span>
+                                            </span>
+                                            <button type="button" class="small"
+                                                aria-label=format!("Download {}", s.name)
+                                                disabled=move || adding.with(Option::is_some)
+                                                on:click=move |_| fetch_link(s.url.to_string(), Some(s))>"Download"</button>
+                                        </li>
+                                    }
+                                }).collect_view()}
+                            </ul>
+                        }
+                    }
                 }
             >
                 <ul class="tab-model-list" role="radiogroup" aria-label="Models in this browser" data-testid="tab-models">
@@ -275,6 +352,7 @@ pub fn TabModelPanel(
                             let name = m.name();
                             let facts = m.facts().join(" · ");
                             let tools = m.can_call_tools();
+                            let slow = m.slow_quantisation();
                             let m2 = m.clone();
                             view! {
                                 <li class="tab-model" data-model=m.id.clone()>
@@ -292,6 +370,11 @@ pub fn TabModelPanel(
                                                     "Tools off: its chat template has no tool calling, so it only chats."
                                                 }}
                                             </span>
+                                            {slow.map(|q| view! {
+                                                <span class="tab-model-slow" data-testid="tab-model-slow">
+                                                    {format!("Runs without SIMD: Hearth's engine has no WebAssembly SIMD kernel for {q}, so it answers several times slower than a Q4_0, Q8_0 or K-quant file of the same model.")}
+                                                </span>
+                                            })}
                                         </span>
                                     </label>
                                     <button type="button" class="small danger-outline"
@@ -370,6 +453,13 @@ pub fn TabModelPanel(
             <Show when=move || error.get().is_some()>
                 <p class="error" role="alert" data-testid="tab-model-error">{move || error.get().unwrap_or_default()}</p>
             </Show>
+            {move || by_hand.get().map(|s| view! {
+                <p class="notice tab-by-hand" data-testid="tab-by-hand">
+                    "Download it yourself: "
+                    <a href=s.url target="_blank" rel="noopener noreferrer" download="">{format!("{} (about {})", s.name, bytes(s.approx_bytes as f64))}</a>
+                    ", then add the file with “Add a model file” or drop it here."
+                </p>
+            })}
             <Show when=move || notice.get().is_some()>
                 <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
             </Show>

@@ -222,8 +222,8 @@ enum Need {
     Browser,
     /// The real Agent Skills collections discovery's figures rank.
     Collections,
-    /// The test model and native llama.cpp (llama-cpp-python), the in-tab
-    /// model's anchor.
+    /// The test model in three quantizations, native llama.cpp's
+    /// llama-bench (the in-tab engine's anchor) and wllama 3.13.0.
     TabModel,
     /// The pages the reader is compared on against Mozilla Readability.
     ReaderCorpus,
@@ -405,12 +405,14 @@ fn steps() -> Vec<Step> {
         },
         Step {
             id: "tabmodel",
-            title: "the model in the tab against native llama.cpp (same file, threads and prompt)",
+            title: "the model in the tab against native llama.cpp and wllama (same files, threads and prompt)",
             needs: &[Need::App, Need::NativeHearth, Need::Browser, Need::TabModel],
             kind: Kind::Command(|r| {
                 let mut cmd = node("e2e/bench/tabmodel.mjs")(r);
-                cmd.env("HEARTH_TEST_MODEL", setup::test_model_path())
-                    .env("HEARTH_LLAMA_PYTHON", setup::llama_cpp_python_path());
+                let models = crate::llama::test_model_path("Q4_0");
+                cmd.env("HEARTH_BENCH_MODELS", models.parent().unwrap_or(r))
+                    .env("HEARTH_LLAMA_BENCH", crate::llama::native_paths().1.bench)
+                    .env("HEARTH_WLLAMA_DIR", r.join(setup::WLLAMA_BENCH_DIR));
                 cmd
             }),
         },
@@ -790,10 +792,13 @@ fn build_needs(root: &Path, needs: &[Need], no_build: bool) -> Result<(), Failur
         setup::browser()?;
     }
     if has(Need::TabModel) {
-        step("the test model (SmolLM2-135M-Instruct)", setup::test_model)?;
         step(
-            "llama-cpp-python (the in-tab model's anchor)",
-            setup::llama_cpp_python,
+            "the test model as Q4_0, Q8_0 and Q4_K_M (and native llama-bench)",
+            crate::llama::test_models,
+        )?;
+        step(
+            "wllama 3.13.0 into target/bench/wllama/",
+            setup::wllama_for_bench,
         )?;
     }
     if has(Need::ReaderCorpus) {

@@ -23,8 +23,12 @@
 //!   (trunk runs this after every build, first splitting the app's wasm
 //!   into its lazily loaded chunks).
 //! - `cargo xtask pyodide`: copy the Python runtime into public/pyodide/ and
-//!   wllama into public/wllama/ (the build does this itself; run it before
-//!   a hand-made `trunk build`).
+//!   the in-tab model engine into public/llama/, building it if needed (the
+//!   build does this itself; run it before a hand-made `trunk build`).
+//! - `cargo xtask llama`: build Hearth's llama.cpp engine for the tab and
+//!   the native tools (cached under ~/.cache/hearth/llama/), check the
+//!   engine's SIMD, and convert the test model to the quantizations the
+//!   tests and the bench run.
 //! - `cargo xtask test-model`: install the small model the tests run.
 //! - `cargo xtask fuzz [--cases N]`: the property tests of every parser of
 //!   outside input, with many more cases than `cargo xtask test` runs, in
@@ -37,6 +41,7 @@ mod collections;
 mod fresh;
 mod fuzz;
 mod lexicon;
+mod llama;
 mod pwa;
 mod report;
 mod setup;
@@ -63,8 +68,8 @@ pub fn build_release() -> Result<(), Failure> {
         setup::vendor_files,
     )?;
     step(
-        "the in-tab model runtime (wllama) into public/wllama/",
-        setup::wllama_runtime,
+        "the in-tab model engine (llama.cpp) into public/llama/",
+        llama::install_engine,
     )?;
     trunk_release(&root)
 }
@@ -98,8 +103,8 @@ pub fn build_release_if_stale() -> Result<(), Failure> {
         setup::vendor_files,
     )?;
     step(
-        "the in-tab model runtime (wllama) into public/wllama/",
-        setup::wllama_runtime,
+        "the in-tab model engine (llama.cpp) into public/llama/",
+        llama::install_engine,
     )?;
     match fresh::check(&root)? {
         fresh::Freshness::Current => {
@@ -168,7 +173,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!(
-            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|test-model|skill-collections|lexicon|fuzz>"
+            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|llama|test-model|skill-collections|lexicon|fuzz>"
         );
         return ExitCode::FAILURE;
     };
@@ -183,7 +188,17 @@ fn main() -> ExitCode {
             "Python runtime into public/pyodide/",
             setup::pyodide_runtime,
         )
-        .and_then(|()| step("wllama into public/wllama/", setup::wllama_runtime)),
+        .and_then(|()| {
+            step(
+                "the in-tab model engine into public/llama/",
+                llama::install_engine,
+            )
+        }),
+        "llama" => llama::install_engine()
+            .and_then(|()| step("the engine's SIMD check", llama::check_shipped))
+            .and_then(|()| {
+                step("test models (Q4_0, Q8_0, Q4_K_M)", llama::test_models).map(|_| ())
+            }),
         "test-model" => step("the test model", setup::test_model).map(|_| ()),
         "fuzz" => fuzz::run(rest),
         "lexicon" => step(
@@ -221,7 +236,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         other => Err(Failure::new(format!(
-            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, test-model, skill-collections, lexicon or fuzz"
+            "unknown command '{other}'; use run, test, build, bench, baselines, circles, precache, pyodide, llama, test-model, skill-collections, lexicon or fuzz"
         ))),
     };
     match result {

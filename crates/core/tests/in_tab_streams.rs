@@ -1,7 +1,8 @@
-//! The adapter between wllama's stream and core's provider events, on
-//! streams recorded from a real run of the test model in the app's worker
-//! (`e2e/tools/record-tab-stream.mjs`): a plain answer, and a tool call of
-//! `discover_skills` (the model given a chat template that knows tools).
+//! The adapter between the in-tab engine's stream and core's provider
+//! events, on streams recorded from a real run of the test model in the
+//! app's worker (`e2e/tools/record-tab-stream.mjs`): a plain answer, and a
+//! tool call of `discover_skills` (the model given a chat template that
+//! knows tools).
 //! Fed whole, in small pieces and cut at every byte; then through the agent
 //! loop, which hands the call out like any provider's.
 

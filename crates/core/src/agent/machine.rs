@@ -795,9 +795,13 @@ impl AgentLoop {
             | LoopState::Streaming { request }
             | LoopState::ReadingError { request, .. } => {
                 actions.push(Action::Abort { request });
-                // Calls still being written were never run; the text stays.
+                // Calls still being written were never run; the text stays,
+                // and so do the token counts that came with it.
+                let usage = self.turn.usage;
                 if let Some(m) = self.current_message() {
                     m.status = MessageStatus::Cancelled;
+                    m.usage = Some(usage)
+                        .filter(|u| u.input_tokens.is_some() || u.output_tokens.is_some());
                     m.updated_at_ms = now;
                 }
             }

@@ -1,18 +1,21 @@
-//! "In this tab": a GGUF model run by llama.cpp compiled to WebAssembly
-//! (wllama) in a Worker of the app, with no server, key or network.
+//! "In this tab": a GGUF model run in a Worker of the app by Hearth's own
+//! build of llama.cpp for WebAssembly (with its SIMD kernels and threads),
+//! with no server, key or network.
 //!
 //! Sans I/O like the other protocols. The request is the OpenAI-compatible
-//! chat body that the worker hands to wllama's `createChatCompletion`
-//! (wllama runs llama-server's own request handling, so tools, tool
-//! choice and sampling options mean what they mean there). Its URL is
-//! [`IN_TAB_URL`], which the app routes to the worker instead of `fetch`.
+//! chat body the worker hands to the engine, which applies the model's chat
+//! template (tools, tool choice and sampling options mean what they mean to
+//! llama-server, whose llama.cpp code the engine uses for templates, tool
+//! grammars and parsing). Its URL is [`IN_TAB_URL`], which the app routes
+//! to the worker instead of `fetch`.
 //!
 //! The response is the worker's stream: one JSON object per line, each
-//! either a `chat.completion.chunk` exactly as wllama yields it (text in
+//! either a `chat.completion.chunk` as llama-server streams it (text in
 //! `choices[0].delta.content`, tool calls in `delta.tool_calls[]`, the stop
-//! in `finish_reason`, and — because the request asks for
-//! `timings_per_token` — llama.cpp's `timings` on every chunk), or an
-//! `{"error": {"type", "message"}}` object when loading or running failed.
+//! in `finish_reason`, and llama.cpp's `timings` on every chunk, where
+//! `prompt_n` counts the whole prompt and `cache_n` the part already in the
+//! model's cache), or an `{"error": {"type", "message"}}` object when
+//! loading or running failed.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -64,16 +67,29 @@ pub struct StoredModel {
 }
 
 impl StoredModel {
-    /// The model's own name, else the file's without `.gguf`.
+    /// The name a person knows it by: the file's, without `.gguf` (it
+    /// usually says the model, its size and its quantisation); the name in
+    /// its header when the file's says nothing.
     pub fn name(&self) -> String {
-        self.info
-            .name
-            .clone()
-            .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| {
-                let f = self.file_name.as_str();
-                f.strip_suffix(".gguf").unwrap_or(f).to_string()
-            })
+        let f = self.file_name.trim();
+        let stem = f
+            .strip_suffix(".gguf")
+            .or_else(|| f.strip_suffix(".GGUF"))
+            .unwrap_or(f)
+            .trim();
+        let generic = stem.is_empty() || stem.eq_ignore_ascii_case("model");
+        match self.info.name.as_deref().map(str::trim) {
+            Some(meta) if generic && !meta.is_empty() => meta.to_string(),
+            _ if stem.is_empty() => "Unnamed model".to_string(),
+            _ => stem.to_string(),
+        }
+    }
+
+    /// The quantisation's name when the engine has no WebAssembly SIMD
+    /// kernel for it, so it runs several times slower than one that has.
+    pub fn slow_quantisation(&self) -> Option<&'static str> {
+        let file_type = self.info.file_type?;
+        (!simd_kernels(file_type)).then(|| self.info.quantisation().unwrap_or("this quantisation"))
     }
 
     /// Size, quantisation, trained context and architecture, for the list.
@@ -118,6 +134,15 @@ impl StoredModel {
     }
 }
 
+/// Whether llama.cpp's WebAssembly build has SIMD kernels for a file's
+/// quantisation (`general.file_type`): F32, F16, the legacy Q4/Q5/Q8 types
+/// and the K-quants do (`ggml-cpu/arch/wasm/quants.c` and ggml's wasm
+/// vector code); BF16, the IQ and TQ types and MXFP4 run ggml's scalar
+/// code. An unknown type counts as slow.
+pub fn simd_kernels(file_type: u32) -> bool {
+    matches!(file_type, 0..=3 | 7..=18 | 21)
+}
+
 /// `n` with thousands separated: "8,192".
 pub fn group(n: u64) -> String {
     let digits = n.to_string();
@@ -130,6 +155,55 @@ pub fn group(n: u64) -> String {
     }
     out
 }
+
+/// A small instruction-tuned model the in-tab settings suggest to a person
+/// with none yet: a GGUF file on Hugging Face, which lets a page download
+/// its files (CORS), with what the person needs to choose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Suggestion {
+    pub name: &'static str,
+    /// What it is good for, in a few words.
+    pub note: &'static str,
+    pub url: &'static str,
+    /// The file's size, roughly (the download shows the exact one).
+    pub approx_bytes: u64,
+    pub licence: &'static str,
+    pub licence_url: &'static str,
+    /// Whether its chat template calls tools, so skills work with it.
+    pub tools: bool,
+}
+
+/// The suggestions, smallest first. Each quantisation has WebAssembly SIMD
+/// kernels ([`simd_kernels`]).
+pub const SUGGESTIONS: [Suggestion; 3] = [
+    Suggestion {
+        name: "SmolLM2 360M Instruct",
+        note: "The smallest: quick on any laptop, for short chats.",
+        url: "https://huggingface.co/HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/resolve/main/smollm2-360m-instruct-q8_0.gguf",
+        approx_bytes: 386_000_000,
+        licence: "Apache 2.0",
+        licence_url: "https://www.apache.org/licenses/LICENSE-2.0",
+        tools: false,
+    },
+    Suggestion {
+        name: "Qwen2.5 0.5B Instruct",
+        note: "Small and able to call tools, so it can use skills.",
+        url: "https://huggingface.co/bartowski/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/Qwen2.5-0.5B-Instruct-Q4_K_M.gguf",
+        approx_bytes: 398_000_000,
+        licence: "Apache 2.0",
+        licence_url: "https://www.apache.org/licenses/LICENSE-2.0",
+        tools: true,
+    },
+    Suggestion {
+        name: "Llama 3.2 1B Instruct",
+        note: "Better answers, still small; calls tools.",
+        url: "https://huggingface.co/bartowski/Llama-3.2-1B-Instruct-GGUF/resolve/main/Llama-3.2-1B-Instruct-Q4_K_M.gguf",
+        approx_bytes: 808_000_000,
+        licence: "Llama 3.2 Community License",
+        licence_url: "https://www.llama.com/llama3_2/license/",
+        tools: true,
+    },
+];
 
 /// Why a model cannot be stored now.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -156,14 +230,14 @@ pub fn space_check(need: u64, usage: f64, quota: f64) -> Result<(), NoSpace> {
     }
 }
 
-/// The request body the worker passes to wllama.
+/// The request body the worker passes to the engine.
 pub(super) fn chat_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
     let mut body = chat_body(config, request);
     body["max_tokens"] = json!(config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
     // Speed on every chunk, for the tokens-per-second figure while it answers.
     body["timings_per_token"] = json!(true);
     if let Some(map) = body.as_object_mut() {
-        // Usage comes from the timings; the option is llama-server's HTTP one.
+        // Usage comes from the timings; the option is an HTTP server's.
         map.remove("stream_options");
     }
     HttpRequest {
@@ -174,8 +248,8 @@ pub(super) fn chat_request(config: &ProviderConfig, request: &ChatRequest) -> Ht
     }
 }
 
-/// The worker's stream decoder: lines of JSON, each a wllama chunk or an
-/// error object.
+/// The worker's stream decoder: lines of JSON, each a chunk or an error
+/// object.
 #[derive(Debug)]
 pub struct InTabDecoder {
     config: ProviderConfig,
@@ -211,15 +285,19 @@ impl InTabDecoder {
         if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
             let n = |k: &str| t.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
             let count = |k: &str| t.get(k).and_then(Value::as_u64);
+            // The input is the whole prompt; the prompt speed is over the
+            // tokens read this time (the rest were in the cache).
+            let prompt = count("prompt_n");
+            let read = prompt.map(|p| p.saturating_sub(count("cache_n").unwrap_or(0)));
             out.push(StreamEvent::Usage {
                 usage: Usage {
-                    input_tokens: count("prompt_n"),
+                    input_tokens: prompt,
                     output_tokens: count("predicted_n"),
                 },
             });
             out.push(StreamEvent::Speed {
                 speed: Speed {
-                    prompt_tokens: count("prompt_n").unwrap_or(0),
+                    prompt_tokens: read.unwrap_or(0),
                     prompt_per_second: n("prompt_per_second").unwrap_or(0.0),
                     output_tokens: count("predicted_n").unwrap_or(0),
                     output_per_second: n("predicted_per_second").unwrap_or(0.0),
@@ -308,8 +386,8 @@ fn failure(config: &ProviderConfig, kind: ErrorKind, detail: &str) -> ProviderEr
             "Start a new conversation, or raise the context length in Settings → Model provider if the model allows it.".to_string(),
         ),
         ErrorKind::BadRequest => (
-            "This browser cannot run models in the tab.".to_string(),
-            "It needs WebAssembly with JSPI and 64-bit memory, as in a current Chromium; use another provider here.".to_string(),
+            "This browser cannot run models in the tab here.".to_string(),
+            "The engine needs WebAssembly SIMD and threads, which need a cross-origin isolated page; the details say which is missing. Use another provider here if reloading does not help.".to_string(),
         ),
         ErrorKind::Overloaded => (
             "The model ran out of memory in this tab.".to_string(),
@@ -374,7 +452,7 @@ mod tests {
     }
 
     #[test]
-    fn the_request_is_what_wllama_takes() {
+    fn the_request_is_what_the_engine_takes() {
         let request = ChatRequest {
             system: "Be brief.".into(),
             messages: vec![WireMessage::User { text: "Hi".into() }],
@@ -472,7 +550,7 @@ mod tests {
             (
                 r#"{"error":{"type":"unsupported","message":"no JSPI"}}"#,
                 ErrorKind::BadRequest,
-                "This browser cannot run models in the tab.",
+                "This browser cannot run models in the tab here.",
             ),
             (
                 r#"{"error":{"type":"load_error","message":"bad magic"}}"#,
@@ -535,7 +613,7 @@ mod tests {
     #[test]
     fn the_model_list_shows_what_the_header_says() {
         let m = stored(info());
-        assert_eq!(m.name(), "Smollm2 135M");
+        assert_eq!(m.name(), "SmolLM2-135M-Instruct.Q4_1");
         assert_eq!(
             m.facts(),
             ["98.4 MB", "Q4_1", "8,192 token context", "llama"]
@@ -557,6 +635,75 @@ mod tests {
                 "unknown architecture"
             ]
         );
+    }
+
+    #[test]
+    fn a_file_named_like_any_other_is_called_by_its_header() {
+        let named = |file: &str, meta: Option<&str>| StoredModel {
+            file_name: file.into(),
+            ..stored(GgufInfo {
+                name: meta.map(str::to_string),
+                ..info()
+            })
+        };
+        assert_eq!(
+            named("model.gguf", Some("Smollm2 135M")).name(),
+            "Smollm2 135M"
+        );
+        assert_eq!(named(" .gguf", Some("Smollm2 135M")).name(), "Smollm2 135M");
+        assert_eq!(named("model.gguf", None).name(), "model");
+        assert_eq!(named(".gguf", None).name(), "Unnamed model");
+        assert_eq!(
+            named("qwen2.5-0.5b-instruct-q4_k_m.GGUF", Some("Qwen")).name(),
+            "qwen2.5-0.5b-instruct-q4_k_m"
+        );
+    }
+
+    #[test]
+    fn quantisations_without_simd_kernels_are_named() {
+        for fast in [0, 1, 2, 3, 7, 8, 9, 10, 14, 15, 18, 21] {
+            assert!(simd_kernels(fast), "{fast}");
+        }
+        for slow in [19, 20, 24, 30, 32, 36, 38, 99] {
+            assert!(!simd_kernels(slow), "{slow}");
+        }
+        let q4_0 = stored(GgufInfo {
+            file_type: Some(2),
+            ..info()
+        });
+        assert_eq!(q4_0.slow_quantisation(), None);
+        let iq = stored(GgufInfo {
+            file_type: Some(20),
+            ..info()
+        });
+        assert_eq!(iq.slow_quantisation(), Some("IQ2_XS"));
+        let bf16 = stored(GgufInfo {
+            file_type: Some(32),
+            ..info()
+        });
+        assert_eq!(bf16.slow_quantisation(), Some("BF16"));
+        let unknown = stored(GgufInfo {
+            file_type: None,
+            ..info()
+        });
+        assert_eq!(unknown.slow_quantisation(), None);
+    }
+
+    #[test]
+    fn the_input_counts_the_whole_prompt_and_the_speed_what_was_read() {
+        let lines = [
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}],"timings":{"prompt_n":45,"cache_n":28,"prompt_per_second":170.0,"predicted_n":1,"predicted_per_second":9.0}}"#,
+            r#"{"choices":[{"index":0,"finish_reason":"stop","delta":{}}],"timings":{"prompt_n":45,"cache_n":28,"prompt_per_second":170.0,"predicted_n":2,"predicted_per_second":9.5}}"#,
+        ];
+        let turn = decode(&lines, 4096).unwrap();
+        assert_eq!(
+            turn.usage,
+            Usage {
+                input_tokens: Some(45),
+                output_tokens: Some(2)
+            }
+        );
+        assert_eq!(turn.speed.unwrap().prompt_tokens, 17);
     }
 
     #[test]
@@ -584,6 +731,29 @@ mod tests {
                 max_output: Some(64),
                 tools: true
             }
+        );
+    }
+
+    #[test]
+    fn suggestions_are_gguf_files_a_page_can_download_and_run_fast() {
+        for s in SUGGESTIONS {
+            assert!(s.url.starts_with("https://huggingface.co/"), "{}", s.name);
+            assert!(s.url.ends_with(".gguf"), "{}", s.name);
+            assert!(s.licence_url.starts_with("https://"), "{}", s.name);
+            assert!(s.approx_bytes < 1_000_000_000, "{} is small", s.name);
+            // The file name says its quantisation; it must be one with kernels.
+            let file = s.url.rsplit('/').next().unwrap().to_ascii_uppercase();
+            let fast = [("Q8_0", 7), ("Q4_K_M", 15), ("Q4_0", 2)];
+            let (_, file_type) = fast
+                .iter()
+                .find(|(q, _)| file.contains(q))
+                .unwrap_or_else(|| panic!("{file}: a quantisation with SIMD kernels"));
+            assert!(simd_kernels(*file_type));
+        }
+        assert!(
+            SUGGESTIONS
+                .windows(2)
+                .all(|w| w[0].approx_bytes <= w[1].approx_bytes)
         );
     }
 
