@@ -2,6 +2,7 @@
 
 mod api;
 mod client;
+mod local;
 mod mcp;
 mod relay;
 mod serve;

@@ -449,7 +449,8 @@ pub async fn run(
     let relays = Arc::new(crate::relay::Relays::new(relay_client));
     let api = crate::web::router(state.clone())
         .merge(crate::stdio::routes::router(stdio.clone(), state.guard()))
-        .merge(crate::relay::routes::router(relays, state.guard()));
+        .merge(crate::relay::routes::router(relays, state.guard()))
+        .merge(crate::local::router(addr.port(), state.guard()));
     let app = router_with(&config, api)?;
     let shown_host = if addr.ip().is_loopback() {
         "127.0.0.1".to_string()
