@@ -108,16 +108,19 @@ test('the look for local model servers asks hearth serve which listen, is rememb
     if (LOCAL.test(r.url())) asked.push(new URL(r.url()).port);
   });
   page.on('response', (r) => {
-    if (new URL(r.url()).pathname === '/api/local-servers') answers.push(r);
+    // Read at once: a reload drops the bodies of earlier responses.
+    if (new URL(r.url()).pathname === '/api/local-servers') {
+      answers.push(r.json().then((body) => ({ status: r.status(), body })));
+    }
   });
   const line = page.getByTestId('local-servers');
   // The browser fetches exactly the ports hearth serve found listening:
   // none where nothing listens, so no refused connection in the console.
   const fetchedOnlyListed = async () => {
-    const said = await Promise.all(answers.map(async (r) => {
-      expect(r.status()).toBe(200);
-      return (await r.json()).listening;
-    }));
+    const said = (await Promise.all(answers)).map(({ status, body }) => {
+      expect(status).toBe(200);
+      return body.listening;
+    });
     const listed = new Set(said.flat().map((id) => PORTS[id]));
     for (const id of said.flat()) expect(Object.keys(PORTS)).toContain(id);
     expect(new Set(asked)).toEqual(listed);
