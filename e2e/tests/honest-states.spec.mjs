@@ -99,18 +99,38 @@ test('a custom provider starts with an empty URL', async ({ page }) => {
   await expect(page.getByText(/^In use:/)).toHaveCount(0);
 });
 
-test('the look for local model servers is made once, remembered, and made again on request', async ({ page }) => {
+test('the look for local model servers asks hearth serve which listen, is remembered, and made again on request', async ({ page }) => {
+  const PORTS = { ollama: '11434', lmstudio: '1234', llamacpp: '8080' };
   const LOCAL = /^http:\/\/localhost:(11434|1234|8080)\//;
   const asked = [];
+  const answers = [];
   page.on('request', (r) => {
-    if (LOCAL.test(r.url())) asked.push(r.url());
+    if (LOCAL.test(r.url())) asked.push(new URL(r.url()).port);
+  });
+  page.on('response', (r) => {
+    // Read at once: a reload drops the bodies of earlier responses.
+    if (new URL(r.url()).pathname === '/api/local-servers') {
+      answers.push(r.json().then((body) => ({ status: r.status(), body })));
+    }
   });
   const line = page.getByTestId('local-servers');
+  // The browser fetches exactly the ports hearth serve found listening:
+  // none where nothing listens, so no refused connection in the console.
+  const fetchedOnlyListed = async () => {
+    const said = (await Promise.all(answers)).map(({ status, body }) => {
+      expect(status).toBe(200);
+      return body.listening;
+    });
+    const listed = new Set(said.flat().map((id) => PORTS[id]));
+    for (const id of said.flat()) expect(Object.keys(PORTS)).toContain(id);
+    expect(new Set(asked)).toEqual(listed);
+  };
 
-  // The first start asks each local preset once.
+  // The first start asks hearth serve once.
   await openApp(page, 'settings');
   await expect(line).toContainText('when Hearth last looked');
-  expect(new Set(asked.map((u) => new URL(u).port)).size).toBe(3);
+  expect(answers.length).toBe(1);
+  await fetchedOnlyListed();
   const first = asked.length;
 
   // Loads after that ask nothing and say what was found, and when.
@@ -122,17 +142,19 @@ test('the look for local model servers is made once, remembered, and made again 
     await page.waitForTimeout(500);
     await page.getByRole('link', { name: 'Settings' }).click();
   }
+  expect(answers.length).toBe(1);
   expect(asked.length).toBe(first);
 
   // "Look again" asks once more and remembers the new answer.
   await page.getByRole('button', { name: 'Look again' }).click();
   await expect(line).toContainText('when Hearth last looked');
-  await expect.poll(() => asked.length).toBe(first * 2);
+  await expect.poll(() => answers.length).toBe(2);
   await page.reload();
   await page.waitForSelector('body[data-ready]');
   await expect(line).toContainText('when Hearth last looked');
   await page.waitForTimeout(500);
-  expect(asked.length).toBe(first * 2);
+  expect(answers.length).toBe(2);
+  await fetchedOnlyListed();
 });
 
 test('Notes sits in the same centred column as the other pages', async ({ page }) => {

@@ -29,7 +29,8 @@ use hearth_core::agent::{
     always_loaded_suggestion,
 };
 use hearth_core::providers::{
-    ErrorKind, IN_TAB_URL, ModelInfo, Preset, ProviderConfig, ProviderError, Retry, local_presets,
+    ErrorKind, IN_TAB_URL, LOCAL_SERVERS_PATH, LocalServers, ModelInfo, Preset, ProviderConfig,
+    ProviderError, Retry, local_presets,
 };
 use hearth_core::tokens::ContextEstimate;
 use hearth_core::{SkillDefinition, SkillId};
@@ -65,6 +66,21 @@ fn offers_of(probe: &store::LocalProbe) -> Vec<Offer> {
                 })
         })
         .collect()
+}
+
+/// The local presets worth asking for their models. Served by `hearth
+/// serve` (this browser holds its key), the server says which preset ports
+/// accept a connection, so a port where nothing listens is never fetched
+/// and the page's console stays free of refused connections. On a static
+/// host, or when the server cannot answer, the browser asks every preset.
+async fn presets_to_ask() -> Vec<&'static Preset> {
+    let client = crate::web::ProxyClient::browser();
+    if client.key_header().is_some()
+        && let Ok(answer) = client.get::<LocalServers>(LOCAL_SERVERS_PATH).await
+    {
+        return answer.presets().collect();
+    }
+    local_presets().collect()
 }
 
 /// A request waiting to be retried, for the countdown in the chat.
@@ -312,7 +328,7 @@ impl Assistant {
         }
     }
 
-    /// Asks each local preset for its models, remembers which answered,
+    /// Asks the local presets for their models, remembers which answered,
     /// and offers those while no provider is set. Settings' "Look again"
     /// calls this; loading the app only does when nothing is remembered.
     pub async fn probe_local(&self) {
@@ -320,7 +336,7 @@ impl Assistant {
             return;
         }
         self.probing.set(true);
-        let probes = local_presets().map(|preset| async move {
+        let probes = presets_to_ask().await.into_iter().map(|preset| async move {
             let config = ProviderConfig::from_preset(preset, "", "");
             fetch_models(&config, 1_500)
                 .await

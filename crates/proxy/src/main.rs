@@ -3,6 +3,7 @@
 mod agents;
 mod api;
 mod client;
+mod local;
 mod mcp;
 mod relay;
 mod serve;

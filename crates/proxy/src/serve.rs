@@ -471,6 +471,7 @@ pub async fn run(
     let api = crate::web::router(state.clone())
         .merge(crate::stdio::routes::router(stdio.clone(), state.guard()))
         .merge(crate::relay::routes::router(relays, state.guard()))
+        .merge(crate::local::router(addr.port(), state.guard()))
         .merge(crate::agents::routes::router(agents.clone(), state.guard()))
         .merge(crate::agents::endpoint::router(agents));
     let app = router_with(&config, api)?;

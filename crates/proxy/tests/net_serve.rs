@@ -342,8 +342,9 @@ async fn a_local_process_forging_browser_headers_gets_no_key_and_no_answer() {
         ("sec-fetch-mode", "cors"),
         ("content-type", "application/json"),
     ];
-    let routes: [(Method, &str); 10] = [
+    let routes: [(Method, &str); 11] = [
         (Method::GET, "/api/session"),
+        (Method::GET, "/api/local-servers"),
         (Method::GET, "/api/search/backend"),
         (Method::PUT, "/api/search/backend"),
         (Method::POST, "/api/fetch"),
@@ -373,5 +374,15 @@ async fn a_local_process_forging_browser_headers_gets_no_key_and_no_answer() {
     let (status, session) = call(server.addr, Method::GET, "/api/session", &with_key, None).await;
     assert_eq!(status, StatusCode::OK, "{session}");
     assert!(!session.to_string().contains(&key), "{session}");
+    let (status, local) = call(
+        server.addr,
+        Method::GET,
+        "/api/local-servers",
+        &with_key,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{local}");
+    assert!(local["listening"].is_array(), "{local}");
     drop(server);
 }

@@ -188,6 +188,33 @@ pub fn local_presets() -> impl Iterator<Item = &'static Preset> {
     PRESETS.iter().filter(|p| p.local)
 }
 
+/// The port a local preset's server listens on, from its base URL
+/// (`http://localhost:11434/v1` → 11434).
+pub fn preset_port(preset: &Preset) -> Option<u16> {
+    let rest = preset.base_url.split_once("://")?.1;
+    let host_port = rest.split('/').next()?;
+    host_port.rsplit_once(':')?.1.parse().ok()
+}
+
+/// Where `hearth serve` answers which local presets are listening.
+pub const LOCAL_SERVERS_PATH: &str = "/api/local-servers";
+
+/// The answer of `hearth serve`'s `GET /api/local-servers`: the ids of the
+/// local presets whose port accepts a connection on this machine, so the
+/// app asks only those for their models.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalServers {
+    pub listening: Vec<String>,
+}
+
+impl LocalServers {
+    /// The local presets this answer names, in preset order; ids it does
+    /// not know are ignored.
+    pub fn presets(&self) -> impl Iterator<Item = &'static Preset> + '_ {
+        local_presets().filter(|p| self.listening.iter().any(|id| id == p.id))
+    }
+}
+
 /// What Hearth knows about the model in use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelLimits {
@@ -755,6 +782,35 @@ impl AssembledTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_local_preset_names_its_port() {
+        let ports: Vec<(&str, Option<u16>)> =
+            local_presets().map(|p| (p.id, preset_port(p))).collect();
+        assert_eq!(
+            ports,
+            [
+                ("ollama", Some(11434)),
+                ("lmstudio", Some(1234)),
+                ("llamacpp", Some(8080))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_local_servers_answer_names_only_known_local_presets() {
+        let answer = LocalServers {
+            listening: vec![
+                "llamacpp".into(),
+                "openai".into(),
+                "nonsense".into(),
+                "ollama".into(),
+            ],
+        };
+        let ids: Vec<&str> = answer.presets().map(|p| p.id).collect();
+        assert_eq!(ids, ["ollama", "llamacpp"]);
+        assert_eq!(LocalServers::default().presets().count(), 0);
+    }
 
     #[test]
     fn secrets_stay_out_of_debug_output() {
