@@ -95,9 +95,14 @@ fn a_command_card_reads_like_an_answer_to_what_was_typed() {
         r.arguments = json!({"action": "create", "title": "Groceries", "tags": ["home", "weekly"]});
         view! { <ResultCard record=r line="make a note called Groceries".to_string() from_form=true/> }
     });
-    assert_eq!(text(&form, ".card-fields .card-line"), "make a note called Groceries");
+    assert_eq!(
+        text(&form, ".card-fields .card-line"),
+        "make a note called Groceries"
+    );
     let fields: Vec<String> = {
-        let list = form.query_selector_all(".card-fields dt, .card-fields dd").unwrap();
+        let list = form
+            .query_selector_all(".card-fields dt, .card-fields dd")
+            .unwrap();
         (0..list.length())
             .map(|i| list.item(i).unwrap().text_content().unwrap())
             .collect()
@@ -105,7 +110,14 @@ fn a_command_card_reads_like_an_answer_to_what_was_typed() {
     // (Without the registry, the names are the arguments' own, in words.)
     assert_eq!(
         fields,
-        ["Action", "create", "Title", "Groceries", "Tags", "home, weekly"]
+        [
+            "Action",
+            "create",
+            "Title",
+            "Groceries",
+            "Tags",
+            "home, weekly"
+        ]
     );
     assert!(!text(&form, ".card-asked").contains('{'));
 }
