@@ -72,6 +72,57 @@ fn a_result_card_shows_skill_input_output_and_duration() {
 }
 
 #[wasm_bindgen_test]
+fn a_command_card_reads_like_an_answer_to_what_was_typed() {
+    let el = host();
+    let _typed = leptos::mount::mount_to(el.clone(), || {
+        view! { <ResultCard record=record(ToolStatus::Completed) line="what is 15% of 847".to_string()/> }
+    });
+    let text = |el: &web_sys::HtmlElement, sel: &str| {
+        el.query_selector(sel)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{sel} rendered"))
+            .text_content()
+            .unwrap()
+    };
+    assert_eq!(text(&el, ".card-line"), "what is 15% of 847");
+    assert_eq!(text(&el, ".card-answer"), "127.05");
+    assert!(el.query_selector(".copy-button").unwrap().is_some());
+    // From a form, what ran is shown by field, never as JSON.
+    let form = host();
+    let _form = leptos::mount::mount_to(form.clone(), || {
+        let mut r = record(ToolStatus::Completed);
+        r.skill_id = SkillId::new("notes").unwrap();
+        r.arguments = json!({"action": "create", "title": "Groceries", "tags": ["home", "weekly"]});
+        view! { <ResultCard record=r line="make a note called Groceries".to_string() from_form=true/> }
+    });
+    assert_eq!(
+        text(&form, ".card-fields .card-line"),
+        "make a note called Groceries"
+    );
+    let fields: Vec<String> = {
+        let list = form
+            .query_selector_all(".card-fields dt, .card-fields dd")
+            .unwrap();
+        (0..list.length())
+            .map(|i| list.item(i).unwrap().text_content().unwrap())
+            .collect()
+    };
+    // (Without the registry, the names are the arguments' own, in words.)
+    assert_eq!(
+        fields,
+        [
+            "Action",
+            "create",
+            "Title",
+            "Groceries",
+            "Tags",
+            "home, weekly"
+        ]
+    );
+    assert!(!text(&form, ".card-asked").contains('{'));
+}
+
+#[wasm_bindgen_test]
 fn a_failed_card_shows_the_message() {
     let el = host();
     let _handle = leptos::mount::mount_to(

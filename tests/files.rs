@@ -169,12 +169,12 @@ async fn copied_grants_are_read_through_checked_paths() {
         (
             "search_files",
             json!({"query": "TODO"}),
-            Ok("1 match for \"TODO\" in 4 file(s)\nproject/notes.md:2: TODO: water the plants"),
+            Ok("1 match for \"TODO\" in 4 files\nproject/notes.md:2: TODO: water the plants"),
         ),
         (
             "search_files",
             json!({"query": "café", "path": "project/sub"}),
-            Ok("1 match for \"café\" in 2 file(s)\nproject/sub/latin1.txt:1: café “ok”"),
+            Ok("1 match for \"café\" in 2 files\nproject/sub/latin1.txt:1: café “ok”"),
         ),
     ];
     for (skill, args, want) in cases {

@@ -162,7 +162,7 @@ async fn the_domain_lists_travel_with_each_call() {
         .unwrap();
     assert_eq!(
         text(&out),
-        "No results for \"rust\". 2 result(s) were hidden by web_search's domain lists."
+        "No results for \"rust\". 2 results were hidden by web_search's domain lists."
     );
     let body: Value = serde_json::from_str(t.sent.borrow()[0].body.as_deref().unwrap()).unwrap();
     assert_eq!(

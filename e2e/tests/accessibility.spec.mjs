@@ -61,6 +61,7 @@ test('every panel and dialog passes axe in both themes', async ({ page }) => {
   await page.getByRole('textbox', { name: 'Message or command' }).fill('jot down an idea');
   await page.getByRole('textbox', { name: 'Message or command' }).press('Enter');
   await expect(page.getByRole('dialog', { name: 'Notes' })).toBeVisible();
+  await page.getByRole('dialog', { name: 'Notes' }).getByLabel('What to do').selectOption('list');
   await page.getByRole('dialog', { name: 'Notes' }).getByLabel('Limit').fill('500');
   await audit(page, 'skill form', found);
   await page.keyboard.press('Escape');

@@ -438,7 +438,7 @@ test('without a model, free text finds a skill and its form runs it', async ({ p
   await expect(page.getByRole('listbox', { name: 'Matching skills' }).getByRole('option').first()).toContainText('Notes');
   await page.getByRole('listbox', { name: 'Matching skills' }).getByRole('option').first().click();
   const notes = page.getByRole('dialog', { name: 'Notes' });
-  await notes.getByLabel('Action').selectOption('create');
+  await expect(notes.getByLabel('What to do')).toHaveValue('create');
   await notes.getByLabel('Title').fill('From a form');
   await notes.getByLabel('Tags').fill('one\ntwo');
   await notes.getByRole('button', { name: 'Run' }).click();

@@ -188,12 +188,15 @@ test('the skill form reads like a form: required first, then the schema order, c
   await expect(page.getByRole('listbox', { name: 'Matching skills' })).toBeVisible();
   await composer(page).press('Enter');
   const form = page.getByRole('dialog', { name: 'Notes' });
-  await expect(form.getByLabel('Title')).toHaveValue('jot down an idea for the garden');
+  await expect(form.getByLabel('Title')).toHaveValue('an idea for the garden');
 
-  // Required first, then the schema's own order: Title, Body, Tags read
-  // in the order a note is written, not alphabetically.
-  const labels = (await form.locator('.form-field label').allTextContents()).map((l) => l.replace(/\s*\*$/, '').trim());
-  expect(labels).toEqual(['Action', 'Title', 'Id', 'Ids', 'Body', 'Tags', 'Tag', 'Query', 'Limit', 'Notes']);
+  // Only the fields of the chosen action, in the order a note is written:
+  // Title, Body, Tags; nothing of the other actions (an id, the undo's
+  // notes as JSON).
+  const labels = async () => (await form.locator('.form-field label').allTextContents()).map((l) => l.replace(/\s*\*$/, '').trim());
+  expect(await labels()).toEqual(['What to do', 'Title', 'Body', 'Tags']);
+  await form.getByLabel('What to do').selectOption('list');
+  expect(await labels()).toEqual(['What to do', 'Tag', 'Limit']);
 
   // A number field is labelled and styled like the text fields.
   const limit = form.getByLabel('Limit');
@@ -202,7 +205,7 @@ test('the skill form reads like a form: required first, then the schema order, c
     const s = getComputedStyle(el);
     return [s.borderTopWidth, s.borderTopStyle, s.borderRadius, s.paddingLeft, s.fontSize].join(' ');
   });
-  expect(await look(limit)).toBe(await look(form.getByLabel('Title')));
+  expect(await look(limit)).toBe(await look(form.getByLabel('Tag')));
 
   // Checked as it is typed, before Run.
   await limit.fill('500');
@@ -213,13 +216,12 @@ test('the skill form reads like a form: required first, then the schema order, c
   await limit.fill('20');
   await expect(field.locator('.field-error')).toHaveCount(0);
   await expect(limit).not.toHaveAttribute('aria-invalid', 'true');
-  // Emptying a required field says so at once.
+  // Back to creating a note: what was typed is still there, and emptying
+  // a field the action needs says so at once.
+  await form.getByLabel('What to do').selectOption('create');
+  await expect(form.getByLabel('Title')).toHaveValue('an idea for the garden');
   await form.getByLabel('Title').fill('');
-  await expect(form.locator('.form-field[data-field="title"]')).not.toHaveClass(/invalid/);
-  await form.getByLabel('Action').selectOption('');
-  await expect(form.locator('.form-field[data-field="action"] .field-error')).toHaveText('Action is required');
-  await form.getByLabel('Action').selectOption('create');
-  await limit.fill('');
+  await expect(form.locator('.form-field[data-field="title"] .field-error')).toHaveText('Title is required');
   await form.getByLabel('Title').fill('Plant garlic');
   await form.getByRole('button', { name: 'Run' }).click();
   await expect(page.locator('.result-card').last().locator('.card-output')).toHaveText('Created note "Plant garlic".');

@@ -156,24 +156,37 @@ pub fn CopyButton(
 }
 
 /// The input of a command as its card shows it: the line as the person
-/// typed it, or, when a form gave the arguments (or the line is not
-/// known), each argument under its field's name; a code run's source.
+/// typed it; without one, a lone text argument as it is; when a form gave
+/// the arguments (or there are several), each under its field's name; a
+/// code run's source.
 fn command_input(record: &ActivityRecord, line: &str, from_form: bool) -> AnyView {
     if let Some(view) = crate::views::code::code_input(record) {
         return view;
     }
-    if !line.trim().is_empty() && !from_form {
-        return view! { <p class="card-input card-line">{line.trim().to_string()}</p> }.into_any();
+    let line = line.trim();
+    let lone = match record.arguments.as_object() {
+        Some(map) if map.len() == 1 => map.values().next().and_then(Value::as_str),
+        _ => None,
+    };
+    match (line.is_empty(), from_form, lone) {
+        (false, false, _) => {
+            return view! { <p class="card-input card-line">{line.to_string()}</p> }.into_any();
+        }
+        (true, false, Some(text)) => {
+            return view! { <p class="card-input card-line">{text.to_string()}</p> }.into_any();
+        }
+        _ => {}
     }
-    let rt = crate::runtime::use_runtime();
-    let skill = rt.registry().get(&record.skill_id).cloned();
+    // The skill's own field names, when it is still installed.
+    let skill = use_context::<crate::runtime::Runtime>()
+        .and_then(|rt| rt.registry().get(&record.skill_id).cloned());
     let (schema, actions) = skill
         .map(|s| (s.input_schema, s.actions))
         .unwrap_or_else(|| (Value::Null, Vec::new()));
     let fields = hearth_core::form::describe_arguments(&schema, &actions, &record.arguments);
     view! {
         <div class="card-input card-fields">
-            {(!line.trim().is_empty()).then(|| view! { <p class="card-line muted">{line.trim().to_string()}</p> })}
+            {(!line.is_empty()).then(|| view! { <p class="card-line muted">{line.to_string()}</p> })}
             <dl>
                 {fields.into_iter().map(|(label, value)| {
                     if label.is_empty() {
@@ -232,8 +245,8 @@ pub fn ResultCard(
                 </span>
             </header>
             <div class="card-body card-qa">
-                <div class="card-asked" aria-label="Input">{input}</div>
-                <div class="card-answer" aria-label=if status == ToolStatus::Completed { "Output" } else { "Message" }>{body}</div>
+                <div class="card-asked">{input}</div>
+                <div class="card-answer" data-kind=if status == ToolStatus::Completed { "output" } else { "message" }>{body}</div>
             </div>
             <crate::views::enable::EnableOffer skill_id=record.skill_id.clone() status=status/>
             <div class="card-actions">

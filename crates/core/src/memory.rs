@@ -481,6 +481,26 @@ mod tests {
     }
 
     #[test]
+    fn undoing_a_forget_counts_what_came_back() {
+        let mut m = seeded();
+        let said = |m: &mut Memories, ids: &[&str]| {
+            let action = parse(&json!({"action": "forget", "ids": ids})).unwrap();
+            let (out, changes) = run(m, action, &stamp("x", 2.0)).unwrap();
+            m.apply(&changes);
+            let undo = parse(&out.undo.unwrap().arguments).unwrap();
+            let (out, changes) = run(m, undo, &stamp("x", 3.0)).unwrap();
+            m.apply(&changes);
+            match &out.content[..] {
+                [crate::Content::Text { text }, ..] => text.clone(),
+                other => panic!("a text part first, got {other:?}"),
+            }
+        };
+        assert_eq!(said(&mut m, &["cat"]), "Restored 1 memory.");
+        assert_eq!(said(&mut m, &["cat", "travel"]), "Restored 2 memories.");
+        assert_eq!(m.len(), 4);
+    }
+
+    #[test]
     fn bad_input() {
         let m = seeded();
         let err = |args: Value| {
