@@ -998,15 +998,6 @@ impl Mcp {
             entry.memory.clone(),
         );
         let info = client.connect().await.map_err(|e| describe(&e))?;
-        let listing = client.list_tools().await.map_err(|e| {
-            format!(
-                "It connected, but its tools could not be listed: {}",
-                describe(&e)
-            )
-        })?;
-        let cat = catalog(&entry.id, Some(&info), &listing);
-        let mut problems = Vec::new();
-        let caps = &info.capabilities;
         // A list past Hearth's caps drops the server, whichever list it is.
         let too_large = |e: McpError| match e {
             McpError::TooLarge(_) => Err(format!(
@@ -1015,6 +1006,19 @@ impl Mcp {
             )),
             other => Ok(other),
         };
+        let listing = match client.list_tools().await {
+            Ok(listing) => listing,
+            Err(e) => {
+                let e = too_large(e)?;
+                return Err(format!(
+                    "It connected, but its tools could not be listed: {}",
+                    describe(&e)
+                ));
+            }
+        };
+        let cat = catalog(&entry.id, Some(&info), &listing);
+        let mut problems = Vec::new();
+        let caps = &info.capabilities;
         let resources = if caps.resources.is_some() {
             match client.list_resources().await {
                 Ok(r) => r,
