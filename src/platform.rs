@@ -101,9 +101,17 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 /// The type a download is offered as: markup a browser would render (and
 /// run) if the file were opened from its URL goes as plain bytes.
 fn download_type(mime: &str) -> &str {
-    let base = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     match base.as_str() {
-        "text/html" | "application/xhtml+xml" | "image/svg+xml" | "text/xml"
+        "text/html"
+        | "application/xhtml+xml"
+        | "image/svg+xml"
+        | "text/xml"
         | "application/xml" => "application/octet-stream",
         _ => mime,
     }

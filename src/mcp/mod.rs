@@ -642,9 +642,7 @@ impl Mcp {
             .relist_budgets
             .borrow_mut()
             .entry(id.clone())
-            .or_insert_with(|| {
-                core_apps::CallBudget::new(RELISTS_PER_WINDOW, RELIST_WINDOW_MS)
-            })
+            .or_insert_with(|| core_apps::CallBudget::new(RELISTS_PER_WINDOW, RELIST_WINDOW_MS))
             .take(js_sys::Date::now())
             .is_err();
         if spent {
