@@ -89,7 +89,7 @@ fn sha256_of(bytes: &[u8]) -> [u8; 32] {
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())

@@ -171,7 +171,7 @@ fn only(map: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), St
 /// bytes than a reader of the text expects.
 pub fn base64_len(text: &str) -> Option<usize> {
     let b = text.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
