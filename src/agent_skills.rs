@@ -202,8 +202,12 @@ impl AgentSkills {
             match read_file_record(&v) {
                 Some((package, file)) => files.entry(package).or_default().push(file),
                 None => {
-                    db.set_aside(SKILL_FILES, &v, "not a package file (package, path and bytes)")
-                        .await
+                    db.set_aside(
+                        SKILL_FILES,
+                        &v,
+                        "not a package file (package, path and bytes)",
+                    )
+                    .await
                 }
             }
         }

@@ -65,8 +65,7 @@ pub fn take_from_address() {
                 keep(&candidate);
             } else {
                 web_sys::console::warn_1(
-                    &"a key in the address was not kept: Hearth's server does not accept it"
-                        .into(),
+                    &"a key in the address was not kept: Hearth's server does not accept it".into(),
                 );
             }
         }),
@@ -103,9 +102,7 @@ async fn answers(key: &str) -> bool {
     else {
         return false;
     };
-    answer
-        .dyn_into::<web_sys::Response>()
-        .is_ok_and(|r| r.ok())
+    answer.dyn_into::<web_sys::Response>().is_ok_and(|r| r.ok())
 }
 
 /// The stored key, if this browser was ever opened from a launch link.

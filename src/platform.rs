@@ -89,7 +89,7 @@ fn sha256_of(bytes: &[u8]) -> [u8; 32] {
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())
@@ -101,9 +101,17 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 /// The type a download is offered as: markup a browser would render (and
 /// run) if the file were opened from its URL goes as plain bytes.
 fn download_type(mime: &str) -> &str {
-    let base = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     match base.as_str() {
-        "text/html" | "application/xhtml+xml" | "image/svg+xml" | "text/xml"
+        "text/html"
+        | "application/xhtml+xml"
+        | "image/svg+xml"
+        | "text/xml"
         | "application/xml" => "application/octet-stream",
         _ => mime,
     }

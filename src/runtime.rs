@@ -830,8 +830,13 @@ impl Runtime {
             );
             return (call, result);
         }
-        self.invoke_in(undo.skill_id, undo.arguments, CallOrigin::User, conversation_id)
-            .await
+        self.invoke_in(
+            undo.skill_id,
+            undo.arguments,
+            CallOrigin::User,
+            conversation_id,
+        )
+        .await
     }
 
     /// [`Runtime::undo_in`] outside any conversation.

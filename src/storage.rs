@@ -726,7 +726,10 @@ impl Db {
         };
         {
             let mut records = self.aside.records.borrow_mut();
-            if records.iter().any(|(s, _)| s.store == entry.store && s.key == entry.key) {
+            if records
+                .iter()
+                .any(|(s, _)| s.store == entry.store && s.key == entry.key)
+            {
                 return;
             }
             records.push((entry, record.clone()));
@@ -746,7 +749,11 @@ impl Db {
             set(&value, "error", &why.into());
             set(&value, "set_aside_ms", &js_sys::Date::now().into());
             set(&value, "record", record);
-            set(&copy, "key", &format!("{SET_ASIDE_PREFIX}{store}/{key}").into());
+            set(
+                &copy,
+                "key",
+                &format!("{SET_ASIDE_PREFIX}{store}/{key}").into(),
+            );
             set(&copy, "value", &value);
             if let Err(e) = self.put_value(SETTINGS, &copy).await {
                 web_sys::console::warn_1(&format!("the copy could not be kept: {e}").into());

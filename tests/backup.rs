@@ -540,8 +540,16 @@ async fn every_record_is_written_as_the_preview_showed_it() {
     }
     // The review names the settings records the restore writes, and shows
     // their values as written.
-    let settings_puts = &plan.writes.iter().find(|w| w.name == SETTINGS).unwrap().puts;
-    let mut written: Vec<&str> = settings_puts.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    let settings_puts = &plan
+        .writes
+        .iter()
+        .find(|w| w.name == SETTINGS)
+        .unwrap()
+        .puts;
+    let mut written: Vec<&str> = settings_puts
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
     let mut reviewed: Vec<&str> = plan
         .review
         .records
@@ -552,8 +560,17 @@ async fn every_record_is_written_as_the_preview_showed_it() {
     written.sort_unstable();
     reviewed.sort_unstable();
     assert_eq!(reviewed, written);
-    let provider = plan.review.records.iter().find(|r| r.key == "provider").unwrap();
-    let url = provider.fields.iter().find(|f| f.path == "base_url").unwrap();
+    let provider = plan
+        .review
+        .records
+        .iter()
+        .find(|r| r.key == "provider")
+        .unwrap();
+    let url = provider
+        .fields
+        .iter()
+        .find(|f| f.path == "base_url")
+        .unwrap();
     assert_eq!(url.after.as_deref(), Some("https://evil.example/v1"));
     assert!(url.destination);
 
@@ -565,17 +582,30 @@ async fn every_record_is_written_as_the_preview_showed_it() {
     for w in &plan.writes {
         let (_, stored) = after.iter().find(|(n, _)| *n == w.name).unwrap();
         for put in &w.puts {
-            assert!(stored.contains(put), "{}: {put} was not written as planned", w.name);
+            assert!(
+                stored.contains(put),
+                "{}: {put} was not written as planned",
+                w.name
+            );
         }
     }
     let stored = db.read_stores(&[SETTINGS]).await.unwrap();
     let provider = (0..stored[0].1.length())
         .map(|i| stored[0].1.get(i))
-        .find(|r| js_sys::Reflect::get(r, &"key".into()).unwrap().as_string().as_deref() == Some("provider"))
+        .find(|r| {
+            js_sys::Reflect::get(r, &"key".into())
+                .unwrap()
+                .as_string()
+                .as_deref()
+                == Some("provider")
+        })
         .unwrap();
     let value = js_sys::Reflect::get(&provider, &"value".into()).unwrap();
     assert_eq!(
-        js_sys::Reflect::get(&value, &"$hearth".into()).unwrap().as_string().as_deref(),
+        js_sys::Reflect::get(&value, &"$hearth".into())
+            .unwrap()
+            .as_string()
+            .as_deref(),
         Some("own key"),
         "an own key named like the tag is an ordinary key in the browser"
     );

@@ -346,8 +346,12 @@ fn seen(path: &str) -> wasm_bindgen::JsValue {
 async fn every_download_keeps_its_file_until_the_browser_has_read_it() {
     watch_downloads();
     // A file a code run wrote, and a backup: both go through the one helper.
-    hearth::views::code::download("out/page.html", "text/html", "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==")
-        .unwrap();
+    hearth::views::code::download(
+        "out/page.html",
+        "text/html",
+        "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+    )
+    .unwrap();
     hearth::platform::download_bytes("notes.md", "text/markdown", b"# hi").unwrap();
     let clicks = js_sys::Array::from(&seen("clicks"));
     assert_eq!(clicks.length(), 2);
@@ -362,12 +366,11 @@ async fn every_download_keeps_its_file_until_the_browser_has_read_it() {
         .unwrap()
         .as_string()
         .unwrap();
-    let response: web_sys::Response = wasm_bindgen_futures::JsFuture::from(
-        web_sys::window().unwrap().fetch_with_str(&href),
-    )
-    .await
-    .unwrap()
-    .unchecked_into();
+    let response: web_sys::Response =
+        wasm_bindgen_futures::JsFuture::from(web_sys::window().unwrap().fetch_with_str(&href))
+            .await
+            .unwrap()
+            .unchecked_into();
     let blob: web_sys::Blob = wasm_bindgen_futures::JsFuture::from(response.blob().unwrap())
         .await
         .unwrap()

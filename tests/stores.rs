@@ -320,15 +320,24 @@ async fn an_undo_runs_only_if_this_browser_made_its_call_and_still_asks_permissi
 /// the wrong type in a field it reads.
 fn unreadable_records() -> Vec<(&'static str, Value)> {
     vec![
-        (ACTIVITY, json!({"id": "bad", "skill_id": 5, "result": "no"})),
+        (
+            ACTIVITY,
+            json!({"id": "bad", "skill_id": 5, "result": "no"}),
+        ),
         (NOTES, json!({"id": "bad", "title": 5})),
         (TASKS, json!({"id": "bad", "title": ["x"]})),
         (MEMORIES, json!({"id": "bad", "text": {"a": 1}})),
         (SETTINGS, json!({"key": "permissions", "value": "garbage"})),
-        (SETTINGS, json!({"key": "web.domains.web_fetch", "value": 7})),
+        (
+            SETTINGS,
+            json!({"key": "web.domains.web_fetch", "value": 7}),
+        ),
         (SETTINGS, json!({"key": "provider", "value": {"kind": 3}})),
         (USAGE, json!({"skill_id": "calculator", "count": "many"})),
-        (CONVERSATIONS, json!({"id": "bad", "messages": "none", "updated_ms": 1})),
+        (
+            CONVERSATIONS,
+            json!({"id": "bad", "messages": "none", "updated_ms": 1}),
+        ),
         (SKILL_PACKAGES, json!({"name": "broken", "skill_md": 5})),
         (SKILL_FILES, json!({"key": "broken/SKILL.md", "package": 5})),
         (MCP_SERVERS, json!({"id": "bad", "source": 12})),
@@ -342,7 +351,8 @@ async fn a_record_that_cannot_be_read_never_locks_the_person_out() {
     // Every store of the schema is covered.
     let covered: std::collections::BTreeSet<&str> =
         unreadable_records().iter().map(|(s, _)| *s).collect();
-    let all: std::collections::BTreeSet<&str> = current_schema().store_names().into_iter().collect();
+    let all: std::collections::BTreeSet<&str> =
+        current_schema().store_names().into_iter().collect();
     assert_eq!(covered, all);
 
     for (i, (store, record)) in unreadable_records().into_iter().enumerate() {
@@ -359,7 +369,9 @@ async fn a_record_that_cannot_be_read_never_locks_the_person_out() {
             .unwrap_or_else(|e| panic!("{what}: Hearth could not start: {e}"));
         let db = rt.db();
         rt.activity().newest_first().await.expect(&what);
-        hearth::assistant::store::load_all(&db, 1.0).await.expect(&what);
+        hearth::assistant::store::load_all(&db, 1.0)
+            .await
+            .expect(&what);
         hearth::assistant::store::provider(&db).await.expect(&what);
         hearth::files::grants::list(&db).await.expect(&what);
         db.all::<hearth_core::mcp::servers::ServerEntry>(MCP_SERVERS)

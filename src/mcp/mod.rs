@@ -642,9 +642,7 @@ impl Mcp {
             .relist_budgets
             .borrow_mut()
             .entry(id.clone())
-            .or_insert_with(|| {
-                core_apps::CallBudget::new(RELISTS_PER_WINDOW, RELIST_WINDOW_MS)
-            })
+            .or_insert_with(|| core_apps::CallBudget::new(RELISTS_PER_WINDOW, RELIST_WINDOW_MS))
             .take(js_sys::Date::now())
             .is_err();
         if spent {
@@ -998,15 +996,6 @@ impl Mcp {
             entry.memory.clone(),
         );
         let info = client.connect().await.map_err(|e| describe(&e))?;
-        let listing = client.list_tools().await.map_err(|e| {
-            format!(
-                "It connected, but its tools could not be listed: {}",
-                describe(&e)
-            )
-        })?;
-        let cat = catalog(&entry.id, Some(&info), &listing);
-        let mut problems = Vec::new();
-        let caps = &info.capabilities;
         // A list past Hearth's caps drops the server, whichever list it is.
         let too_large = |e: McpError| match e {
             McpError::TooLarge(_) => Err(format!(
@@ -1015,6 +1004,19 @@ impl Mcp {
             )),
             other => Ok(other),
         };
+        let listing = match client.list_tools().await {
+            Ok(listing) => listing,
+            Err(e) => {
+                let e = too_large(e)?;
+                return Err(format!(
+                    "It connected, but its tools could not be listed: {}",
+                    describe(&e)
+                ));
+            }
+        };
+        let cat = catalog(&entry.id, Some(&info), &listing);
+        let mut problems = Vec::new();
+        let caps = &info.capabilities;
         let resources = if caps.resources.is_some() {
             match client.list_resources().await {
                 Ok(r) => r,

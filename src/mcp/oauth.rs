@@ -129,10 +129,12 @@ impl SignIns {
                     .into(),
             );
         };
-        popup.set_opener(&wasm_bindgen::JsValue::NULL).map_err(|e| {
-            let _ = popup.close();
-            format!("the sign-in window could not be cut off from Hearth ({e:?})")
-        })?;
+        popup
+            .set_opener(&wasm_bindgen::JsValue::NULL)
+            .map_err(|e| {
+                let _ = popup.close();
+                format!("the sign-in window could not be cut off from Hearth ({e:?})")
+            })?;
         popup.location().replace(&p.url).map_err(|e| {
             let _ = popup.close();
             format!("the sign-in page could not be opened ({e:?})")

@@ -33,10 +33,12 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let root = repo_root();
     for (package, target) in TARGETS {
         step(&format!("{package}: {target}, {cases} cases each"), || {
-            run_command(Command::new("cargo")
-                .args(["test", "--release", "-p", package, "--test", target])
-                .env("PROPTEST_CASES", cases.to_string())
-                .current_dir(&root))
+            run_command(
+                Command::new("cargo")
+                    .args(["test", "--release", "-p", package, "--test", target])
+                    .env("PROPTEST_CASES", cases.to_string())
+                    .current_dir(&root),
+            )
         })?;
     }
     Ok(())

@@ -327,7 +327,9 @@ fn check_tool_schema(
     // first call, before anyone is asked: the tool stays out.
     if let Err(e) = check_bounded(schema) {
         let which = if input { "input" } else { "output" };
-        let named = tool.map(|t| format!("tool '{t}' is left out: ")).unwrap_or_default();
+        let named = tool
+            .map(|t| format!("tool '{t}' is left out: "))
+            .unwrap_or_default();
         out.error(at, None, format!("{named}in its {which} schema, {e}"));
         return false;
     }

@@ -330,7 +330,14 @@ pub fn is_bad_port(port: u16) -> bool {
 /// up: `localhost` (RFC 6761), mDNS's `.local` (RFC 6762), the home
 /// network's `.home.arpa` (RFC 8375), `.internal` (reserved for private
 /// use) and the common `.lan` and `.intranet`.
-const LOCAL_SUFFIXES: [&str; 6] = ["localhost", "local", "home.arpa", "internal", "lan", "intranet"];
+const LOCAL_SUFFIXES: [&str; 6] = [
+    "localhost",
+    "local",
+    "home.arpa",
+    "internal",
+    "lan",
+    "intranet",
+];
 
 /// Why `host` — as written in a URL or a Content-Security-Policy source,
 /// without a port or a wildcard — is not a public place, or `None` when
@@ -367,7 +374,9 @@ pub fn local_host(host: &str) -> Option<String> {
         .iter()
         .find(|s| host == **s || host.ends_with(&format!(".{s}")))
     {
-        return Some(format!("{host} is a name on this machine or the local network (.{suffix})"));
+        return Some(format!(
+            "{host} is a name on this machine or the local network (.{suffix})"
+        ));
     }
     if !host.contains('.') {
         return Some(format!(
@@ -404,16 +413,14 @@ fn whatwg_ipv4(host: &str) -> Option<Ipv4Addr> {
     }
     let mut numbers = Vec::with_capacity(parts.len());
     for part in &parts {
-        let (digits, radix) = if let Some(hex) = part
-            .strip_prefix("0x")
-            .or_else(|| part.strip_prefix("0X"))
-        {
-            (hex, 16)
-        } else if part.len() > 1 && part.starts_with('0') {
-            (&part[1..], 8)
-        } else {
-            (*part, 10)
-        };
+        let (digits, radix) =
+            if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+                (hex, 16)
+            } else if part.len() > 1 && part.starts_with('0') {
+                (&part[1..], 8)
+            } else {
+                (*part, 10)
+            };
         let n = if digits.is_empty() {
             0
         } else {

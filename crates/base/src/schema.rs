@@ -972,7 +972,9 @@ mod tests {
             let failed = errors.iter().any(|e| e.rule == "oneOf");
             assert_eq!(failed, combinator == "oneOf", "{combinator}: {errors:?}");
             assert!(
-                errors.iter().all(|e| e.rule != "budget" && e.rule != "depth"),
+                errors
+                    .iter()
+                    .all(|e| e.rule != "budget" && e.rule != "depth"),
                 "{errors:?}"
             );
         }
@@ -1016,7 +1018,9 @@ mod tests {
         // fails instead of running forever or passing.
         assert_eq!(
             check(json!({"$ref": "#"}), json!(1)),
-            vec!["the input: the schema refers to itself here without reading further into the value ($ref)"]
+            vec![
+                "the input: the schema refers to itself here without reading further into the value ($ref)"
+            ]
         );
         // Recursion that reads into the value is fine.
         for ok in [

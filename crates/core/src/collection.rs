@@ -202,7 +202,11 @@ impl Kind {
 }
 
 /// A record by id, or a message that says how to find one.
-pub fn find<'a, T>(records: &'a impl Records<T>, id: &str, kind: &Kind) -> Result<&'a T, SkillError> {
+pub fn find<'a, T>(
+    records: &'a impl Records<T>,
+    id: &str,
+    kind: &Kind,
+) -> Result<&'a T, SkillError> {
     records.record(id).ok_or_else(|| {
         SkillError::new(format!(
             "there is no {} with id '{id}'; {}",
@@ -302,7 +306,10 @@ pub fn remove_many<T: Record>(
         .iter()
         .map(|id| find(records, id, kind).cloned())
         .collect::<Result<_, _>>()?;
-    let changes = gone.iter().map(|r| Change::Delete(r.id().to_string())).collect();
+    let changes = gone
+        .iter()
+        .map(|r| Change::Delete(r.id().to_string()))
+        .collect();
     Ok((gone, changes))
 }
 
@@ -326,9 +333,7 @@ pub fn restore_undo<T: Serialize>(
 
 /// Puts records back (a `restore` action): each id once (the last copy
 /// given wins), in the order first given. Returns the ids and the changes.
-pub fn restore<T: Record>(
-    records: Vec<T>,
-) -> Result<(Vec<String>, Vec<Change<T>>), SkillError> {
+pub fn restore<T: Record>(records: Vec<T>) -> Result<(Vec<String>, Vec<Change<T>>), SkillError> {
     if records.is_empty() {
         return Err(SkillError::new("nothing to restore"));
     }

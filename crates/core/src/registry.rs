@@ -96,7 +96,10 @@ impl Registry {
         }
         // A schema no check could finish on would freeze the tab on the
         // first call, before anyone is asked: such a skill stays out.
-        for (which, schema) in [("input", &skill.input_schema), ("output", &skill.output_schema)] {
+        for (which, schema) in [
+            ("input", &skill.input_schema),
+            ("output", &skill.output_schema),
+        ] {
             if let Err(e) = check_bounded(schema) {
                 return Err(RegistryError::UnboundedSchema {
                     id: skill.id,

@@ -246,8 +246,8 @@ impl Executor for Sources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::call::{CallOrigin, ToolResult, ToolStatus};
     use crate::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
+    use crate::call::{CallOrigin, ToolResult, ToolStatus};
     use crate::invoke::{Invoker, TimeSource};
     use crate::permission::{CallFacts, PermissionSettings};
     use crate::skill::{Category, Tier};

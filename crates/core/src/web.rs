@@ -2268,7 +2268,11 @@ mod tests {
             (String::new(), "", None),
             ("#".to_string(), "", None),
             ("#token=".to_string(), "", None),
-            ("#/skills?tokens=abc".to_string(), "#/skills?tokens=abc", None),
+            (
+                "#/skills?tokens=abc".to_string(),
+                "#/skills?tokens=abc",
+                None,
+            ),
         ];
         for (hash, rest, token) in cases {
             assert_eq!(

@@ -13,9 +13,9 @@ use hearth_core::agent::{
     Action, AgentLoop, CallState, Conversation, Event, LoopConfig, LoopEnv, LoopError, LoopState,
     MessageStatus, RequestId, Role, TurnOutcome,
 };
+use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
-use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::invoke::{CallContext, Executor, Hook, Invoker, TimeSource};
 use hearth_core::permission::{PermissionMode, PermissionSettings};
 use hearth_core::providers::{

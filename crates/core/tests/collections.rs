@@ -36,9 +36,13 @@ fn step<T: Record, S: Store<T>>(
     let n = changes.len();
     store.apply_changes(&changes);
     let text = text_of(&out);
-    (text, out.structured.clone().unwrap_or(Value::Null), out.undo.map(|u| u.arguments), n)
+    (
+        text,
+        out.structured.clone().unwrap_or(Value::Null),
+        out.undo.map(|u| u.arguments),
+        n,
+    )
 }
-
 
 #[test]
 fn naming_a_record_twice_in_one_removal_removes_it_once_and_undo_brings_back_exactly_what_went() {
@@ -46,7 +50,12 @@ fn naming_a_record_twice_in_one_removal_removes_it_once_and_undo_brings_back_exa
     let mut book = notes::Notebook::default();
     let run = |b: &notes::Notebook, a: &Value, s: &Stamp| notes::run(b, notes::parse(a)?, s);
     for (id, title) in [("a", "A"), ("b", "B")] {
-        step(&mut book, run, json!({"action": "create", "title": title}), id);
+        step(
+            &mut book,
+            run,
+            json!({"action": "create", "title": title}),
+            id,
+        );
     }
     let removal = json!({"action": "delete", "id": "a", "ids": ["b", "a", "b"]});
     assert_eq!(
@@ -68,7 +77,12 @@ fn naming_a_record_twice_in_one_removal_removes_it_once_and_undo_brings_back_exa
     let mut list = tasks::TaskList::default();
     let run = |l: &tasks::TaskList, a: &Value, s: &Stamp| tasks::run(l, tasks::parse(a)?, s);
     for (id, title) in [("a", "A"), ("b", "B")] {
-        step(&mut list, run, json!({"action": "create", "title": title}), id);
+        step(
+            &mut list,
+            run,
+            json!({"action": "create", "title": title}),
+            id,
+        );
     }
     let removal = json!({"action": "delete", "id": "a", "ids": ["b", "a"]});
     assert_eq!(
@@ -90,7 +104,12 @@ fn naming_a_record_twice_in_one_removal_removes_it_once_and_undo_brings_back_exa
     let mut memories = memory::Memories::default();
     let run = |m: &memory::Memories, a: &Value, s: &Stamp| memory::run(m, memory::parse(a)?, s);
     for (id, text) in [("a", "Likes trains"), ("b", "Lives in Porto")] {
-        step(&mut memories, run, json!({"action": "remember", "text": text}), id);
+        step(
+            &mut memories,
+            run,
+            json!({"action": "remember", "text": text}),
+            id,
+        );
     }
     let removal = json!({"action": "forget", "id": "a", "ids": ["b", "a"]});
     assert_eq!(
@@ -105,7 +124,12 @@ fn naming_a_record_twice_in_one_removal_removes_it_once_and_undo_brings_back_exa
     let (text, out, _, changes) = step(&mut memories, run, undo.unwrap(), "x");
     assert_eq!(
         (text.as_str(), out, changes, memories.len()),
-        ("Restored 2 memories.", json!({"restored": ["a", "b"]}), 2, 2)
+        (
+            "Restored 2 memories.",
+            json!({"restored": ["a", "b"]}),
+            2,
+            2
+        )
     );
 }
 
@@ -121,7 +145,8 @@ fn one_id_named_twice_is_one_record_and_does_not_ask_as_a_bulk_removal() {
 #[test]
 fn a_restore_naming_a_record_twice_puts_it_back_once() {
     let book = notes::Notebook::default();
-    let note = |title: &str| json!({"id": "a", "title": title, "created_ms": 1.0, "updated_ms": 1.0});
+    let note =
+        |title: &str| json!({"id": "a", "title": title, "created_ms": 1.0, "updated_ms": 1.0});
     let args = json!({"action": "restore", "notes": [note("first"), note("second")]});
     let (out, changes) = notes::run(&book, notes::parse(&args).unwrap(), &stamp("x")).unwrap();
     assert_eq!(text_of(&out), "Restored 1 note.");

@@ -19,8 +19,8 @@ use futures::stream;
 use hearth_base::schema::{check_bounded, check_schema, validate};
 use hearth_base::sse::SseParser;
 use hearth_core::agent_skills::SourceFile;
-use hearth_core::agent_skills::scan::{ScanOptions, scan};
 use hearth_core::agent_skills::ValidationMode;
+use hearth_core::agent_skills::scan::{ScanOptions, scan};
 use hearth_core::backup::{
     self, Consent, Known, KnownStore, RestoreMode, SecretsChoice, Snapshot, StoreRecords,
     WriteOptions,
@@ -64,11 +64,30 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
         prop::sample::select(vec![
-            "2.0", "tools/list", "text", "image", "resource", "bytes", "blob", "escaped",
-            "Uint8Array", "ArrayBuffer", "QUJD", "QQ==", "#", "#/$defs/a", "#/properties/x",
-            "object", "string", "array", "https://a.example", "http://127.0.0.1", "Bearer",
+            "2.0",
+            "tools/list",
+            "text",
+            "image",
+            "resource",
+            "bytes",
+            "blob",
+            "escaped",
+            "Uint8Array",
+            "ArrayBuffer",
+            "QUJD",
+            "QQ==",
+            "#",
+            "#/$defs/a",
+            "#/properties/x",
+            "object",
+            "string",
+            "array",
+            "https://a.example",
+            "http://127.0.0.1",
+            "Bearer",
         ])
         .prop_map(|s| Value::String(s.to_string())),
         ".{0,24}".prop_map(Value::String),
@@ -84,28 +103,44 @@ fn json_value() -> impl Strategy<Value = Value> {
 
 /// Bytes as they come off a wire: some random, some text, split anywhere.
 fn chunks(text: impl Strategy<Value = String>) -> impl Strategy<Value = Vec<Vec<u8>>> {
-    (text, prop::collection::vec(any::<prop::sample::Index>(), 0..6)).prop_map(|(t, cuts)| {
-        let bytes = t.into_bytes();
-        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
-        at.sort_unstable();
-        let mut out = Vec::new();
-        let mut from = 0;
-        for a in at {
-            out.push(bytes[from..a].to_vec());
-            from = a;
-        }
-        out.push(bytes[from..].to_vec());
-        out
-    })
+    (
+        text,
+        prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+    )
+        .prop_map(|(t, cuts)| {
+            let bytes = t.into_bytes();
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            at.sort_unstable();
+            let mut out = Vec::new();
+            let mut from = 0;
+            for a in at {
+                out.push(bytes[from..a].to_vec());
+                from = a;
+            }
+            out.push(bytes[from..].to_vec());
+            out
+        })
 }
 
 fn sse_text() -> impl Strategy<Value = String> {
     prop::collection::vec(
         prop_oneof![
             prop::sample::select(vec![
-                "data: ", "data:", "event: ", "id: ", "retry: ", ": comment", "\n", "\r\n", "\r",
-                "\n\n", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "{\"jsonrpc\":\"2.0\"",
-                "\u{0}", "\u{feff}", "é",
+                "data: ",
+                "data:",
+                "event: ",
+                "id: ",
+                "retry: ",
+                ": comment",
+                "\n",
+                "\r\n",
+                "\r",
+                "\n\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+                "{\"jsonrpc\":\"2.0\"",
+                "\u{0}",
+                "\u{feff}",
+                "é",
             ])
             .prop_map(str::to_string),
             ".{0,16}",

@@ -651,7 +651,10 @@ async fn a_token_never_follows_a_relay_that_another_tab_pointed_elsewhere() {
     let app = App::connect(&server).await;
     let first = echo_upstream().await;
     let second = echo_upstream().await;
-    let (first_url, second_url) = (format!("http://{first}/mcp"), format!("http://{second}/mcp"));
+    let (first_url, second_url) = (
+        format!("http://{first}/mcp"),
+        format!("http://{second}/mcp"),
+    );
     let register = |url: String| {
         let app = &app;
         async move {
@@ -679,8 +682,18 @@ async fn a_token_never_follows_a_relay_that_another_tab_pointed_elsewhere() {
     let post = |headers: Vec<(String, String)>| {
         let addr = server.addr;
         async move {
-            let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            call(addr, Method::POST, "/mcp/relay/docs", &refs, Some(json!({}))).await
+            let refs: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            call(
+                addr,
+                Method::POST,
+                "/mcp/relay/docs",
+                &refs,
+                Some(json!({})),
+            )
+            .await
         }
     };
 

@@ -12,9 +12,9 @@ use futures::future::LocalBoxFuture;
 use hearth_core::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, MessageStatus, TurnOutcome,
 };
+use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
-use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::invoke::{Executor, Invoker, TimeSource};
 use hearth_core::permission::PermissionSettings;
 use hearth_core::providers::{

@@ -151,7 +151,9 @@ fn decode_tagged(map: Map<String, Value>, legacy: bool, depth: usize) -> Result<
             }
             Ok(Value::Object(out))
         }
-        other => Err(format!("a value tagged {other:?}, which Hearth does not know")),
+        other => Err(format!(
+            "a value tagged {other:?}, which Hearth does not know"
+        )),
     }
 }
 
@@ -169,7 +171,7 @@ fn only(map: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), St
 /// bytes than a reader of the text expects.
 pub fn base64_len(text: &str) -> Option<usize> {
     let b = text.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
@@ -227,7 +229,9 @@ mod tests {
             (
                 json!({"key": "provider", "value": {"$hearth": "escaped",
                        "entries": [["base_url", "https://evil.example"], ["$hearth", "x"]]}}),
-                Ok(json!({"key": "provider", "value": {"base_url": "https://evil.example", "$hearth$": "x"}})),
+                Ok(
+                    json!({"key": "provider", "value": {"base_url": "https://evil.example", "$hearth$": "x"}}),
+                ),
             ),
             (
                 json!({"$hearth": "escaped", "entries": [["key", "a"], ["key", "b"]]}),
@@ -274,10 +278,17 @@ mod tests {
 
     #[test]
     fn base64_is_read_only_in_its_canonical_form() {
-        for (text, len) in [("", Some(0)), ("QQ==", Some(1)), ("QUI=", Some(2)), ("QUJD", Some(3))] {
+        for (text, len) in [
+            ("", Some(0)),
+            ("QQ==", Some(1)),
+            ("QUI=", Some(2)),
+            ("QUJD", Some(3)),
+        ] {
             assert_eq!(base64_len(text), len, "{text}");
         }
-        for text in ["QR==", "QUJ=", "Q===", "QQ", "QU JD", "QUJD\n", "-_-_", "=QUJ"] {
+        for text in [
+            "QR==", "QUJ=", "Q===", "QQ", "QU JD", "QUJD\n", "-_-_", "=QUJ",
+        ] {
             assert_eq!(base64_len(text), None, "{text}");
         }
     }

@@ -1063,11 +1063,7 @@ fn legacy_file(settings: Vec<Value>) -> Vec<u8> {
     })
 }
 
-fn with_manifest_and_store(
-    name: &str,
-    records: Vec<Value>,
-    f: impl FnOnce(&mut Value),
-) -> Vec<u8> {
+fn with_manifest_and_store(name: &str, records: Vec<Value>, f: impl FnOnce(&mut Value)) -> Vec<u8> {
     let mut e = entries();
     let path = store_path(name);
     let i = e.iter().position(|(n, _)| *n == path).unwrap();
@@ -1120,7 +1116,11 @@ fn what_the_preview_shows_is_what_is_written() {
             Some("Mode: Ask for sensitive skills → Auto"),
             "{mode:?}"
         );
-        assert!(!all_puts(&p).contains("\"auto\""), "{mode:?}: {}", all_puts(&p));
+        assert!(
+            !all_puts(&p).contains("\"auto\""),
+            "{mode:?}: {}",
+            all_puts(&p)
+        );
         // Every record written is the record planned and shown: the
         // writer's decoding changes nothing.
         for w in &p.writes {
@@ -1171,9 +1171,11 @@ fn what_the_preview_shows_is_what_is_written() {
 
 #[test]
 fn a_record_that_shows_one_key_and_is_written_under_another_is_refused() {
-    let file = legacy_file(vec![json!({"key": "ui.theme", "$hearth": "escaped", "entries": [
-        ["key", "permissions"], ["value", {"mode": "auto"}]
-    ]})]);
+    let file = legacy_file(vec![
+        json!({"key": "ui.theme", "$hearth": "escaped", "entries": [
+            ["key", "permissions"], ["value", {"mode": "auto"}]
+        ]}),
+    ]);
     assert_eq!(
         read(&file, &known()),
         Err(damaged(

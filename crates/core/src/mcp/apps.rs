@@ -738,7 +738,10 @@ mod tests {
             ("https://API.Example.com/", Ok("https://api.example.com")),
             ("wss://rt.example.com:8443", Ok("wss://rt.example.com:8443")),
             ("https://*.cdn.example.com", Ok("https://*.cdn.example.com")),
-            ("https://203.0.113.7.example.net", Ok("https://203.0.113.7.example.net")),
+            (
+                "https://203.0.113.7.example.net",
+                Ok("https://203.0.113.7.example.net"),
+            ),
             ("https://[2606:4700::1111]", Ok("https://[2606:4700::1111]")),
             ("http://8.8.8.8:3000", Ok("http://8.8.8.8:3000")),
             // Nothing on this machine or the local network, however it is

@@ -536,8 +536,10 @@ mod tests {
         let listing = ToolListing {
             tools: vec![
                 tool(json!({"name": "spin", "description": "s", "inputSchema": looping})),
-                tool(json!({"name": "spin-app", "description": "s", "inputSchema": {"type": "object"},
-                            "outputSchema": {"$ref": "#"}, "_meta": {"ui": {"visibility": ["app"]}}})),
+                tool(
+                    json!({"name": "spin-app", "description": "s", "inputSchema": {"type": "object"},
+                            "outputSchema": {"$ref": "#"}, "_meta": {"ui": {"visibility": ["app"]}}}),
+                ),
                 tool(json!({"name": "keep", "description": "k"})),
             ],
             rejected: vec![],

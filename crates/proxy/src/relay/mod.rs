@@ -30,8 +30,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hearth_core::mcp::hosted::{
-    RELAY_TARGET_HEADER, RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER, RelayDescription,
-    RelayRegistration,
+    RELAY_TARGET_HEADER, RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER, RelayDescription, RelayRegistration,
 };
 use hearth_core::mcp::skills::ServerId;
 use hearth_core::web::ApiErrorCode;
