@@ -282,8 +282,7 @@ impl SkillSource for CoreSkills {
 /// agents' requests (`hearth_core::agents::agent_policy` over the grants
 /// `hearth serve` holds).
 pub trait AgentGrants {
-    fn policy(&self, own: &PermissionSettings, skill: &SkillDefinition, call: &ToolCall)
-    -> Policy;
+    fn policy(&self, own: &PermissionSettings, skill: &SkillDefinition, call: &ToolCall) -> Policy;
     fn always_allow<'a>(
         &'a self,
         skill: &'a SkillId,

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::future::{Either, select};
 use hearth_core::agents::exported::{
-    self, HearthUri, PAGE, call_params, call_result, page, readable, read_result, unknown_tool,
+    self, HearthUri, PAGE, call_params, call_result, page, read_result, readable, unknown_tool,
 };
 use hearth_core::agents::wire::{RelayedRequest, ReplyBody};
 use hearth_core::mcp::jsonrpc::{METHOD_NOT_FOUND, RpcError};
@@ -69,9 +69,7 @@ async fn run(channel: &Rc<Channel>, request: &RelayedRequest) -> Result<Value, R
             }
             Ok(result)
         }
-        "resources/templates/list" => {
-            Ok(json!({"resourceTemplates": exported::templates(agent)}))
-        }
+        "resources/templates/list" => Ok(json!({"resourceTemplates": exported::templates(agent)})),
         "resources/read" => {
             let uri = request
                 .params
@@ -118,7 +116,9 @@ async fn call(
         .waiting
         .borrow_mut()
         .insert(relay.clone(), call.id.clone());
-    channel.live.started(&relay, &request.agent.name, skill_name, &call.id);
+    channel
+        .live
+        .started(&relay, &request.agent.name, skill_name, &call.id);
     if request.progress {
         channel
             .reply(

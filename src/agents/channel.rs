@@ -148,7 +148,10 @@ async fn read_once(channel: &Rc<Channel>) -> Result<bool, String> {
             .map_err(|e| js_text(&e))?
             .unchecked_into();
     if !response.ok() {
-        return Err(format!("the channel was refused (HTTP {})", response.status()));
+        return Err(format!(
+            "the channel was refused (HTTP {})",
+            response.status()
+        ));
     }
     let reader: ReadableStreamDefaultReader = response
         .body()
@@ -158,7 +161,9 @@ async fn read_once(channel: &Rc<Channel>) -> Result<bool, String> {
     let mut parser = SseParser::new();
     let mut heard = false;
     loop {
-        let step = JsFuture::from(reader.read()).await.map_err(|e| js_text(&e))?;
+        let step = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| js_text(&e))?;
         let done = Reflect::get(&step, &"done".into())
             .ok()
             .and_then(|d| d.as_bool())

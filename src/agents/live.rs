@@ -33,14 +33,12 @@ impl Live {
             calls: RwSignal::new(Vec::new()),
             connected: RwSignal::new(false),
         };
-        let host = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| {
-                let el = d.create_element("div").ok()?;
-                el.set_id("agent-calls-root");
-                d.body()?.append_child(&el).ok()?;
-                el.dyn_into::<web_sys::HtmlElement>().ok()
-            });
+        let host = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+            let el = d.create_element("div").ok()?;
+            el.set_id("agent-calls-root");
+            d.body()?.append_child(&el).ok()?;
+            el.dyn_into::<web_sys::HtmlElement>().ok()
+        });
         if let Some(host) = host {
             let handle = leptos::mount::mount_to(host, move || {
                 provide_context(rt.clone());
@@ -67,10 +65,9 @@ impl Live {
     }
 
     pub fn asking(&self, relay: &str, asking: bool) {
-        let changed = self.calls.with_untracked(|c| {
-            c.iter()
-                .any(|l| l.relay == relay && l.asking != asking)
-        });
+        let changed = self
+            .calls
+            .with_untracked(|c| c.iter().any(|l| l.relay == relay && l.asking != asking));
         if changed {
             self.calls.update(|c| {
                 for l in c.iter_mut().filter(|l| l.relay == relay) {

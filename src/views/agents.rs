@@ -37,7 +37,11 @@ fn reload(rt: Runtime, state: RwSignal<Loaded>) {
 
 /// The skills an agent could be given, in the registry's order.
 fn shareable_skills(rt: &Runtime) -> Vec<SkillDefinition> {
-    rt.registry().iter().filter(|s| shareable(s)).cloned().collect()
+    rt.registry()
+        .iter()
+        .filter(|s| shareable(s))
+        .cloned()
+        .collect()
 }
 
 fn when(ms: u64) -> String {
@@ -104,7 +108,9 @@ fn TabState(tabs: usize) -> impl IntoView {
     let here = crate::agents::is_open();
     let text = match (here, tabs) {
         (true, _) => "This tab answers your agents' calls.".to_string(),
-        (false, 0) => "No Hearth tab answers agents yet: connect one below and this tab will.".to_string(),
+        (false, 0) => {
+            "No Hearth tab answers agents yet: connect one below and this tab will.".to_string()
+        }
         (false, n) => format!("{n} other Hearth tab(s) answer your agents' calls."),
     };
     view! { <p class="agents-tab-state" data-answering=here.to_string()>{text}</p> }
@@ -127,8 +133,12 @@ fn ConnectForm(state: RwSignal<Loaded>, created: RwSignal<Option<CreatedAgent>>)
         busy.set(true);
         error.set(None);
         spawn_local(async move {
-            let made: Result<CreatedAgent, String> =
-                rt.web().client.post(AGENTS_PATH, &new).await.map_err(failure);
+            let made: Result<CreatedAgent, String> = rt
+                .web()
+                .client
+                .post(AGENTS_PATH, &new)
+                .await
+                .map_err(failure);
             match made {
                 Ok(c) => {
                     created.set(Some(c));
@@ -261,8 +271,12 @@ fn AgentCard(agent: AgentRecord, on_change: Callback<()>) -> impl IntoView {
             let rt = rt.clone();
             let id = id.clone();
             spawn_local(async move {
-                let saved: Result<AgentRecord, String> =
-                    rt.web().client.put(agent_path(&id), &update).await.map_err(failure);
+                let saved: Result<AgentRecord, String> = rt
+                    .web()
+                    .client
+                    .put(agent_path(&id), &update)
+                    .await
+                    .map_err(failure);
                 match saved {
                     Ok(_) => on_change.run(()),
                     Err(e) => error.set(Some(format!("Not saved: {e}"))),
@@ -278,8 +292,12 @@ fn AgentCard(agent: AgentRecord, on_change: Callback<()>) -> impl IntoView {
             let rt = rt.clone();
             let id = id.clone();
             spawn_local(async move {
-                let done: Result<Value, String> =
-                    rt.web().client.delete(agent_path(&id)).await.map_err(failure);
+                let done: Result<Value, String> = rt
+                    .web()
+                    .client
+                    .delete(agent_path(&id))
+                    .await
+                    .map_err(failure);
                 match done {
                     Ok(_) => on_change.run(()),
                     Err(e) => error.set(Some(format!("Not revoked: {e}"))),

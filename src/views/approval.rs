@@ -153,11 +153,9 @@ fn ApprovalBody(pending: Pending, waiting: usize, title_id: String) -> impl Into
     let from_app = req.call.origin == hearth_core::CallOrigin::App;
     let agent = req.call.origin.agent().map(|a| a.name.clone());
     let reason = match &agent {
-        Some(name) => hearth_core::agents::ask_reason(
-            &req.reason,
-            rt.data().permissions.borrow().mode,
-            name,
-        ),
+        Some(name) => {
+            hearth_core::agents::ask_reason(&req.reason, rt.data().permissions.borrow().mode, name)
+        }
         None => req.reason.clone(),
     };
     // What Esc does here, in the words of what follows it.

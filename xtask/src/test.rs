@@ -49,7 +49,7 @@ pub fn forbidden(name: &str) -> Option<&'static str> {
 /// cannot pass. Set a little below the counts of the last full run (native
 /// 471 + the tests added since, wasm 57, Playwright 149 listed); raise a
 /// floor when you add tests, lower it only with tests removed on purpose.
-pub const FLOORS: [(&str, u64); 3] = [("native", 505), ("wasm", 60), ("e2e", 162)];
+pub const FLOORS: [(&str, u64); 3] = [("native", 513), ("wasm", 60), ("e2e", 162)];
 
 fn floor(level: &str) -> u64 {
     FLOORS

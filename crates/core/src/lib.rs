@@ -7,8 +7,8 @@
 
 pub mod activity;
 pub mod agent;
-pub mod agents;
 pub mod agent_skills;
+pub mod agents;
 pub mod approval;
 pub mod backup;
 pub mod builtin;
@@ -46,6 +46,8 @@ pub mod tokens;
 pub mod usage;
 pub mod web;
 
-pub use call::{AgentCaller, CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus};
+pub use call::{
+    AgentCaller, CallOrigin, Content, SkillError, SkillOutput, ToolCall, ToolResult, ToolStatus,
+};
 pub use registry::Registry;
 pub use skill::{Category, SkillDefinition, SkillId, SkillKind, SourceKey, Tier};

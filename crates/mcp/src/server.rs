@@ -76,7 +76,9 @@ impl Incoming {
 pub struct Rejection {
     pub status: u16,
     pub id: Option<RequestId>,
-    pub error: RpcError,
+    /// Boxed: rejections are rare, and the `Result`s that carry one stay
+    /// small on the success path.
+    pub error: Box<RpcError>,
 }
 
 impl Rejection {
@@ -84,7 +86,7 @@ impl Rejection {
         Self {
             status,
             id,
-            error: RpcError::new(code, message),
+            error: Box::new(RpcError::new(code, message)),
         }
     }
 
@@ -113,9 +115,8 @@ pub fn notification_message(method: &str, params: Value) -> Value {
 /// Batches were dropped from MCP, and clients never send responses to a
 /// server that asks nothing of them.
 pub fn parse_body(body: &[u8]) -> Result<Incoming, Rejection> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        Rejection::new(400, None, PARSE_ERROR, format!("Parse error: {e}"))
-    })?;
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Rejection::new(400, None, PARSE_ERROR, format!("Parse error: {e}")))?;
     if value.is_array() {
         return Err(Rejection::new(
             400,
@@ -177,7 +178,12 @@ pub fn decode_value(value: &str) -> Option<String> {
 }
 
 fn mismatch(id: Option<&RequestId>, message: String) -> Rejection {
-    Rejection::new(400, id.cloned(), HEADER_MISMATCH, format!("Header mismatch: {message}"))
+    Rejection::new(
+        400,
+        id.cloned(),
+        HEADER_MISMATCH,
+        format!("Header mismatch: {message}"),
+    )
 }
 
 /// The `UnsupportedProtocolVersionError` for `requested`.
@@ -199,7 +205,10 @@ pub fn unsupported_version(requested: &str) -> RpcError {
 /// - anything else must belong to a legacy session (`Mcp-Session-Id`).
 ///
 /// `header` reads a request header by name (any case).
-pub fn route(incoming: &Incoming, header: &dyn Fn(&str) -> Option<String>) -> Result<Route, Rejection> {
+pub fn route(
+    incoming: &Incoming,
+    header: &dyn Fn(&str) -> Option<String>,
+) -> Result<Route, Rejection> {
     let id = incoming.id();
     let method = incoming.method();
     let params = incoming.params();
@@ -225,7 +234,7 @@ pub fn route(incoming: &Incoming, header: &dyn Fn(&str) -> Option<String>) -> Re
             return Err(Rejection {
                 status: 400,
                 id: id.cloned(),
-                error: unsupported_version(version),
+                error: Box::new(unsupported_version(version)),
             });
         }
         match header(PROTOCOL_VERSION) {
@@ -236,7 +245,12 @@ pub fn route(incoming: &Incoming, header: &dyn Fn(&str) -> Option<String>) -> Re
                     format!("{PROTOCOL_VERSION} is {h:?} but the body's _meta says {version:?}"),
                 ));
             }
-            None => return Err(mismatch(id, format!("the {PROTOCOL_VERSION} header is missing"))),
+            None => {
+                return Err(mismatch(
+                    id,
+                    format!("the {PROTOCOL_VERSION} header is missing"),
+                ));
+            }
         }
         match header(METHOD) {
             Some(h) if h == method => {}
@@ -258,7 +272,10 @@ pub fn route(incoming: &Incoming, header: &dyn Fn(&str) -> Option<String>) -> Re
                     ));
                 }
                 Some(None) => {
-                    return Err(mismatch(id, format!("the {NAME} header is not valid Base64")));
+                    return Err(mismatch(
+                        id,
+                        format!("the {NAME} header is not valid Base64"),
+                    ));
                 }
                 None => return Err(mismatch(id, format!("the {NAME} header is missing"))),
             }
@@ -282,7 +299,7 @@ pub fn route(incoming: &Incoming, header: &dyn Fn(&str) -> Option<String>) -> Re
             return Err(Rejection {
                 status: 400,
                 id: id.cloned(),
-                error: unsupported_version(&v),
+                error: Box::new(unsupported_version(&v)),
             });
         }
         return Ok(Route::Legacy { session });
@@ -434,16 +451,38 @@ mod tests {
         }
     }
 
+    /// What a body should parse to: its kind, or the status and code of
+    /// its rejection.
+    type Parsed = Result<&'static str, (u16, i64)>;
+
     #[test]
     fn bodies_are_one_request_or_notification() {
-        let table: Vec<(&str, Result<&str, (u16, i64)>)> = vec![
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, Ok("request")),
-            (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, Ok("notification")),
+        let table: Vec<(&str, Parsed)> = vec![
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                Ok("request"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                Ok("notification"),
+            ),
             ("{not json", Err((400, PARSE_ERROR))),
-            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, Err((400, INVALID_REQUEST))),
-            (r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, Err((400, INVALID_REQUEST))),
-            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, Err((400, INVALID_REQUEST))),
-            (r#"{"jsonrpc":"2.0","id":null,"method":5}"#, Err((400, INVALID_REQUEST))),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+                Err((400, INVALID_REQUEST)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+                Err((400, INVALID_REQUEST)),
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                Err((400, INVALID_REQUEST)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":5}"#,
+                Err((400, INVALID_REQUEST)),
+            ),
             ("42", Err((400, INVALID_REQUEST))),
         ];
         for (body, want) in table {
@@ -464,10 +503,7 @@ mod tests {
 
     #[test]
     fn eras_and_modern_headers_follow_the_versioning_rules() {
-        let good = [
-            (PROTOCOL_VERSION, MODERN),
-            (METHOD, "tools/list"),
-        ];
+        let good = [(PROTOCOL_VERSION, MODERN), (METHOD, "tools/list")];
         let call_headers = |name: &str| {
             vec![
                 (PROTOCOL_VERSION.to_string(), MODERN.to_string()),
@@ -477,65 +513,143 @@ mod tests {
         };
         let call = modern("tools/call", json!({"name": "notes", "arguments": {}}));
         let unicode = modern("tools/call", json!({"name": "nötes", "arguments": {}}));
-        type Case = (&'static str, Incoming, Vec<(String, String)>, Result<&'static str, i64>);
+        type Case = (
+            &'static str,
+            Incoming,
+            Vec<(String, String)>,
+            Result<&'static str, i64>,
+        );
         let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
         };
         let table: Vec<Case> = vec![
-            ("a modern request", modern("tools/list", json!({})), owned(&good), Ok("modern")),
-            ("a modern call with its name", call.clone(), call_headers("notes"), Ok("modern")),
-            ("a name in the Base64 form", unicode.clone(), call_headers(&encode_value("nötes")), Ok("modern")),
-            ("a name that differs", call.clone(), call_headers("tasks"), Err(HEADER_MISMATCH)),
-            ("a missing name", call.clone(), owned(&[(PROTOCOL_VERSION, MODERN), (METHOD, "tools/call")]), Err(HEADER_MISMATCH)),
-            ("a missing method header", modern("tools/list", json!({})), owned(&[(PROTOCOL_VERSION, MODERN)]), Err(HEADER_MISMATCH)),
-            ("a method header that differs", modern("tools/list", json!({})), owned(&[(PROTOCOL_VERSION, MODERN), (METHOD, "tools/call")]), Err(HEADER_MISMATCH)),
-            ("a version header that differs", modern("tools/list", json!({})), owned(&[(PROTOCOL_VERSION, "2025-11-25"), (METHOD, "tools/list")]), Err(HEADER_MISMATCH)),
+            (
+                "a modern request",
+                modern("tools/list", json!({})),
+                owned(&good),
+                Ok("modern"),
+            ),
+            (
+                "a modern call with its name",
+                call.clone(),
+                call_headers("notes"),
+                Ok("modern"),
+            ),
+            (
+                "a name in the Base64 form",
+                unicode.clone(),
+                call_headers(&encode_value("nötes")),
+                Ok("modern"),
+            ),
+            (
+                "a name that differs",
+                call.clone(),
+                call_headers("tasks"),
+                Err(HEADER_MISMATCH),
+            ),
+            (
+                "a missing name",
+                call.clone(),
+                owned(&[(PROTOCOL_VERSION, MODERN), (METHOD, "tools/call")]),
+                Err(HEADER_MISMATCH),
+            ),
+            (
+                "a missing method header",
+                modern("tools/list", json!({})),
+                owned(&[(PROTOCOL_VERSION, MODERN)]),
+                Err(HEADER_MISMATCH),
+            ),
+            (
+                "a method header that differs",
+                modern("tools/list", json!({})),
+                owned(&[(PROTOCOL_VERSION, MODERN), (METHOD, "tools/call")]),
+                Err(HEADER_MISMATCH),
+            ),
+            (
+                "a version header that differs",
+                modern("tools/list", json!({})),
+                owned(&[(PROTOCOL_VERSION, "2025-11-25"), (METHOD, "tools/list")]),
+                Err(HEADER_MISMATCH),
+            ),
             (
                 "a modern version Hearth does not speak",
-                Incoming::Request { id: RequestId::Number(1), method: "tools/list".into(), params: json!({"_meta": {META_VERSION: "2099-01-01", META_CAPABILITIES: {}}}) },
+                Incoming::Request {
+                    id: RequestId::Number(1),
+                    method: "tools/list".into(),
+                    params: json!({"_meta": {META_VERSION: "2099-01-01", META_CAPABILITIES: {}}}),
+                },
                 owned(&[(PROTOCOL_VERSION, "2099-01-01"), (METHOD, "tools/list")]),
                 Err(UNSUPPORTED_PROTOCOL_VERSION),
             ),
             (
                 "no client capabilities",
-                Incoming::Request { id: RequestId::Number(1), method: "tools/list".into(), params: json!({"_meta": {META_VERSION: MODERN}}) },
+                Incoming::Request {
+                    id: RequestId::Number(1),
+                    method: "tools/list".into(),
+                    params: json!({"_meta": {META_VERSION: MODERN}}),
+                },
                 owned(&good),
                 Err(INVALID_PARAMS),
             ),
             (
                 "initialize opens a legacy session",
-                Incoming::Request { id: RequestId::Number(1), method: "initialize".into(), params: json!({"protocolVersion": "2025-06-18"}) },
+                Incoming::Request {
+                    id: RequestId::Number(1),
+                    method: "initialize".into(),
+                    params: json!({"protocolVersion": "2025-06-18"}),
+                },
                 vec![],
                 Ok("initialize"),
             ),
             (
                 "a request in a session",
-                Incoming::Request { id: RequestId::Number(2), method: "tools/list".into(), params: json!({}) },
+                Incoming::Request {
+                    id: RequestId::Number(2),
+                    method: "tools/list".into(),
+                    params: json!({}),
+                },
                 owned(&[(SESSION_ID, "s1"), (PROTOCOL_VERSION, "2025-11-25")]),
                 Ok("legacy"),
             ),
             (
                 "a session with a modern version header",
-                Incoming::Request { id: RequestId::Number(2), method: "tools/list".into(), params: json!({}) },
+                Incoming::Request {
+                    id: RequestId::Number(2),
+                    method: "tools/list".into(),
+                    params: json!({}),
+                },
                 owned(&[(SESSION_ID, "s1"), (PROTOCOL_VERSION, MODERN)]),
                 Err(UNSUPPORTED_PROTOCOL_VERSION),
             ),
             (
                 "neither era",
-                Incoming::Request { id: RequestId::Number(2), method: "tools/list".into(), params: json!({}) },
+                Incoming::Request {
+                    id: RequestId::Number(2),
+                    method: "tools/list".into(),
+                    params: json!({}),
+                },
                 vec![],
                 Err(INVALID_PARAMS),
             ),
         ];
         for (what, incoming, hs, want) in table {
-            let pairs: Vec<(&str, &str)> = hs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let pairs: Vec<(&str, &str)> =
+                hs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             let got = route(&incoming, &headers(&pairs));
             match (got, want) {
                 (Ok(Route::Modern { .. }), Ok("modern"))
                 | (Ok(Route::Initialize { .. }), Ok("initialize"))
                 | (Ok(Route::Legacy { .. }), Ok("legacy")) => {}
                 (Err(r), Err(code)) => {
-                    assert_eq!((r.status, r.error.code), (400, code), "{what}: {}", r.error.message)
+                    assert_eq!(
+                        (r.status, r.error.code),
+                        (400, code),
+                        "{what}: {}",
+                        r.error.message
+                    )
                 }
                 (got, want) => panic!("{what}: {got:?} vs {want:?}"),
             }
@@ -565,7 +679,11 @@ mod tests {
             }
         );
         assert_eq!(
-            judge_probe(400, &ProbeOutcome::Error(unsupported_version("2099-01-01")), "2099-01-01"),
+            judge_probe(
+                400,
+                &ProbeOutcome::Error(unsupported_version("2099-01-01")),
+                "2099-01-01"
+            ),
             Verdict::RetryModern {
                 version: MODERN.into()
             }
@@ -583,7 +701,10 @@ mod tests {
             json!({"name": "notes", "_meta": {"com.example/x": 1}})
         );
         assert_eq!(progress_token(&params), Some(json!(3)));
-        assert_eq!(progress_token(&json!({"_meta": {"progressToken": 1.5}})), None);
+        assert_eq!(
+            progress_token(&json!({"_meta": {"progressToken": 1.5}})),
+            None
+        );
         assert_eq!(decode_value("=?base64?bsO2dGVz?="), Some("nötes".into()));
         assert_eq!(decode_value("=?base64?%%?="), None);
     }

@@ -49,7 +49,11 @@ impl Drop for Server {
 fn start(dir: &Path) -> Server {
     let dist = dir.join("dist");
     std::fs::create_dir_all(&dist).unwrap();
-    std::fs::write(dist.join("index.html"), "<!doctype html><title>Hearth</title>").unwrap();
+    std::fs::write(
+        dist.join("index.html"),
+        "<!doctype html><title>Hearth</title>",
+    )
+    .unwrap();
     let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
@@ -103,7 +107,10 @@ async fn call(
         req = req.header(*k, v.as_str());
     }
     let res = sender
-        .send_request(req.body(Full::new(Bytes::from(body.unwrap_or_default()))).unwrap())
+        .send_request(
+            req.body(Full::new(Bytes::from(body.unwrap_or_default())))
+                .unwrap(),
+        )
         .await
         .unwrap();
     let status = res.status();
@@ -269,13 +276,26 @@ impl Tab {
         for (k, v) in body.as_object().unwrap() {
             reply[k] = v.clone();
         }
-        server.app(Method::POST, "/api/agents/reply", Some(reply)).await.0
+        server
+            .app(Method::POST, "/api/agents/reply", Some(reply))
+            .await
+            .0
     }
 }
 
 fn tools_result() -> Value {
     json!({"tools": [{"name": "notes", "title": "Notes", "description": "Keep notes", "inputSchema": {"type": "object"}}]})
 }
+
+/// One refused request: what it is, its method, headers, body, and the
+/// status it must get.
+type Case = (
+    &'static str,
+    Method,
+    Vec<(&'static str, String)>,
+    Option<String>,
+    StatusCode,
+);
 
 #[tokio::test(flavor = "current_thread")]
 async fn strangers_browsers_and_the_apps_own_key_are_refused() {
@@ -284,7 +304,14 @@ async fn strangers_browsers_and_the_apps_own_key_are_refused() {
     let (_, credential) = server.connect_agent("Claude Code").await;
     let body = modern_body("server/discover", json!({}));
     let good = server.agent_headers(&credential, "server/discover");
-    let (status, _, v) = call(server.addr, Method::POST, "/mcp/server", &good, Some(body.clone())).await;
+    let (status, _, v) = call(
+        server.addr,
+        Method::POST,
+        "/mcp/server",
+        &good,
+        Some(body.clone()),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["result"]["resultType"], "complete");
 
@@ -297,26 +324,122 @@ async fn strangers_browsers_and_the_apps_own_key_are_refused() {
         h.extend(extra.iter().cloned());
         h
     };
-    let cases: Vec<(&str, Method, Vec<(&'static str, String)>, Option<String>, StatusCode)> = vec![
-        ("no credential", Method::POST, with(&[], &["authorization"]), Some(body.clone()), StatusCode::UNAUTHORIZED),
-        ("a wrong credential", Method::POST, with(&[("authorization", "Bearer hearth_agent_nope".into())], &["authorization"]), Some(body.clone()), StatusCode::UNAUTHORIZED),
-        ("the app's key as a bearer", Method::POST, with(&[("authorization", format!("Bearer {}", server.key))], &["authorization"]), Some(body.clone()), StatusCode::UNAUTHORIZED),
-        ("the app's key in its own header", Method::POST, with(&[("x-hearth-token", server.key.clone())], &["authorization"]), Some(body.clone()), StatusCode::UNAUTHORIZED),
-        ("a rebinding Host", Method::POST, with(&[("host", "evil.example:80".into())], &["host"]), Some(body.clone()), StatusCode::FORBIDDEN),
-        ("a page of another origin", Method::POST, with(&[("origin", "https://evil.example".into())], &[]), Some(body.clone()), StatusCode::FORBIDDEN),
-        ("a cross-site fetch", Method::POST, with(&[("sec-fetch-site", "cross-site".into())], &[]), Some(body.clone()), StatusCode::FORBIDDEN),
-        ("a CORS preflight", Method::OPTIONS, with(&[("origin", "https://evil.example".into()), ("access-control-request-method", "POST".into())], &[]), None, StatusCode::FORBIDDEN),
-        ("not JSON", Method::POST, with(&[("content-type", "text/plain".into())], &["content-type"]), Some(body.clone()), StatusCode::UNSUPPORTED_MEDIA_TYPE),
-        ("oversized", Method::POST, good.clone(), Some(format!("{{\"x\":\"{}\"}}", "a".repeat(2 * 1024 * 1024))), StatusCode::PAYLOAD_TOO_LARGE),
-        ("malformed JSON-RPC", Method::POST, good.clone(), Some("{\"jsonrpc\":\"2.0\",\"id\":1,".into()), StatusCode::BAD_REQUEST),
-        ("a batch", Method::POST, good.clone(), Some(format!("[{body}]")), StatusCode::BAD_REQUEST),
-        ("a PUT", Method::PUT, good.clone(), Some(body.clone()), StatusCode::METHOD_NOT_ALLOWED),
+    let cases: Vec<Case> = vec![
+        (
+            "no credential",
+            Method::POST,
+            with(&[], &["authorization"]),
+            Some(body.clone()),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "a wrong credential",
+            Method::POST,
+            with(
+                &[("authorization", "Bearer hearth_agent_nope".into())],
+                &["authorization"],
+            ),
+            Some(body.clone()),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "the app's key as a bearer",
+            Method::POST,
+            with(
+                &[("authorization", format!("Bearer {}", server.key))],
+                &["authorization"],
+            ),
+            Some(body.clone()),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "the app's key in its own header",
+            Method::POST,
+            with(
+                &[("x-hearth-token", server.key.clone())],
+                &["authorization"],
+            ),
+            Some(body.clone()),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "a rebinding Host",
+            Method::POST,
+            with(&[("host", "evil.example:80".into())], &["host"]),
+            Some(body.clone()),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "a page of another origin",
+            Method::POST,
+            with(&[("origin", "https://evil.example".into())], &[]),
+            Some(body.clone()),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "a cross-site fetch",
+            Method::POST,
+            with(&[("sec-fetch-site", "cross-site".into())], &[]),
+            Some(body.clone()),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "a CORS preflight",
+            Method::OPTIONS,
+            with(
+                &[
+                    ("origin", "https://evil.example".into()),
+                    ("access-control-request-method", "POST".into()),
+                ],
+                &[],
+            ),
+            None,
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "not JSON",
+            Method::POST,
+            with(&[("content-type", "text/plain".into())], &["content-type"]),
+            Some(body.clone()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            "oversized",
+            Method::POST,
+            good.clone(),
+            Some(format!("{{\"x\":\"{}\"}}", "a".repeat(2 * 1024 * 1024))),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            "malformed JSON-RPC",
+            Method::POST,
+            good.clone(),
+            Some("{\"jsonrpc\":\"2.0\",\"id\":1,".into()),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "a batch",
+            Method::POST,
+            good.clone(),
+            Some(format!("[{body}]")),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "a PUT",
+            Method::PUT,
+            good.clone(),
+            Some(body.clone()),
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
     ];
     for (what, method, headers, body, want) in cases {
         let (status, h, v) = call(server.addr, method, "/mcp/server", &headers, body).await;
         assert_eq!(status, want, "{what}: {v}");
         assert!(h.get("access-control-allow-origin").is_none(), "{what}");
-        assert!(v["error"]["message"].is_string(), "{what}: a readable JSON-RPC error, not {v}");
+        assert!(
+            v["error"]["message"].is_string(),
+            "{what}: a readable JSON-RPC error, not {v}"
+        );
         if want == StatusCode::UNAUTHORIZED {
             assert!(h.get("www-authenticate").is_some(), "{what}");
         }
@@ -333,8 +456,16 @@ async fn strangers_browsers_and_the_apps_own_key_are_refused() {
     };
     for (method, path, body) in [
         (Method::GET, "/api/agents", None),
-        (Method::PUT, "/api/agents/whatever", Some(json!({"always": ["notes"]}).to_string())),
-        (Method::POST, "/api/agents/reply", Some(json!({"relay": "r1", "tab": "tab-1", "result": {}}).to_string())),
+        (
+            Method::PUT,
+            "/api/agents/whatever",
+            Some(json!({"always": ["notes"]}).to_string()),
+        ),
+        (
+            Method::POST,
+            "/api/agents/reply",
+            Some(json!({"relay": "r1", "tab": "tab-1", "result": {}}).to_string()),
+        ),
         (Method::GET, "/api/agents/channel", None),
     ] {
         let (status, _, v) = call(server.addr, method, path, &agent(path), body).await;
@@ -353,12 +484,19 @@ async fn both_eras_are_spoken_and_with_no_tab_the_agent_is_told_to_open_hearth()
             // No tab: a clear error naming what to do.
             let modern = server.client(&credential, None);
             let info = modern.connect().await.unwrap();
-            assert_eq!(info.era, Era::Modern, "Hearth's own client detects the modern era");
+            assert_eq!(
+                info.era,
+                Era::Modern,
+                "Hearth's own client detects the modern era"
+            );
             assert_eq!(info.implementation.unwrap().name, "hearth");
             assert!(info.capabilities.tools.is_some());
             match modern.list_tools().await {
                 Err(McpError::Rpc(e)) => {
-                    assert!(e.message.starts_with("open Hearth to use its skills"), "{e}")
+                    assert!(
+                        e.message.starts_with("open Hearth to use its skills"),
+                        "{e}"
+                    )
                 }
                 other => panic!("{other:?}"),
             }
@@ -370,8 +508,12 @@ async fn both_eras_are_spoken_and_with_no_tab_the_agent_is_told_to_open_hearth()
                 assert_eq!(req["method"], "tools/list");
                 assert_eq!(req["agent"]["name"], "Codex");
                 assert_eq!(req["agent"]["shared"], json!(["notes", "tasks", "memory"]));
-                tab.reply(&server, req["relay"].as_str().unwrap(), json!({"result": tools_result()}))
-                    .await
+                tab.reply(
+                    &server,
+                    req["relay"].as_str().unwrap(),
+                    json!({"result": tools_result()}),
+                )
+                .await
             });
             assert_eq!(listing.0.unwrap().tools[0].name, "notes");
             assert_eq!(listing.1, StatusCode::OK);
@@ -382,8 +524,12 @@ async fn both_eras_are_spoken_and_with_no_tab_the_agent_is_told_to_open_hearth()
             assert!(legacy.session_id().is_some());
             let listing = tokio::join!(legacy.list_tools(), async {
                 let req = tab.request().await;
-                tab.reply(&server, req["relay"].as_str().unwrap(), json!({"result": tools_result()}))
-                    .await
+                tab.reply(
+                    &server,
+                    req["relay"].as_str().unwrap(),
+                    json!({"result": tools_result()}),
+                )
+                .await
             });
             assert_eq!(listing.0.unwrap().tools.len(), 1);
             legacy.close().await.unwrap();
@@ -505,13 +651,23 @@ async fn revoking_ends_sessions_and_streams_at_once() {
                 })
                 .await
                 .unwrap();
-            assert!(matches!(listening.next().await, Some(Ok(ServerEvent::Subscribed(_)))));
+            assert!(matches!(
+                listening.next().await,
+                Some(Ok(ServerEvent::Subscribed(_)))
+            ));
             // A change in the tab reaches the listener.
             let (status, _) = server
-                .app(Method::POST, "/api/agents/notify", Some(json!({"resources": true})))
+                .app(
+                    Method::POST,
+                    "/api/agents/notify",
+                    Some(json!({"resources": true})),
+                )
                 .await;
             assert_eq!(status, StatusCode::OK);
-            assert_eq!(listening.next().await.unwrap().unwrap(), ServerEvent::ResourcesChanged);
+            assert_eq!(
+                listening.next().await.unwrap().unwrap(),
+                ServerEvent::ResourcesChanged
+            );
 
             // A call waits in the tab when the person revokes the agent.
             let waiting = legacy.list_tools();
@@ -532,7 +688,10 @@ async fn revoking_ends_sessions_and_streams_at_once() {
             // Its stream ends, and nothing it sends is taken any more.
             assert_eq!(listening.next().await, None);
             let after = legacy.list_tools().await;
-            assert!(matches!(after, Err(McpError::Unauthorized { .. })), "{after:?}");
+            assert!(
+                matches!(after, Err(McpError::Unauthorized { .. })),
+                "{after:?}"
+            );
             assert!(matches!(
                 server.client(&credential, None).connect().await,
                 Err(McpError::Unauthorized { .. })

@@ -29,9 +29,8 @@ pub const STATUS_META: &str = "app.hearth/status";
 /// A skill as an MCP tool: its id is the name, its JSON Schemas are the
 /// tool's.
 pub fn tool(skill: &SkillDefinition) -> Tool {
-    let output_schema = (skill.output_schema.get("type").and_then(Value::as_str)
-        == Some("object"))
-    .then(|| skill.output_schema.clone());
+    let output_schema = (skill.output_schema.get("type").and_then(Value::as_str) == Some("object"))
+        .then(|| skill.output_schema.clone());
     let read_only = skill.id.as_str() == "calculator";
     Tool {
         name: skill.id.to_string(),
@@ -178,7 +177,10 @@ pub fn call_result(result: &ToolResult, skill: &SkillDefinition) -> CallToolResu
         ToolStatus::Failed | ToolStatus::Denied | ToolStatus::InputRequired => true,
     };
     if failed {
-        let why = result.error.clone().unwrap_or_else(|| "no reason given".into());
+        let why = result
+            .error
+            .clone()
+            .unwrap_or_else(|| "no reason given".into());
         let text = match result.status {
             ToolStatus::Denied => format!("Hearth did not run {}: {why}", skill.name),
             ToolStatus::InputRequired => {
@@ -330,8 +332,7 @@ pub fn memory_resource(memory: &Memory) -> Resource {
         uri: HearthUri::Memory(memory.id.clone()).to_uri(),
         name,
         title: None,
-        description: (!memory.tags.is_empty())
-            .then(|| format!("Tags: {}", memory.tags.join(", "))),
+        description: (!memory.tags.is_empty()).then(|| format!("Tags: {}", memory.tags.join(", "))),
         mime_type: Some("text/plain".into()),
         size: Some(memory.text.len() as u64),
         annotations: Some(crate::mcp::model::Annotations {
@@ -530,7 +531,12 @@ mod tests {
         };
         assert_eq!(names(&agent(&DEFAULT_SHARED)), ["memory", "notes", "tasks"]);
         assert_eq!(
-            names(&agent(&["tasks", "everything__echo", "discover_skills", "calculator"])),
+            names(&agent(&[
+                "tasks",
+                "everything__echo",
+                "discover_skills",
+                "calculator"
+            ])),
             ["calculator", "tasks"],
             "tools from MCP servers and discovery are never offered"
         );
@@ -568,7 +574,11 @@ mod tests {
                 "_meta": {"app.hearth/status": "completed"}
             })
         );
-        let denied = result(ToolStatus::Denied, vec![], Some("you denied this Notes call"));
+        let denied = result(
+            ToolStatus::Denied,
+            vec![],
+            Some("you denied this Notes call"),
+        );
         let wire = serde_json::to_value(call_result(&denied, &notes)).unwrap();
         assert_eq!(wire["isError"], true);
         assert_eq!(
@@ -585,12 +595,24 @@ mod tests {
             let u = HearthUri::Note(id.into());
             assert_eq!(HearthUri::parse(&u.to_uri()), Some(u.clone()), "{id}");
         }
-        assert_eq!(HearthUri::Note("a b".into()).to_uri(), "hearth://note/a%20b");
-        for bad in ["hearth://note/", "hearth://file/x", "file:///etc/passwd", "hearth://note/a/b", "hearth://note/%zz"] {
+        assert_eq!(
+            HearthUri::Note("a b".into()).to_uri(),
+            "hearth://note/a%20b"
+        );
+        for bad in [
+            "hearth://note/",
+            "hearth://file/x",
+            "file:///etc/passwd",
+            "hearth://note/a/b",
+            "hearth://note/%zz",
+        ] {
             assert_eq!(HearthUri::parse(bad), None, "{bad}");
         }
         let a = agent(&["tasks"]);
-        assert!(readable("hearth://note/n1", &a).is_err(), "notes not shared");
+        assert!(
+            readable("hearth://note/n1", &a).is_err(),
+            "notes not shared"
+        );
         assert!(readable("hearth://note/n1", &agent(&["notes"])).is_ok());
     }
 
@@ -614,7 +636,10 @@ mod tests {
         let notes = [note("n1", 1.0), note("n3", 3.0)];
         let all = resources(&notes, [&mem], &agent(&["notes", "memory"]));
         let uris: Vec<&str> = all.iter().map(|r| r.uri.as_str()).collect();
-        assert_eq!(uris, ["hearth://note/n3", "hearth://memory/m1", "hearth://note/n1"]);
+        assert_eq!(
+            uris,
+            ["hearth://note/n3", "hearth://memory/m1", "hearth://note/n1"]
+        );
         assert_eq!(resources(&notes, [&mem], &agent(&["memory"])).len(), 1);
         let (first, next) = page(all.clone(), None, 2).unwrap();
         assert_eq!((first.len(), next.as_deref()), (2, Some("2")));
@@ -639,7 +664,9 @@ mod tests {
         );
         let gone = result(ToolStatus::Failed, vec![], Some("there is no note"));
         assert_eq!(
-            read_result(&HearthUri::Note("n9".into()), &gone).unwrap_err().code,
+            read_result(&HearthUri::Note("n9".into()), &gone)
+                .unwrap_err()
+                .code,
             INVALID_PARAMS
         );
     }
@@ -647,7 +674,10 @@ mod tests {
     #[test]
     fn times_are_rfc_3339() {
         assert_eq!(iso(0.0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso(1_767_225_600_000.0 + 3_723_000.0), "2026-01-01T01:02:03Z");
+        assert_eq!(
+            iso(1_767_225_600_000.0 + 3_723_000.0),
+            "2026-01-01T01:02:03Z"
+        );
     }
 
     #[test]

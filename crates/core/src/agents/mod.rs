@@ -192,13 +192,13 @@ fn action(arguments: &Value) -> Option<&str> {
 /// change nothing, and the calculator. Anything else counts as a change,
 /// so what this does not know asks.
 pub fn reads_only(skill: &str, arguments: &Value) -> bool {
-    match (skill, action(arguments)) {
-        ("calculator", _) => true,
-        ("notes", Some("read" | "list" | "search")) => true,
-        ("tasks", Some("list")) => true,
-        ("memory", Some("recall" | "read" | "list")) => true,
-        _ => false,
-    }
+    matches!(
+        (skill, action(arguments)),
+        ("calculator", _)
+            | ("notes", Some("read" | "list" | "search"))
+            | ("tasks", Some("list"))
+            | ("memory", Some("recall" | "read" | "list"))
+    )
 }
 
 /// The policy one call from `agent` is decided by. It is never looser
@@ -371,25 +371,127 @@ mod tests {
         let search = json!({"action": "search", "query": "x"});
         let defaults = PermissionSettings::default();
         let table: Vec<(&str, &PermissionSettings, AgentRecord, &str, Value, &str)> = vec![
-            ("a read runs", &defaults, shared.clone(), "notes", search.clone(), "allow"),
-            ("a change asks", &defaults, shared.clone(), "notes", create.clone(), "ask"),
-            ("auto mode does not carry over to changes", &auto, shared.clone(), "notes", create.clone(), "ask"),
-            ("the person's always-allow does not carry over", &always_notes, shared.clone(), "notes", create.clone(), "ask"),
-            ("the agent's own always-allow does", &defaults, agent(&DEFAULT_SHARED, &["notes"], AgentAsk::Changes), "notes", create.clone(), "allow"),
-            ("never-allow holds for agents", &never_notes, agent(&DEFAULT_SHARED, &["notes"], AgentAsk::Changes), "notes", search.clone(), "deny"),
-            ("chat-only stops agents", &chat_only, shared.clone(), "notes", search.clone(), "deny"),
-            ("ask-everything asks reads too", &ask_all, shared.clone(), "notes", search.clone(), "ask"),
-            ("an agent set to ask everything asks reads", &defaults, agent(&DEFAULT_SHARED, &[], AgentAsk::Everything), "notes", search.clone(), "ask"),
-            ("a skill not shared is off", &defaults, shared.clone(), "calculator", json!({"expression": "1+1"}), "deny"),
-            ("a shared calculator runs", &defaults, agent(&["calculator"], &[], AgentAsk::Changes), "calculator", json!({"expression": "1+1"}), "allow"),
-            ("a network skill the person keeps off stays off", &defaults, agent(&["web_fetch"], &[], AgentAsk::Changes), "web_fetch", json!({"url": "https://example.com"}), "deny"),
-            ("the agent's always-allow lets a network call run", &web_on, agent(&["web_fetch"], &["web_fetch"], AgentAsk::Changes), "web_fetch", json!({"url": "https://example.com"}), "allow"),
-            ("a network skill asks when on and shared", &web_on, agent(&["web_fetch"], &[], AgentAsk::Changes), "web_fetch", json!({"url": "https://example.com"}), "ask"),
+            (
+                "a read runs",
+                &defaults,
+                shared.clone(),
+                "notes",
+                search.clone(),
+                "allow",
+            ),
+            (
+                "a change asks",
+                &defaults,
+                shared.clone(),
+                "notes",
+                create.clone(),
+                "ask",
+            ),
+            (
+                "auto mode does not carry over to changes",
+                &auto,
+                shared.clone(),
+                "notes",
+                create.clone(),
+                "ask",
+            ),
+            (
+                "the person's always-allow does not carry over",
+                &always_notes,
+                shared.clone(),
+                "notes",
+                create.clone(),
+                "ask",
+            ),
+            (
+                "the agent's own always-allow does",
+                &defaults,
+                agent(&DEFAULT_SHARED, &["notes"], AgentAsk::Changes),
+                "notes",
+                create.clone(),
+                "allow",
+            ),
+            (
+                "never-allow holds for agents",
+                &never_notes,
+                agent(&DEFAULT_SHARED, &["notes"], AgentAsk::Changes),
+                "notes",
+                search.clone(),
+                "deny",
+            ),
+            (
+                "chat-only stops agents",
+                &chat_only,
+                shared.clone(),
+                "notes",
+                search.clone(),
+                "deny",
+            ),
+            (
+                "ask-everything asks reads too",
+                &ask_all,
+                shared.clone(),
+                "notes",
+                search.clone(),
+                "ask",
+            ),
+            (
+                "an agent set to ask everything asks reads",
+                &defaults,
+                agent(&DEFAULT_SHARED, &[], AgentAsk::Everything),
+                "notes",
+                search.clone(),
+                "ask",
+            ),
+            (
+                "a skill not shared is off",
+                &defaults,
+                shared.clone(),
+                "calculator",
+                json!({"expression": "1+1"}),
+                "deny",
+            ),
+            (
+                "a shared calculator runs",
+                &defaults,
+                agent(&["calculator"], &[], AgentAsk::Changes),
+                "calculator",
+                json!({"expression": "1+1"}),
+                "allow",
+            ),
+            (
+                "a network skill the person keeps off stays off",
+                &defaults,
+                agent(&["web_fetch"], &[], AgentAsk::Changes),
+                "web_fetch",
+                json!({"url": "https://example.com"}),
+                "deny",
+            ),
+            (
+                "the agent's always-allow lets a network call run",
+                &web_on,
+                agent(&["web_fetch"], &["web_fetch"], AgentAsk::Changes),
+                "web_fetch",
+                json!({"url": "https://example.com"}),
+                "allow",
+            ),
+            (
+                "a network skill asks when on and shared",
+                &web_on,
+                agent(&["web_fetch"], &[], AgentAsk::Changes),
+                "web_fetch",
+                json!({"url": "https://example.com"}),
+                "ask",
+            ),
         ];
         for (what, global, agent, id, args, want) in table {
             let s = skill(id);
             let c = call(id, args, &agent);
-            let got = match decide(&s, &agent_policy(global, &agent, &s, &c), &CallFacts::default()) {
+            let got = match decide(
+                &s,
+                &agent_policy(global, &agent, &s, &c),
+                &CallFacts::default(),
+            ) {
                 Decision::Allow { .. } => "allow",
                 Decision::Ask { .. } => "ask",
                 Decision::Deny { .. } => "deny",
@@ -407,7 +509,11 @@ mod tests {
             bulk_destructive: Some("delete 2 notes".into()),
         };
         assert!(matches!(
-            decide(&s, &agent_policy(&PermissionSettings::default(), &a, &s, &c), &facts),
+            decide(
+                &s,
+                &agent_policy(&PermissionSettings::default(), &a, &s, &c),
+                &facts
+            ),
             Decision::Ask {
                 by: DecidedBy::Policy,
                 ..
@@ -435,10 +541,26 @@ mod tests {
     #[test]
     fn the_dialog_says_what_the_agent_wants() {
         let table = [
-            ("notes", json!({"action": "create", "title": "x"}), "Claude Code wants to create a note"),
-            ("tasks", json!({"action": "complete", "id": "t"}), "Claude Code wants to complete a task"),
-            ("memory", json!({"action": "remember", "text": "x"}), "Claude Code wants to remember something about you"),
-            ("web_fetch", json!({"url": "https://example.com"}), "Claude Code wants to run Web fetch"),
+            (
+                "notes",
+                json!({"action": "create", "title": "x"}),
+                "Claude Code wants to create a note",
+            ),
+            (
+                "tasks",
+                json!({"action": "complete", "id": "t"}),
+                "Claude Code wants to complete a task",
+            ),
+            (
+                "memory",
+                json!({"action": "remember", "text": "x"}),
+                "Claude Code wants to remember something about you",
+            ),
+            (
+                "web_fetch",
+                json!({"url": "https://example.com"}),
+                "Claude Code wants to run Web fetch",
+            ),
         ];
         for (id, args, want) in table {
             assert_eq!(wants_to("Claude Code", &skill(id), &args), want);
@@ -466,12 +588,22 @@ mod tests {
             reason,
             "when the person asks for everything, that is the reason"
         );
-        assert_eq!(ask_reason("x reaches the internet", PermissionMode::AskSensitive, "Codex"), "x reaches the internet");
+        assert_eq!(
+            ask_reason(
+                "x reaches the internet",
+                PermissionMode::AskSensitive,
+                "Codex"
+            ),
+            "x reaches the internet"
+        );
     }
 
     #[test]
     fn what_counts_as_a_read() {
-        assert!(reads_only("notes", &json!({"action": "search", "query": "x"})));
+        assert!(reads_only(
+            "notes",
+            &json!({"action": "search", "query": "x"})
+        ));
         assert!(reads_only("memory", &json!({"action": "read", "id": "m"})));
         assert!(!reads_only("notes", &json!({"action": "create"})));
         assert!(!reads_only("notes", &json!({})));

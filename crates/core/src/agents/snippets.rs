@@ -106,7 +106,10 @@ pub fn snippet(client: AgentClient, endpoint: &str, command: &str, credential: &
                 "URL: {endpoint}\nHeader: Authorization: Bearer {credential}\n\n# or, for clients that start a command:\n{KEY_ENV}={} {} {}",
                 shell_word(credential),
                 shell_word(command),
-                args.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
+                args.iter()
+                    .map(|a| shell_word(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             ),
         },
     }
@@ -156,9 +159,15 @@ mod tests {
     #[test]
     fn goose_gets_a_stdio_extension() {
         let s = snippet(AgentClient::Goose, URL, "/usr/bin/hearth", KEY);
-        assert!(s.text.starts_with("hearth:\n  name: hearth\n  type: stdio\n"));
+        assert!(
+            s.text
+                .starts_with("hearth:\n  name: hearth\n  type: stdio\n")
+        );
         assert!(s.text.contains("  cmd: \"/usr/bin/hearth\"\n"));
-        assert!(s.text.contains("    HEARTH_AGENT_KEY: \"hearth_agent_abc\"\n"));
+        assert!(
+            s.text
+                .contains("    HEARTH_AGENT_KEY: \"hearth_agent_abc\"\n")
+        );
     }
 
     #[test]

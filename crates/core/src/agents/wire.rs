@@ -211,7 +211,12 @@ mod tests {
 
     #[test]
     fn codes_are_outside_json_rpcs_reserved_range() {
-        for code in [codes::NO_TAB, codes::TAB_GONE, codes::REVOKED, codes::CANCELLED] {
+        for code in [
+            codes::NO_TAB,
+            codes::TAB_GONE,
+            codes::REVOKED,
+            codes::CANCELLED,
+        ] {
             assert!(!(-32768..=-32000).contains(&code), "{code}");
         }
     }

@@ -88,7 +88,10 @@ pub enum Refused {
     #[error("too many requests; try again in {0} s")]
     RateLimited(u64),
     /// 429: too many calls of this agent waiting at once.
-    #[error("this agent has {} calls waiting in Hearth already; wait for one to finish", super::MAX_IN_FLIGHT)]
+    #[error(
+        "this agent has {} calls waiting in Hearth already; wait for one to finish",
+        super::MAX_IN_FLIGHT
+    )]
     Busy,
     /// 413: the body is over the limit.
     #[error("the request is larger than the {} bytes Hearth accepts", MAX_BODY)]
@@ -301,14 +304,21 @@ enum Era {
     Legacy { session: String },
 }
 
-async fn post(state: Arc<AgentsState>, agent: AgentRecord, headers: HeaderMap, body: Bytes) -> Response {
+async fn post(
+    state: Arc<AgentsState>,
+    agent: AgentRecord,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let incoming = match parse_body(&body) {
         Ok(i) => i,
         Err(r) => return reject(r),
     };
     let header = |name: &str| header_text(&headers, name);
     let era = match protocol::route(&incoming, &header) {
-        Ok(Route::Initialize { offered }) => return initialize(&state, &agent, &incoming, &offered),
+        Ok(Route::Initialize { offered }) => {
+            return initialize(&state, &agent, &incoming, &offered);
+        }
         Ok(Route::Modern { .. }) => Era::Modern,
         Ok(Route::Legacy { session }) => {
             if state.sessions.check(&session, &agent.id).is_none() {
@@ -317,10 +327,7 @@ async fn post(state: Arc<AgentsState>, agent: AgentRecord, headers: HeaderMap, b
                     INVALID_REQUEST,
                     "Session not found: it ended (Hearth restarted, or the agent was revoked); initialize again",
                 );
-                return json_response(
-                    StatusCode::NOT_FOUND,
-                    &error_message(incoming.id(), &error),
-                );
+                return json_response(StatusCode::NOT_FOUND, &error_message(incoming.id(), &error));
             }
             Era::Legacy { session }
         }
@@ -347,17 +354,28 @@ async fn post(state: Arc<AgentsState>, agent: AgentRecord, headers: HeaderMap, b
     }
 }
 
-fn initialize(state: &AgentsState, agent: &AgentRecord, incoming: &Incoming, offered: &str) -> Response {
+fn initialize(
+    state: &AgentsState,
+    agent: &AgentRecord,
+    incoming: &Incoming,
+    offered: &str,
+) -> Response {
     let Some(id) = incoming.id() else {
         return StatusCode::BAD_REQUEST.into_response();
     };
     let result = initialize_result(offered, &capabilities(), &server_info(), Some(INSTRUCTIONS));
-    let version = result["protocolVersion"].as_str().unwrap_or_default().to_string();
+    let version = result["protocolVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let session = match state.sessions.create(&agent.id, &version) {
         Ok(s) => s,
         Err(e) => {
             let error = RpcError::new(hearth_core::mcp::jsonrpc::INTERNAL_ERROR, e);
-            return json_response(StatusCode::INTERNAL_SERVER_ERROR, &error_message(Some(id), &error));
+            return json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &error_message(Some(id), &error),
+            );
         }
     };
     let mut res = json_response(StatusCode::OK, &result_message(id, result));
@@ -425,10 +443,12 @@ async fn serve(
         return Refused::Busy.into_response();
     };
     let token = progress_token(&params);
-    let relay = match state
-        .hub
-        .send(&agent, method, strip_protocol_meta(&params), token.is_some())
-    {
+    let relay = match state.hub.send(
+        &agent,
+        method,
+        strip_protocol_meta(&params),
+        token.is_some(),
+    ) {
         Ok(r) => r,
         Err(e) => return json_response(StatusCode::OK, &error_message(Some(&id), &e)),
     };
@@ -508,7 +528,10 @@ impl Work {
                     if let Some(m) = message {
                         params["message"] = json!(m);
                     }
-                    Step::Message(notification_message("notifications/progress", params), false)
+                    Step::Message(
+                        notification_message("notifications/progress", params),
+                        false,
+                    )
                 }
                 None => Step::Quiet,
             },
@@ -581,7 +604,9 @@ impl Work {
 
     fn untrack(&self) {
         if let Some((session, _)) = &self.cancelled {
-            self.state.sessions.untrack(session, &json!(self.id).to_string());
+            self.state
+                .sessions
+                .untrack(session, &json!(self.id).to_string());
         }
     }
 }
@@ -598,7 +623,10 @@ fn timeout(id: &RequestId) -> Value {
 
 fn sse_headers(res: &mut Response) {
     let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
 }
@@ -612,39 +640,39 @@ fn stream_answer(work: Work) -> Response {
     let keepalive = work.state.timing.call_keepalive;
     let limit = work.state.timing.call;
     let deadline = tokio::time::Instant::now() + limit;
-    let stream = futures::stream::unfold(
-        (Some(work), true),
-        move |(work, first)| async move {
-            let mut work = work?;
-            if first {
-                return Some((Ok::<_, Infallible>(": hearth is working\n\n".to_string()), (Some(work), false)));
+    let stream = futures::stream::unfold((Some(work), true), move |(work, first)| async move {
+        let mut work = work?;
+        if first {
+            return Some((
+                Ok::<_, Infallible>(": hearth is working\n\n".to_string()),
+                (Some(work), false),
+            ));
+        }
+        loop {
+            if tokio::time::Instant::now() >= deadline {
+                work.relay_cancel("Hearth stopped waiting for its tab");
+                let text = sse_event(&timeout(&work.id));
+                work.untrack();
+                return Some((Ok(text), (None, false)));
             }
-            loop {
-                if tokio::time::Instant::now() >= deadline {
-                    work.relay_cancel("Hearth stopped waiting for its tab");
-                    let text = sse_event(&timeout(&work.id));
-                    work.untrack();
-                    return Some((Ok(text), (None, false)));
-                }
-                match work.step(Some(keepalive)).await {
-                    Step::Message(m, last) => {
-                        let text = sse_event(&m);
-                        if last {
-                            work.untrack();
-                            return Some((Ok(text), (None, false)));
-                        }
-                        return Some((Ok(text), (Some(work), false)));
-                    }
-                    Step::Quiet => continue,
-                    Step::Tick => return Some((Ok(": waiting\n\n".to_string()), (Some(work), false))),
-                    Step::Cancelled => {
+            match work.step(Some(keepalive)).await {
+                Step::Message(m, last) => {
+                    let text = sse_event(&m);
+                    if last {
                         work.untrack();
-                        return None;
+                        return Some((Ok(text), (None, false)));
                     }
+                    return Some((Ok(text), (Some(work), false)));
+                }
+                Step::Quiet => continue,
+                Step::Tick => return Some((Ok(": waiting\n\n".to_string()), (Some(work), false))),
+                Step::Cancelled => {
+                    work.untrack();
+                    return None;
                 }
             }
-        },
-    );
+        }
+    });
     let mut res = Body::from_stream(stream).into_response();
     sse_headers(&mut res);
     res
@@ -653,7 +681,12 @@ fn stream_answer(work: Work) -> Response {
 /// `subscriptions/listen`: the change notifications the agent opted in
 /// to, acknowledged first, until it hangs up or is revoked (then the
 /// request is answered, which ends the subscription gracefully).
-fn listen(state: &Arc<AgentsState>, agent: &AgentRecord, id: RequestId, params: &Value) -> Response {
+fn listen(
+    state: &Arc<AgentsState>,
+    agent: &AgentRecord,
+    id: RequestId,
+    params: &Value,
+) -> Response {
     let wanted = params.get("notifications").cloned().unwrap_or(json!({}));
     let tools = wanted.get("toolsListChanged").and_then(Value::as_bool) == Some(true);
     let resources = wanted.get("resourcesListChanged").and_then(Value::as_bool) == Some(true);
@@ -693,10 +726,14 @@ fn listen(state: &Arc<AgentsState>, agent: &AgentRecord, id: RequestId, params: 
                         }
                     };
                     let method = match change {
-                        Ok(Change::Tools(who)) if tools && who.as_ref().is_none_or(|w| *w == agent_id) => {
+                        Ok(Change::Tools(who))
+                            if tools && who.as_ref().is_none_or(|w| *w == agent_id) =>
+                        {
                             "notifications/tools/list_changed"
                         }
-                        Ok(Change::Resources) if resources => "notifications/resources/list_changed",
+                        Ok(Change::Resources) if resources => {
+                            "notifications/resources/list_changed"
+                        }
                         Ok(Change::Revoked(who)) if who == agent_id => {
                             let end = result_message(
                                 &id,
@@ -708,7 +745,8 @@ fn listen(state: &Arc<AgentsState>, agent: &AgentRecord, id: RequestId, params: 
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
                     };
-                    let note = notification_message(method, json!({"_meta": {META_SUBSCRIPTION: sub_id}}));
+                    let note =
+                        notification_message(method, json!({"_meta": {META_SUBSCRIPTION: sub_id}}));
                     return Some((Ok(sse_event(&note)), (None, feed, false)));
                 }
             }
@@ -722,7 +760,11 @@ fn listen(state: &Arc<AgentsState>, agent: &AgentRecord, id: RequestId, params: 
 /// The legacy GET stream of a session: list changes, until the session
 /// ends or the agent is revoked. Without a session, GET is not part of
 /// 2026-07-28: 405.
-fn open_legacy_stream(state: &Arc<AgentsState>, agent: &AgentRecord, headers: &HeaderMap) -> Response {
+fn open_legacy_stream(
+    state: &Arc<AgentsState>,
+    agent: &AgentRecord,
+    headers: &HeaderMap,
+) -> Response {
     let Some(session) = header_text(headers, SESSION_ID) else {
         return Refused::Method.into_response();
     };
@@ -749,7 +791,10 @@ fn open_legacy_stream(state: &Arc<AgentsState>, agent: &AgentRecord, headers: &H
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
                 };
-                return Some((Ok(sse_event(&notification_message(method, json!({})))), feed));
+                return Some((
+                    Ok(sse_event(&notification_message(method, json!({})))),
+                    feed,
+                ));
             }
         }
     });

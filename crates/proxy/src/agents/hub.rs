@@ -20,7 +20,8 @@ use tokio::sync::mpsc;
 /// What a tab's channel carries.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TabEvent {
-    Request(RelayedRequest),
+    /// Boxed: a request is large next to a cancellation.
+    Request(Box<RelayedRequest>),
     Cancel(RelayCancel),
 }
 
@@ -147,7 +148,11 @@ impl Hub {
             let Some(tab) = inner.tabs.last() else {
                 return Err(no_tab());
             };
-            if tab.tx.send(TabEvent::Request(request.clone())).is_ok() {
+            if tab
+                .tx
+                .send(TabEvent::Request(Box::new(request.clone())))
+                .is_ok()
+            {
                 break tab.id.clone();
             }
             inner.tabs.pop();
@@ -277,8 +282,10 @@ impl Relay {
 impl Drop for Relay {
     fn drop(&mut self) {
         if !self.finished {
-            self.hub
-                .cancel(&self.id, "the agent stopped waiting (it cancelled or hung up)");
+            self.hub.cancel(
+                &self.id,
+                "the agent stopped waiting (it cancelled or hung up)",
+            );
         }
     }
 }
@@ -304,7 +311,7 @@ mod tests {
 
     fn request_of(event: Option<TabEvent>) -> RelayedRequest {
         match event {
-            Some(TabEvent::Request(r)) => r,
+            Some(TabEvent::Request(r)) => *r,
             other => panic!("expected a request, got {other:?}"),
         }
     }
@@ -312,7 +319,10 @@ mod tests {
     #[tokio::test]
     async fn without_a_tab_the_agent_is_told_to_open_hearth() {
         let hub = Hub::new();
-        let err = hub.send(&agent("a"), "tools/list", json!({}), false).err().unwrap();
+        let err = hub
+            .send(&agent("a"), "tools/list", json!({}), false)
+            .err()
+            .unwrap();
         assert_eq!(err.code, codes::NO_TAB);
         assert!(err.message.starts_with("open Hearth to use its skills"));
     }
@@ -323,7 +333,9 @@ mod tests {
         let (old, mut old_rx) = hub.open_tab();
         let (new, mut new_rx) = hub.open_tab();
         assert_eq!(hub.tabs(), 2);
-        let mut relay = hub.send(&agent("a"), "tools/list", json!({}), false).unwrap();
+        let mut relay = hub
+            .send(&agent("a"), "tools/list", json!({}), false)
+            .unwrap();
         let req = request_of(new_rx.recv().await);
         assert!(old_rx.try_recv().is_err(), "the older tab got nothing");
         // The older tab cannot answer what it was not sent.
@@ -332,7 +344,10 @@ mod tests {
             tab: old.id.clone(),
             body: ReplyBody::Result(json!({"tools": ["x"]})),
         };
-        assert_eq!(hub.reply(from_old), Err(ReplyError::OtherTab(req.relay.clone())));
+        assert_eq!(
+            hub.reply(from_old),
+            Err(ReplyError::OtherTab(req.relay.clone()))
+        );
         hub.reply(RelayReply {
             relay: req.relay.clone(),
             tab: new.id.clone(),
@@ -349,8 +364,14 @@ mod tests {
             body: ReplyBody::Result(json!({"tools": []})),
         })
         .unwrap();
-        assert!(matches!(relay.next().await, Some(ReplyBody::Progress { .. })));
-        assert_eq!(relay.next().await, Some(ReplyBody::Result(json!({"tools": []}))));
+        assert!(matches!(
+            relay.next().await,
+            Some(ReplyBody::Progress { .. })
+        ));
+        assert_eq!(
+            relay.next().await,
+            Some(ReplyBody::Result(json!({"tools": []})))
+        );
         // Answered once; a second answer has nothing to go to.
         let again = hub.reply(RelayReply {
             relay: req.relay.clone(),
@@ -360,7 +381,9 @@ mod tests {
         assert_eq!(again, Err(ReplyError::Unknown(req.relay)));
         // The newest tab closes: the older one takes over.
         drop(new);
-        let _relay = hub.send(&agent("a"), "tools/list", json!({}), false).unwrap();
+        let _relay = hub
+            .send(&agent("a"), "tools/list", json!({}), false)
+            .unwrap();
         request_of(old_rx.recv().await);
         drop(old);
         assert_eq!(hub.tabs(), 0);
@@ -370,9 +393,13 @@ mod tests {
     async fn a_tab_that_closes_fails_what_it_held_and_a_waiter_that_leaves_cancels() {
         let hub = Hub::new();
         let (tab, mut rx) = hub.open_tab();
-        let mut held = hub.send(&agent("a"), "tools/call", json!({}), true).unwrap();
+        let mut held = hub
+            .send(&agent("a"), "tools/call", json!({}), true)
+            .unwrap();
         request_of(rx.recv().await);
-        let left = hub.send(&agent("a"), "tools/call", json!({}), true).unwrap();
+        let left = hub
+            .send(&agent("a"), "tools/call", json!({}), true)
+            .unwrap();
         let second = request_of(rx.recv().await);
         drop(left);
         assert_eq!(
@@ -397,8 +424,12 @@ mod tests {
     async fn revoking_ends_only_that_agents_requests() {
         let hub = Hub::new();
         let (_tab, mut rx) = hub.open_tab();
-        let mut a = hub.send(&agent("a"), "tools/call", json!({}), false).unwrap();
-        let _b = hub.send(&agent("b"), "tools/call", json!({}), false).unwrap();
+        let mut a = hub
+            .send(&agent("a"), "tools/call", json!({}), false)
+            .unwrap();
+        let _b = hub
+            .send(&agent("b"), "tools/call", json!({}), false)
+            .unwrap();
         let first = request_of(rx.recv().await);
         request_of(rx.recv().await);
         hub.revoke("a");

@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use hearth_core::agents::wire::{
-    AGENTS_PATH, AgentUpdate, AgentsListing, CHANNEL_PATH, ChangeNotice, CreatedAgent,
-    NOTIFY_PATH, NewAgent, REPLY_PATH, RelayReply, TabHello,
+    AGENTS_PATH, AgentUpdate, AgentsListing, CHANNEL_PATH, ChangeNotice, CreatedAgent, NOTIFY_PATH,
+    NewAgent, REPLY_PATH, RelayReply, TabHello,
 };
 use hearth_core::web::ApiErrorCode;
 use serde_json::json;
@@ -61,7 +61,10 @@ fn registry_error(e: RegistryError) -> Response {
             (StatusCode::BAD_REQUEST, ApiErrorCode::InvalidRequest)
         }
         RegistryError::NoSuchAgent(_) => (StatusCode::NOT_FOUND, ApiErrorCode::NotFound),
-        RegistryError::Save(_) => (StatusCode::INTERNAL_SERVER_ERROR, ApiErrorCode::SettingsFailed),
+        RegistryError::Save(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ApiErrorCode::SettingsFailed,
+        ),
         RegistryError::Random(_) => (StatusCode::INTERNAL_SERVER_ERROR, ApiErrorCode::Internal),
     };
     error_response(status, code, e.to_string())
@@ -105,7 +108,11 @@ async fn create(
     match state.store.create(&new.name, new.client, now_ms()) {
         Ok((agent, credential)) => {
             tracing::info!(target: "hearth::agents", agent = %agent.id, name = %agent.name, "connected an agent");
-            (StatusCode::CREATED, Json(CreatedAgent { agent, credential })).into_response()
+            (
+                StatusCode::CREATED,
+                Json(CreatedAgent { agent, credential }),
+            )
+                .into_response()
         }
         Err(e) => registry_error(e),
     }
@@ -124,7 +131,9 @@ async fn update(
     match state.store.update(&id, update) {
         Ok(agent) => {
             if changes_tools {
-                state.sessions.publish(Change::Tools(Some(agent.id.clone())));
+                state
+                    .sessions
+                    .publish(Change::Tools(Some(agent.id.clone())));
                 state.sessions.publish(Change::Resources);
             }
             Json(agent).into_response()
@@ -154,7 +163,12 @@ fn event(name: &str, data: &impl serde::Serialize) -> String {
 async fn channel(State(state): State<Arc<AgentsState>>) -> Response {
     let (tab, rx) = state.hub.open_tab();
     tracing::info!(target: "hearth::agents", tab = %tab.id, "a Hearth tab opened its agents channel");
-    let hello = event("hello", &TabHello { tab: tab.id.clone() });
+    let hello = event(
+        "hello",
+        &TabHello {
+            tab: tab.id.clone(),
+        },
+    );
     let every = state.timing.stream_keepalive;
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -176,7 +190,10 @@ async fn channel(State(state): State<Arc<AgentsState>>) -> Response {
     );
     let mut response = Body::from_stream(stream).into_response();
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }

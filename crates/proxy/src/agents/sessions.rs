@@ -81,7 +81,10 @@ impl Sessions {
             .collect();
         if theirs.len() >= MAX_SESSIONS_PER_AGENT {
             theirs.sort();
-            for (_, k) in theirs.iter().take(theirs.len() + 1 - MAX_SESSIONS_PER_AGENT) {
+            for (_, k) in theirs
+                .iter()
+                .take(theirs.len() + 1 - MAX_SESSIONS_PER_AGENT)
+            {
                 map.remove(k);
             }
         }
@@ -99,8 +102,7 @@ impl Sessions {
     }
 
     fn touch(&self) -> u64 {
-        self.uses
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The version of `agent`'s session `id`, if it is theirs and open.
@@ -134,7 +136,9 @@ impl Sessions {
     pub fn track(&self, session: &str, request: &str) -> Option<oneshot::Receiver<String>> {
         let (tx, rx) = oneshot::channel();
         let mut map = self.lock();
-        map.get_mut(session)?.in_flight.insert(request.to_string(), tx);
+        map.get_mut(session)?
+            .in_flight
+            .insert(request.to_string(), tx);
         Some(rx)
     }
 
@@ -180,7 +184,11 @@ mod tests {
         let s = Sessions::new();
         let id = s.create("a", "2025-11-25").unwrap();
         assert_eq!(s.check(&id, "a").as_deref(), Some("2025-11-25"));
-        assert_eq!(s.check(&id, "b"), None, "another agent's session is not found");
+        assert_eq!(
+            s.check(&id, "b"),
+            None,
+            "another agent's session is not found"
+        );
         assert!(!s.end(&id, "b"));
         assert!(s.end(&id, "a"));
         assert_eq!(s.check(&id, "a"), None);

@@ -24,7 +24,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use hearth_core::mcp::headers::{METHOD, NAME, PROTOCOL_VERSION, SESSION_ID, encode_value, name_source};
+use hearth_core::mcp::headers::{
+    METHOD, NAME, PROTOCOL_VERSION, SESSION_ID, encode_value, name_source,
+};
 use hearth_core::mcp::jsonrpc::{INTERNAL_ERROR, RequestId, RpcError};
 use hearth_core::mcp::server::{META_VERSION, error_message};
 use serde_json::Value;
@@ -108,7 +110,8 @@ impl Bridge {
                 return;
             }
         };
-        if initialize && response.status().is_success()
+        if initialize
+            && response.status().is_success()
             && let Some(session) = response
                 .headers()
                 .get(SESSION_ID)
@@ -128,7 +131,9 @@ impl Bridge {
             let mut body = response.bytes_stream();
             while let Some(chunk) = body.next().await {
                 let Ok(chunk) = chunk else { break };
-                let Ok(events) = parser.feed(&chunk) else { break };
+                let Ok(events) = parser.feed(&chunk) else {
+                    break;
+                };
                 for event in events {
                     if let Ok(v) = serde_json::from_str::<Value>(&event.data) {
                         self.write(&v).await;
@@ -142,7 +147,8 @@ impl Bridge {
                     if v.get("id").is_none_or(Value::is_null) {
                         v["id"] = serde_json::json!(id);
                     }
-                    if initialize && let Some(version) = v["result"]["protocolVersion"].as_str()
+                    if initialize
+                        && let Some(version) = v["result"]["protocolVersion"].as_str()
                         && let Some((_, agreed)) = self.lock().session.as_mut()
                     {
                         *agreed = version.to_string();
@@ -151,12 +157,17 @@ impl Bridge {
                 }
                 _ if status == reqwest::StatusCode::ACCEPTED => {}
                 _ => {
-                    self.write(&fail(format!("Hearth answered HTTP {status}: {}", text.trim())))
-                        .await
+                    self.write(&fail(format!(
+                        "Hearth answered HTTP {status}: {}",
+                        text.trim()
+                    )))
+                    .await
                 }
             }
         }
-        self.lock().in_flight.remove(&serde_json::json!(id).to_string());
+        self.lock()
+            .in_flight
+            .remove(&serde_json::json!(id).to_string());
     }
 
     /// Sends a notification; only a legacy cancellation also stops the
@@ -204,7 +215,9 @@ impl Bridge {
         let mut parser = hearth_base::sse::SseParser::new();
         let mut body = response.bytes_stream();
         while let Some(Ok(chunk)) = body.next().await {
-            let Ok(events) = parser.feed(&chunk) else { break };
+            let Ok(events) = parser.feed(&chunk) else {
+                break;
+            };
             for event in events {
                 if let Ok(v) = serde_json::from_str::<Value>(&event.data) {
                     self.write(&v).await;
