@@ -1,6 +1,7 @@
 //! The tab's end of the agents channel: a streamed `fetch` of
 //! `GET /api/agents/channel` (with the app's key, like every API call),
-//! read as SSE. Each `request` is answered by [`super::answer`], each
+//! read as SSE. Each `request` goes to the answerer `run` is given
+//! ([`super::answer`], which sits above this transport), each
 //! `cancel` withdraws a call that still waits for the person. A channel
 //! that breaks (the server restarted, the network blinked) is opened
 //! again, waiting longer each time; when the page goes away it tells the
@@ -23,7 +24,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestCache, RequestInit};
 
-use super::answer;
+use futures::future::LocalBoxFuture;
+
 use super::live::Live;
 use crate::runtime::{AgentGrants, Runtime};
 
@@ -91,9 +93,13 @@ impl AgentGrants for Grants {
     }
 }
 
+/// Answers one relayed request on its channel.
+pub type Answerer = fn(Rc<Channel>, RelayedRequest) -> LocalBoxFuture<'static, ()>;
+
 /// What a running channel shares with the calls it answers.
 pub struct Channel {
     pub rt: Runtime,
+    answerer: Answerer,
     pub grants: Rc<Grants>,
     pub live: Live,
     /// This tab's name on the channel, from `hello`.
@@ -187,10 +193,7 @@ async fn read_once(channel: &Rc<Channel>) -> Result<bool, String> {
                 "request" => {
                     if let Ok(request) = serde_json::from_str::<RelayedRequest>(&event.data) {
                         channel.grants.remember(&request.agent);
-                        let channel = channel.clone();
-                        leptos::task::spawn_local(async move {
-                            answer::answer(channel, request).await;
-                        });
+                        leptos::task::spawn_local((channel.answerer)(channel.clone(), request));
                     }
                 }
                 "cancel" => {
@@ -245,14 +248,16 @@ fn on_page_hide(channel: Rc<Channel>) {
     closure.forget();
 }
 
-/// Runs the channel for as long as the tab lives.
-pub async fn run(rt: Runtime) {
+/// Runs the channel for as long as the tab lives, each request answered
+/// by `answerer`.
+pub async fn run(rt: Runtime, answerer: Answerer) {
     let grants = Rc::new(Grants {
         rt: rt.clone(),
         agents: RefCell::new(HashMap::new()),
     });
     *rt.services().agent_grants.borrow_mut() = Some(grants.clone());
     let channel = Rc::new(Channel {
+        answerer,
         live: Live::mount(rt.clone()),
         rt,
         grants,

@@ -69,7 +69,10 @@ split_point!(
     agents,
     fn run_in_chunk(rt: Runtime) -> LocalBoxFuture<'static, Result<(), String>> {
         Box::pin(async move {
-            channel::run(rt).await;
+            channel::run(rt, |channel, request| {
+                Box::pin(answer::answer(channel, request))
+            })
+            .await;
             Ok(())
         })
     }

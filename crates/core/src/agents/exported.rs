@@ -398,7 +398,7 @@ pub fn templates(agent: &AgentRecord) -> Vec<ResourceTemplate> {
 
 /// One page of `items` after `cursor` (an offset this server handed out).
 pub fn page<T>(
-    items: Vec<T>,
+    mut items: Vec<T>,
     cursor: Option<&str>,
     size: usize,
 ) -> Result<(Vec<T>, Option<String>), RpcError> {
@@ -413,7 +413,7 @@ pub fn page<T>(
     let total = items.len();
     let end = (start + size).min(total);
     let next = (end < total).then(|| end.to_string());
-    Ok((items.into_iter().skip(start).take(size).collect(), next))
+    Ok((items.drain(start..end).collect(), next))
 }
 
 /// The resource `uri` names, for an agent that may read it.
