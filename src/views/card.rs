@@ -248,7 +248,9 @@ pub fn ResultCard(
                 <div class="card-asked">{input}</div>
                 <div class="card-answer" data-kind=if status == ToolStatus::Completed { "output" } else { "message" }>{body}</div>
             </div>
-            <crate::views::enable::EnableOffer skill_id=record.skill_id.clone() status=status/>
+            {(status == ToolStatus::Denied).then(|| view! {
+                <crate::views::enable::EnableOffer skill_id=record.skill_id.clone() status=status/>
+            })}
             <div class="card-actions">
                 {(!copied.is_empty()).then(|| view! { <CopyButton text=copied.clone() label="Copy the output"/> })}
                 {undo.map(|(action, cb)| {
