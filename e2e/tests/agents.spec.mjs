@@ -289,7 +289,8 @@ test('attacks: a web page, a forged Host, the app key, an unshared skill, self-a
   const unshared = await rawRequest(APP_PORT, {
     method: 'POST',
     path: '/mcp/server',
-    headers: agentHeaders({ 'mcp-name': 'calculator' }),
+    // A plain JSON answer, so the refusal reads as one body.
+    headers: agentHeaders({ 'mcp-name': 'calculator', accept: 'application/json' }),
     body: modern('tools/call', { name: 'calculator', arguments: { expression: '1+1' } }),
   });
   expect(unshared.status).toBe(200);

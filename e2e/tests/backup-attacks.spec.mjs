@@ -194,6 +194,9 @@ test('a backup record cannot show one thing in the preview and be written as ano
     ]);
     const dialog = page.getByRole('dialog');
     await expect(dialog.getByRole('heading', { name: 'Restore this backup?' })).toBeVisible();
+    // Replace: a merge would keep this browser's newer provider, and the
+    // point is what the backup's own provider record becomes.
+    await dialog.getByRole('radio', { name: /Replace/ }).check();
     const loosening = dialog.getByTestId('restore-loosening');
     await expect(loosening).toContainText('Mode: Ask for sensitive skills → Auto');
     await expect(loosening.getByRole('checkbox')).not.toBeChecked();
@@ -201,7 +204,7 @@ test('a backup record cannot show one thing in the preview and be written as ano
     await expect(provider.locator('tr.destination[data-field="base_url"] mark')).toHaveText(`${attacker.url}/v1`);
     await expect(provider).toContainText("this browser's key or sign-in is not carried");
     await saveScreenshot(page, 'restore-review-escaped');
-    await dialog.getByRole('button', { name: 'Merge into this browser' }).click();
+    await dialog.getByRole('button', { name: 'Replace everything here' }).click();
     await expect(page.getByTestId('restore-done')).toContainText('Restored:');
 
     // Approvals stay as they were; the provider's key never reaches the

@@ -120,7 +120,7 @@ test('commands stay in their chat when Activity is cleared; export, search and U
 
 test('a chat title uses the room it has', async ({ page }) => {
   await openApp(page);
-  const line = '/note Ideas for the garden party next summer: lanterns, a long table and lemonade';
+  const line = '/note Ideas for the garden party: lanterns, a long table and lemonade';
   await run(page, line);
   // The whole line is the title: nothing cut while there is room for it.
   await expect(page.locator('.chat-title')).toHaveText(line);

@@ -88,6 +88,7 @@ impl AgentGrants for Grants {
                 .await
                 .map_err(|f| crate::mcp::proxy::failure_text(&f))?;
             self.remember(&saved);
+            crate::version::bump(self.rt.versions().permissions);
             Ok(())
         })
     }

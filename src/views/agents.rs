@@ -56,7 +56,16 @@ pub fn AgentsPanel() -> impl IntoView {
     let rt = use_runtime();
     let state: RwSignal<Loaded> = RwSignal::new(None);
     let created: RwSignal<Option<CreatedAgent>> = RwSignal::new(None);
-    reload(rt.clone(), state);
+    // Read again whenever permissions change, an agent's "always allow"
+    // answered in the tab included, so the cards show what holds now.
+    let permissions = rt.versions().permissions;
+    Effect::new({
+        let rt = rt.clone();
+        move |_| {
+            permissions.track();
+            reload(rt.clone(), state);
+        }
+    });
     let on_change = {
         let rt = rt.clone();
         Callback::new(move |_: ()| reload(rt.clone(), state))
