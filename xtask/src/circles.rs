@@ -56,7 +56,11 @@ pub const KNOWN: [(&str, &str, &str); 0] = [];
 /// listed (wiring, commands) sit above every layer; no layer may name them.
 pub const LAYERS: [(&str, &[&[&str]]); 1] = [(
     "hearth-proxy",
-    &[&["api"], &["client"], &["web", "relay", "stdio", "local", "agents"]],
+    &[
+        &["api"],
+        &["client"],
+        &["web", "relay", "stdio", "local", "agents"],
+    ],
 )];
 
 /// A module's path from its crate root (`[]` is the root).
