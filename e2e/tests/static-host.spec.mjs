@@ -147,7 +147,7 @@ test('Python runs on the first visit (a runaway loop is stopped by restarting it
   const stop = page.locator('.composer').getByRole('button', { name: 'Stop' });
   await expect(stop).toBeVisible({ timeout: 150_000 });
   await stop.click();
-  await expect(cards.nth(before).locator('.card-body > dd').last()).toHaveText(
+  await expect(cards.nth(before).locator('.card-answer')).toHaveText(
     'stopped by you, by restarting Python, as this page cannot interrupt it (see Settings → Code); variables from earlier runs are gone',
     { timeout: 20_000 },
   );

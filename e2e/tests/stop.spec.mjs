@@ -22,7 +22,7 @@ async function startRun(page, skill, args) {
 
 async function resultOf(card) {
   await card.waitFor();
-  return { status: await card.getAttribute('data-status'), output: await card.locator('.card-body > dd').last().innerText() };
+  return { status: await card.getAttribute('data-status'), output: await card.locator('.card-answer').innerText() };
 }
 
 test('a runaway JavaScript loop stops at once with Esc in the composer, and the next run works', async ({ page }) => {

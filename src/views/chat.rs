@@ -1008,6 +1008,7 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
     let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
     let index = rt.services().index.borrow();
     let mut found = discover(&index, text, None, &enabled);
+    hearth_core::command::lead_first(&rt.registry(), text, &mut found.skills);
     // Packages are used by name here: say which ones fit.
     if found.skills.is_empty() && !found.packages.is_empty() {
         let names: Vec<String> = found

@@ -384,6 +384,35 @@ pub fn carry(skill: &SkillDefinition, text: &str) -> Value {
     }
 }
 
+/// How strongly `text` is led to `skill`: the length of the longest lead
+/// of its forms that begins the text ("remember that", "remind me to"),
+/// 0 when none does.
+pub fn lead_strength(skill: &SkillDefinition, text: &str) -> usize {
+    skill
+        .commands
+        .iter()
+        .filter_map(|f| f.lead_of(text.trim()).map(|(n, _)| n))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Puts the skills whose own lead begins `text` first, the longest lead
+/// first, keeping the found order otherwise: a sentence that opens with
+/// "remember that" is about memory, whatever else its words match.
+pub fn lead_first(
+    registry: &Registry,
+    text: &str,
+    found: &mut [crate::discovery::DiscoveredSkill],
+) {
+    found.sort_by_key(|s| {
+        std::cmp::Reverse(
+            registry
+                .get(&s.id)
+                .map_or(0, |skill| lead_strength(skill, text)),
+        )
+    });
+}
+
 /// What `/help` shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Help {
@@ -713,6 +742,42 @@ mod tests {
     }
 
     /// The words that chose a skill fill the fields they name.
+    #[test]
+    fn a_sentence_that_opens_with_a_skills_lead_puts_that_skill_first() {
+        let registry = crate::builtin::registry().unwrap();
+        let found = |ids: &[&str]| -> Vec<crate::discovery::DiscoveredSkill> {
+            ids.iter()
+                .map(|id| {
+                    let s = registry.get_str(id).unwrap();
+                    crate::discovery::DiscoveredSkill {
+                        id: s.id.clone(),
+                        name: s.name.clone(),
+                        description: s.description.clone(),
+                        tier: s.tier,
+                    }
+                })
+                .collect()
+        };
+        let order = |text: &str, ids: &[&str]| {
+            let mut f = found(ids);
+            lead_first(&registry, text, &mut f);
+            f.iter().map(|s| s.id.to_string()).collect::<Vec<_>>()
+        };
+        // "units" matches the calculator too; the lead decides.
+        assert_eq!(
+            order(
+                "remember that I prefer metric units",
+                &["calculator", "memory"]
+            ),
+            ["memory", "calculator"]
+        );
+        // Without a lead the found order stays.
+        assert_eq!(
+            order("metric units", &["calculator", "memory"]),
+            ["calculator", "memory"]
+        );
+    }
+
     #[test]
     fn plain_words_fill_the_fields_they_name() {
         let r = builtin::registry().unwrap();
