@@ -299,7 +299,7 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
 
     const link = panel.getByLabel('Link to a model file');
     await link.fill(`${files.url}/nocors.gguf`);
-    await panel.getByRole('button', { name: 'Download' }).click();
+    await panel.getByRole('button', { name: 'Download', exact: true }).click();
     await expect(error).toContainText('does not let other sites download its files (CORS)');
     await link.fill(`${files.url}/cut.gguf`);
     await panel.getByRole('button', { name: 'Download' }).click();
