@@ -47,9 +47,9 @@ pub fn forbidden(name: &str) -> Option<&'static str> {
 /// The fewest tests each level must run (passed + failed + skipped), so a
 /// level that quietly ran nothing, or lost a test binary or spec file,
 /// cannot pass. Set a little below the counts of the last full run (native
-/// 471 + the tests added since, wasm 57, Playwright 149 listed); raise a
+/// 767, wasm 78, Playwright over 330 listed); raise a
 /// floor when you add tests, lower it only with tests removed on purpose.
-pub const FLOORS: [(&str, u64); 3] = [("native", 513), ("wasm", 60), ("e2e", 162)];
+pub const FLOORS: [(&str, u64); 3] = [("native", 760), ("wasm", 76), ("e2e", 320)];
 
 fn floor(level: &str) -> u64 {
     FLOORS
