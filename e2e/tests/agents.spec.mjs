@@ -163,7 +163,9 @@ test('the TypeScript SDK: "always allow" for one agent stops asking that agent o
   // The person's own settings did not change: memory is not always
   // allowed for their model.
   await nav(page, 'Skills').click();
-  await expect(page.locator('.skill[data-skill="memory"]')).not.toContainText('Always allow');
+  const memory = page.locator('.skill[data-skill="memory"]');
+  await expect(memory.locator('.grant')).toHaveCount(0);
+  await expect(memory.getByLabel('Approval for Memory')).not.toHaveValue('always-allow');
 });
 
 test('revoking an agent mid-session: its next call fails', async ({ page }) => {
