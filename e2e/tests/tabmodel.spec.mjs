@@ -302,14 +302,14 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
     await panel.getByRole('button', { name: 'Download', exact: true }).click();
     await expect(error).toContainText('does not let other sites download its files (CORS)');
     await link.fill(`${files.url}/cut.gguf`);
-    await panel.getByRole('button', { name: 'Download' }).click();
+    await panel.getByRole('button', { name: 'Download', exact: true }).click();
     await expect(error).toContainText('The download stopped after');
     await expect(error).toContainText('nothing was kept');
     await expect(panel.locator('.tab-model')).toHaveCount(0);
     expect(await storedFiles(page)).toEqual([]);
 
     await link.fill(`${files.url}/model.gguf`);
-    await panel.getByRole('button', { name: 'Download' }).click();
+    await panel.getByRole('button', { name: 'Download', exact: true }).click();
     await expect(panel.locator('.tab-model')).toHaveCount(1, { timeout: 120_000 });
     await expect(panel.locator('.tab-model-name')).toHaveText('Tiny Test Model');
     await expect(panel.locator('.tab-model-facts')).toHaveText('25.2 MB · Q4_K_M · 32,768 token context · qwen2');
@@ -341,7 +341,7 @@ test('adding a model: a file that is no model, a host without CORS, a cut downlo
       };
     });
     await link.fill(`${files.url}/model.gguf`);
-    await panel.getByRole('button', { name: 'Download' }).click();
+    await panel.getByRole('button', { name: 'Download', exact: true }).click();
     await expect(error).toContainText('Not enough storage: the model needs 25.2 MB');
     expect(await storedFiles(page)).toHaveLength(2);
     await saveScreenshot(page, 'tabmodel-add-errors');
