@@ -143,6 +143,7 @@ split_point!(
 pub async fn warm_chunks() {
     use crate::{agent_skills, files, mcp, runtime, sandbox, web};
     // Each awaited in turn, so the warming never competes with itself.
+    let _ = runtime::warm_calculator().await;
     let _ = warm_notes().await;
     let _ = warm_tasks().await;
     let _ = warm_memory().await;

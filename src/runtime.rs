@@ -182,7 +182,10 @@ impl CoreSkills {
     async fn run(&self, skill: CoreSkill, arguments: &Value) -> Result<SkillOutput, SkillError> {
         let d = &self.data;
         match skill {
-            CoreSkill::Calculator => hearth_core::calculator::run(arguments, local_clock()),
+            CoreSkill::Calculator => {
+                let failed = || SkillError::new(not_loaded("the calculator"));
+                enter(calculate_in_chunk(arguments.clone()), failed).await
+            }
             CoreSkill::Discover => {
                 let permissions = d.permissions.borrow().clone();
                 let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
@@ -202,7 +205,19 @@ impl CoreSkills {
     }
 }
 
-// The calculator and discovery answer from the first screen; the actions
+// The calculator (its arithmetic, units and dates engine is the biggest
+// single part of Hearth's code) is a chunk of its own, fetched first of
+// all after the first screen, so a question asked at once still answers
+// in a moment and the first load does not carry it.
+crate::split::split_point!(
+    calculator,
+    preload warm_calculator,
+    fn calculate_in_chunk(arguments: Value) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move { hearth_core::calculator::run(&arguments, local_clock()) })
+    }
+);
+
+// Discovery answers from the first screen; the actions
 // over notes, tasks and memories (reading each action, computing and
 // storing its change) are a chunk of their own, fetched with the first.
 crate::split::split_point!(

@@ -34,13 +34,17 @@ test('a skill whose code cannot be fetched fails with a clear card, and runs onc
   expect(blocked.length).toBeGreaterThan(0);
   await saveScreenshot(page, 'skill-chunk-missing');
 
-  // The first screen's own skills do not wait for any chunk.
+  // The calculator is a chunk of its own too, and says so the same way.
   await runCommand(page, '/calc 6*7');
-  await expect(page.locator('.result-card').nth(1).locator('.card-answer')).toContainText('42');
+  const calc = page.locator('.result-card').nth(1);
+  await expect(calc).toHaveAttribute('data-status', 'failed');
+  await expect(calc.locator('.card-output')).toContainText('could not load its code for the calculator');
 
   await page.unroute(isChunk, block);
   await runCommand(page, '/notes {"action":"create","title":"Lazy","body":"loaded later"}');
   await expect(page.locator('.result-card').nth(2).locator('.card-output')).toHaveText('Created note "Lazy".');
+  await runCommand(page, '/calc 6*7');
+  await expect(page.locator('.result-card').nth(3).locator('.card-answer')).toContainText('42');
   await page.getByRole('link', { name: 'Notes' }).click();
   await expect(page.getByRole('option', { name: /Lazy/ })).toHaveCount(1);
   expect(errors).toEqual([]);
@@ -62,6 +66,8 @@ test('a first visit keeps every chunk in memory, so places and skills work when 
   await runCommand(page, '/run_javascript {"code":"6*7"}');
   await expect(page.locator('.result-card').nth(1)).toHaveAttribute('data-status', 'completed');
   await expect(page.locator('.result-card').nth(1).locator('.card-answer')).toContainText('42');
+  await runCommand(page, '/calc 15% of 847');
+  await expect(page.locator('.result-card').nth(2).locator('.card-answer')).toContainText('127.05');
   for (const place of ['Notes', 'Tasks', 'Memory', 'Skills', 'Servers', 'Activity', 'Settings']) {
     await page.getByRole('link', { name: place }).click();
     await expect(page.getByRole('alert').filter({ hasText: 'could not be opened' })).toHaveCount(0);
