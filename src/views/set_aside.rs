@@ -30,9 +30,9 @@ fn listed(records: &[SetAside]) -> String {
         .join("; ")
 }
 
-/// Offers the records as one JSON file.
-async fn download() -> Result<(), String> {
-    let rt = use_runtime();
+/// Offers the records as one JSON file. The runtime is passed in: this
+/// runs in a task, outside the component that has it in context.
+async fn download(rt: crate::runtime::Runtime) -> Result<(), String> {
     let values = rt.db().set_aside_values();
     let array = js_sys::Array::new();
     for (_, v) in &values {
@@ -87,10 +87,14 @@ pub fn SetAsideNotice() -> impl IntoView {
                         if n == 1 { "it" } else { "them" },
                     )
                 })}</span>
-                <button class="small" on:click=move |_| {
-                    leptos::task::spawn_local(async move {
-                        failure.set(download().await.err());
-                    });
+                <button class="small" on:click={
+                    let rt = rt.clone();
+                    move |_| {
+                        let rt = rt.clone();
+                        leptos::task::spawn_local(async move {
+                            failure.set(download(rt).await.err());
+                        });
+                    }
                 }>"Download"</button>
                 <button class="small" on:click=move |_| dismissed.set(records.with(Vec::len))>"Dismiss"</button>
                 {move || failure.get().map(|e| view! { <p class="error" role="alert">{format!("The download failed: {e}")}</p> })}
