@@ -103,12 +103,12 @@ fn control_in(
         .into_iter()
         .find(|sel| l.matches(sel).unwrap_or(false))
     });
-    kind.and_then(|sel| row.query_selector(sel).ok().flatten())
-        .or_else(|| {
-            row.query_selector("input[role=switch]:not(:disabled), select, summary")
-                .ok()
-                .flatten()
-        })
+    // Each kind in order of preference, not one selector list: a list
+    // matches in document order, and a web skill's domain lists come
+    // before its switch.
+    kind.into_iter()
+        .chain(["input[role=switch]:not(:disabled)", "select", "summary"])
+        .find_map(|sel| row.query_selector(sel).ok().flatten())
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
 }
 
