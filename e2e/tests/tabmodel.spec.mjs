@@ -384,13 +384,16 @@ test('a first model in three clicks: the empty chat offers one, a suggested mode
   const host = await startModelHost(MODEL);
   try {
     const errors = await openApp(page, 'chat');
-    // The suggestions live on Hugging Face; here the one chosen is the
-    // test model, fetched from the host on 127.0.0.1 in its place.
+    // The suggestions live on Hugging Face, whose downloads redirect to a
+    // file host; here the redirect goes to the test model on 127.0.0.1
+    // (the file itself is too big for a route's body).
     let served = 0;
     await page.route('https://huggingface.co/**', async (route) => {
       served++;
-      const response = await route.fetch({ url: `${host.url}/model.gguf` });
-      await route.fulfill({ response });
+      await route.fulfill({
+        status: 302,
+        headers: { location: `${host.url}/model.gguf`, 'access-control-allow-origin': '*' },
+      });
     });
 
     // Click 1: the empty chat's offer opens the in-tab settings.
