@@ -50,7 +50,7 @@ pub const FIRST_LOAD_GOAL_KB: f64 = 600.0;
 /// down towards FIRST_LOAD_GOAL_KB (600 KB) as more of the app loads on
 /// demand, and never up without a reason in the commit.
 pub const FIRST_LOAD_BUDGET_KB: f64 = BUDGET_MEASURED_KB + 40.0;
-const BUDGET_MEASURED_KB: f64 = 1077.0;
+const BUDGET_MEASURED_KB: f64 = 1048.0;
 
 /// Fails when the first load of the build in `dist` transfers more than
 /// FIRST_LOAD_BUDGET_KB, naming its biggest files.
