@@ -29,6 +29,7 @@
 import { chromium } from 'playwright-core';
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { chromiumLaunchOptions, hearthBin, hearthDist, repoRoot } from '../support/env.mjs';
 import { freePort } from '../support/mcp.mjs';
@@ -99,6 +100,27 @@ try {
     const type = name.endsWith('.js') ? 'text/javascript' : name.endsWith('.wasm') ? 'application/wasm' : 'application/octet-stream';
     return route.fulfill({ path: file, contentType: type, headers: { 'cross-origin-resource-policy': 'same-origin' } });
   });
+  // The model files come from a file host on 127.0.0.1 with CORS, as a
+  // model host serves them: a route's body goes to the browser over the
+  // DevTools protocol in one message, and a 100 MB one crashes it.
+  const models = http.createServer((req, res) => {
+    const quant = decodeURIComponent(new URL(req.url, 'http://x').pathname.slice(1)).replace(/\.gguf$/, '');
+    if (!QUANTS.includes(quant)) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    const file = fileOf(quant);
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': String(fs.statSync(file).size),
+      'access-control-allow-origin': '*',
+    });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => models.listen(0, '127.0.0.1', resolve));
+  models.unref();
+  const modelHost = `http://127.0.0.1:${models.address().port}`;
   await page.goto(`${base}/#/chat`);
   await page.waitForSelector('body[data-ready]');
   if (!(await page.evaluate(() => self.crossOriginIsolated))) throw new Error('the page is not cross-origin isolated: no threads');
@@ -107,15 +129,14 @@ try {
   const threadCounts = [1, 2].filter((t) => t <= Math.max(1, cores));
 
   await page.evaluate(
-    async ({ quants }) => {
+    async ({ quants, modelHost }) => {
       const root = await navigator.storage.getDirectory();
       const dir = await root.getDirectoryHandle('models', { create: true });
       for (const q of quants) {
-        const blob = await (await fetch(`/__bench/model/${q}.gguf`)).blob();
+        const response = await fetch(`${modelHost}/${q}.gguf`);
+        if (!response.ok) throw new Error(`the model host said ${response.status} for ${q}`);
         const handle = await dir.getFileHandle(`bench-${q}.gguf`, { create: true });
-        const w = await handle.createWritable();
-        await w.write(blob);
-        await w.close();
+        await response.body.pipeTo(await handle.createWritable());
       }
       // A fresh worker for each file and thread count, ended before wllama
       // runs: a wasm memory never shrinks, so each is measured alone.
@@ -153,7 +174,7 @@ try {
         }
       };
     },
-    { quants: QUANTS },
+    { quants: QUANTS, modelHost },
   );
 
   const tab = (message) => page.evaluate((m) => window.__tab(m), message);
