@@ -89,7 +89,8 @@ for (let i = 0; i < 100; i++) {
 const browser = await chromium.launch(chromiumLaunchOptions());
 const figures = { pp: PP, tg: TG, runs: RUNS, rows: [] };
 try {
-  const context = await browser.newContext();
+  // No service worker: it would answer /__bench/ itself, past the route.
+  const context = await browser.newContext({ serviceWorkers: 'block' });
   const page = await context.newPage();
   // wllama and the model files, served same-origin from disk for the bench
   // only (the app ships neither).
