@@ -88,26 +88,29 @@ fn rove(list: &web_sys::Element, active: Option<&web_sys::Element>) {
     }
 }
 
+/// The controls of a skill's row that the keyboard lands on, in order of
+/// preference: the switch, the approval menu, the details.
+const LANDING: [&str; 3] = [
+    "input[role=switch]:not(:disabled)",
+    "select",
+    "details.skill-more > summary",
+];
+
 /// The first control of `row` to put the keyboard on: the one like
-/// `like` (the switch, the approval menu, the details), else its first.
+/// `like`, else the first of [`LANDING`] the row has. Each kind is tried
+/// in turn, not as one selector list, which would match in document order
+/// (a web skill's domain lists come before its switch).
 fn control_in(
     row: &web_sys::Element,
     like: Option<&web_sys::Element>,
 ) -> Option<web_sys::HtmlElement> {
     let kind = like.and_then(|l| {
-        [
-            "input[role=switch]:not(:disabled)",
-            "select",
-            "details.skill-more > summary",
-        ]
-        .into_iter()
-        .find(|sel| l.matches(sel).unwrap_or(false))
+        LANDING
+            .into_iter()
+            .find(|sel| l.matches(sel).unwrap_or(false))
     });
-    // Each kind in order of preference, not one selector list: a list
-    // matches in document order, and a web skill's domain lists come
-    // before its switch.
     kind.into_iter()
-        .chain(["input[role=switch]:not(:disabled)", "select", "summary"])
+        .chain(LANDING)
         .find_map(|sel| row.query_selector(sel).ok().flatten())
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
 }
