@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::{ActivityFilter, ActivityRecord, ActivityStore, Usage};
+use hearth_core::skill::activity::{ActivityFilter, ActivityRecord, ActivityStore, Usage};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

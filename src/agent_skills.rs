@@ -26,7 +26,7 @@ use hearth_core::agent_skills::{
 };
 use hearth_core::discovery::SkillIndex;
 use hearth_core::discovery::packages::{index_library, sync_package};
-use hearth_core::source::{SkillSource, Turn};
+use hearth_core::skill::source::{SkillSource, Turn};
 use hearth_core::{
     Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
 };
@@ -726,10 +726,10 @@ async fn run_script(
 ) -> Result<SkillOutput, SkillError> {
     let language = match request.language {
         hearth_core::agent_skills::extensions::ScriptLanguage::Python => {
-            hearth_core::code::protocol::Language::Python
+            hearth_core::builtin::code::protocol::Language::Python
         }
         hearth_core::agent_skills::extensions::ScriptLanguage::JavaScript => {
-            hearth_core::code::protocol::Language::Javascript
+            hearth_core::builtin::code::protocol::Language::Javascript
         }
     };
     let files = files

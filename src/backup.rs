@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use hearth_core::agent::Conversation;
-use hearth_core::agent::export::{conversation_markdown, markdown_file_name};
+use hearth_core::assistant::agent::Conversation;
+use hearth_core::assistant::agent::export::{conversation_markdown, markdown_file_name};
 use hearth_core::backup::{
     self, Backup, BackupError, Consent, Known, KnownStore, Manifest, RestoreMode, RestorePlan,
     SecretsChoice, Snapshot, StoreRecords, WriteOptions,
@@ -284,7 +284,7 @@ pub async fn conversations_markdown(
                 .iter()
                 .map(|c| (markdown_file_name(c), conversation_markdown(c)))
                 .collect();
-            let zip = hearth_core::agent::export::markdown_zip(&files)
+            let zip = hearth_core::assistant::agent::export::markdown_zip(&files)
                 .map_err(BackupAppError::Records)?;
             Ok(Some((
                 format!(

@@ -10,11 +10,11 @@
 //!
 //! Any page can send the browser to the app with a fragment of its
 //! choosing, so a key is taken only from the launch link's exact shape
-//! (`hearth_core::web::launch_fragment`), and never replaces a stored key
+//! (`hearth_core::api::launch_fragment`), and never replaces a stored key
 //! unless `hearth serve` answers it: a working key is not swapped for one
 //! that fails.
 
-use hearth_core::web::{TOKEN_HEADER, launch_fragment};
+use hearth_core::api::{TOKEN_HEADER, launch_fragment};
 use wasm_bindgen::JsCast;
 
 /// Where the key is kept in local storage.

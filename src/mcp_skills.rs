@@ -18,7 +18,7 @@ use hearth_core::mcp::skills::{
     McpExecutor, ServerCatalog, ServerId, instructions_for_loaded, to_skill_error, to_skill_output,
 };
 use hearth_core::mcp::{CallOptions, McpClient, McpError};
-use hearth_core::source::{SkillSource, Turn};
+use hearth_core::skill::source::{SkillSource, Turn};
 use hearth_core::{
     Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
 };

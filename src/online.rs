@@ -10,7 +10,7 @@ use std::cell::OnceCell;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::invoke::{CallContext, Guard};
+use hearth_core::skill::invoke::{CallContext, Guard};
 use hearth_core::{Tier, ToolResult};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -104,7 +104,7 @@ pub async fn check() -> bool {
 /// What a network-tier skill answers while the browser is offline: the
 /// same words the API client uses for a call that finds the device offline.
 pub fn offline_message(skill_name: &str) -> String {
-    hearth_core::web::WebFailure::Offline.message(skill_name)
+    hearth_core::builtin::web::WebFailure::Offline.message(skill_name)
 }
 
 /// Ends a network-tier call while Hearth is offline, before the permission

@@ -1,8 +1,8 @@
 //! Browser facts core asks for through traits: time, ids, downloads, this
 //! browser's own key; and the storage the browser grants the app.
 
-use hearth_core::calculator::Clock;
-use hearth_core::invoke::TimeSource;
+use hearth_core::builtin::calculator::Clock;
+use hearth_core::skill::invoke::TimeSource;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -50,7 +50,7 @@ thread_local! {
 }
 
 /// 32 random bytes only this browser holds, made on first use: what seals
-/// the undos of calls made here (`hearth_core::seal`). Where local storage
+/// the undos of calls made here (`hearth_core::skill::seal`). Where local storage
 /// is unavailable, a key for this page's life.
 pub fn device_key() -> std::rc::Rc<[u8]> {
     KEY.with(|cell| {
@@ -85,7 +85,7 @@ pub fn device_key() -> std::rc::Rc<[u8]> {
 }
 
 fn sha256_of(bytes: &[u8]) -> [u8; 32] {
-    hearth_core::seal::hmac_sha256(b"hearth-device-key", bytes)
+    hearth_core::skill::seal::hmac_sha256(b"hearth-device-key", bytes)
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {

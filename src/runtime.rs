@@ -9,20 +9,20 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::{ActivityHook, Usage};
-use hearth_core::approval::{
+use hearth_core::builtin::collection::{Change, Changed, Collection, Record, Stamp, Store};
+use hearth_core::builtin::memory::Memories;
+use hearth_core::builtin::notes::Notebook;
+use hearth_core::builtin::tasks::TaskList;
+use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
+use hearth_core::skill::activity::{ActivityHook, Usage};
+use hearth_core::skill::approval::{
     ApprovalAnswer, ApprovalRequest, Approver, PermissionHook, PolicySource,
 };
-use hearth_core::call::UndoAction;
-use hearth_core::collection::{Change, Changed, Collection, Record, Stamp, Store};
-use hearth_core::discovery::{DISCOVER_SKILLS_ID, IndexedSkill, SkillIndex, discover_output};
-use hearth_core::invoke::{CallContext, Hook, Invoker};
-use hearth_core::memory::Memories;
-use hearth_core::notes::Notebook;
-use hearth_core::permission::{CallFacts, PermissionSettings, Policy};
-use hearth_core::registry::{Registered, RegistryError};
-use hearth_core::source::{SkillSource, Sources, register_from};
-use hearth_core::tasks::TaskList;
+use hearth_core::skill::call::UndoAction;
+use hearth_core::skill::invoke::{CallContext, Hook, Invoker};
+use hearth_core::skill::permission::{CallFacts, PermissionSettings, Policy};
+use hearth_core::skill::registry::{Registered, RegistryError};
+use hearth_core::skill::source::{SkillSource, Sources, register_from};
 use hearth_core::{
     CallOrigin, Registry, SkillDefinition, SkillError, SkillId, SkillKind, SkillOutput, SourceKey,
     ToolCall, ToolResult,
@@ -41,7 +41,7 @@ use crate::storage::{Db, MEMORIES, NOTES, StorageError, Stored, TASKS, USAGE};
 use crate::version::bump;
 
 /// The settings record key of the permission settings.
-const PERMISSIONS_KEY: &str = hearth_core::permission::SETTINGS_KEY;
+const PERMISSIONS_KEY: &str = hearth_core::skill::permission::SETTINGS_KEY;
 use crate::web::WebSkills;
 
 /// Bumped whenever a part of the data changes, so views re-read it.
@@ -213,7 +213,7 @@ crate::split::split_point!(
     calculator,
     preload warm_calculator,
     fn calculate_in_chunk(arguments: Value) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
-        Box::pin(async move { hearth_core::calculator::run(&arguments, local_clock()) })
+        Box::pin(async move { hearth_core::builtin::calculator::run(&arguments, local_clock()) })
     }
 );
 
@@ -233,15 +233,15 @@ crate::split::split_point!(
             let (db, d, v) = (&db, &data, data.versions);
             match skill {
                 CoreSkill::Notes => {
-                    use hearth_core::notes::{parse, run};
+                    use hearth_core::builtin::notes::{parse, run};
                     collection_call(db, NOTES, &d.notes, v.notes, parse, run, &arguments).await
                 }
                 CoreSkill::Tasks => {
-                    use hearth_core::tasks::{parse, run};
+                    use hearth_core::builtin::tasks::{parse, run};
                     collection_call(db, TASKS, &d.tasks, v.tasks, parse, run, &arguments).await
                 }
                 CoreSkill::Memory => {
-                    use hearth_core::memory::{parse, run};
+                    use hearth_core::builtin::memory::{parse, run};
                     collection_call(
                         db,
                         MEMORIES,
@@ -284,9 +284,9 @@ impl SkillSource for CoreSkills {
 
     fn assess(&self, skill: &SkillDefinition, call: &ToolCall) -> CallFacts {
         match CoreSkill::of(skill.id.as_str()) {
-            Some(CoreSkill::Notes) => hearth_core::notes::assess(&call.arguments),
-            Some(CoreSkill::Tasks) => hearth_core::tasks::assess(&call.arguments),
-            Some(CoreSkill::Memory) => hearth_core::memory::assess(&call.arguments),
+            Some(CoreSkill::Notes) => hearth_core::builtin::notes::assess(&call.arguments),
+            Some(CoreSkill::Tasks) => hearth_core::builtin::tasks::assess(&call.arguments),
+            Some(CoreSkill::Memory) => hearth_core::builtin::memory::assess(&call.arguments),
             Some(CoreSkill::Calculator | CoreSkill::Discover) | None => CallFacts::default(),
         }
     }
@@ -347,7 +347,7 @@ impl PolicySource for BrowserPolicy {
             let mut next = self.data.permissions.borrow().clone();
             next.set_approval(
                 skill.as_str(),
-                Some(hearth_core::permission::ApprovalSetting::AlwaysAllow),
+                Some(hearth_core::skill::permission::ApprovalSetting::AlwaysAllow),
             );
             save_permissions(&self.db, &self.data, next).await
         }
@@ -476,7 +476,7 @@ pub struct Services {
 }
 
 /// Seals every result's undo with this browser's key, so only undos of
-/// calls made here are ever offered or run (`hearth_core::seal`).
+/// calls made here are ever offered or run (`hearth_core::skill::seal`).
 struct UndoSeal(Rc<[u8]>);
 
 impl Hook for UndoSeal {

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::{ActivityRecord, ActivityStore};
+use hearth_core::skill::activity::{ActivityRecord, ActivityStore};
 use idb::{Database, DatabaseEvent, Factory, TransactionMode, TransactionResult};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -241,7 +241,7 @@ pub const DATA_MIGRATIONS: &[DataMigration] = &[DataMigration {
     store: CONVERSATIONS,
     reads: Some(ACTIVITY),
     what: "keeping each conversation's commands in it",
-    transform: hearth_core::agent::conversation::commands_from_log,
+    transform: hearth_core::assistant::agent::conversation::commands_from_log,
 }];
 
 /// Runs the transforms for versions after `from` up to `to` over one

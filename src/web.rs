@@ -5,7 +5,7 @@
 //! lists kept in IndexedDB, and the search backend chosen in Settings.
 //!
 //! Reading the proxy's answers, building its requests and formatting
-//! results all happen in `hearth_core::web`; this module only moves bytes
+//! results all happen in `hearth_core::builtin::web`; this module only moves bytes
 //! and keeps state. The client talks through [`ApiTransport`], so its token
 //! and failure handling is tested without a server.
 
@@ -15,12 +15,15 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::source::SkillSource;
-use hearth_core::web::{
-    DomainLists, FetchResponse, SearchBackendSetting, SearchBackendState, SearchResponse, Session,
-    SessionSearch, TOKEN_HEADER, WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request,
-    read_answer, search_output, search_request,
+use hearth_core::api::TOKEN_HEADER;
+use hearth_core::api::domains::DomainLists;
+use hearth_core::api::session::{SearchBackendSetting, SearchBackendState, Session, SessionSearch};
+use hearth_core::api::web::{FetchResponse, SearchResponse};
+use hearth_core::builtin::web::{
+    WEB_FETCH, WEB_SEARCH, WebFailure, fetch_output, fetch_request, read_answer, search_output,
+    search_request,
 };
+use hearth_core::skill::source::SkillSource;
 use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 use leptos::prelude::*;
 use serde::Serialize;

@@ -435,7 +435,7 @@ async fn skill_tools_run_through_the_call_path_and_activations_persist() {
     // Every call is in the one activity log.
     let (log, _) = rt
         .db()
-        .all::<hearth_core::activity::ActivityRecord>(ACTIVITY)
+        .all::<hearth_core::skill::activity::ActivityRecord>(ACTIVITY)
         .await
         .unwrap();
     assert_eq!(log.len(), 7);
@@ -466,7 +466,7 @@ async fn skill_tools_run_through_the_call_path_and_activations_persist() {
 /// the Activity log has the tool's own record.
 #[wasm_bindgen_test]
 async fn call_skill_tool_passes_the_permission_layer_as_the_tool_itself() {
-    use hearth_core::permission::ApprovalSetting;
+    use hearth_core::skill::permission::ApprovalSetting;
     let name = "test-agent-skills-meta-tool";
     let db = fresh(name).await;
     {
@@ -518,7 +518,7 @@ async fn call_skill_tool_passes_the_permission_layer_as_the_tool_itself() {
     // Each refusal is the tool's own, in the Activity log.
     let (log, _) = rt
         .db()
-        .all::<hearth_core::activity::ActivityRecord>(ACTIVITY)
+        .all::<hearth_core::skill::activity::ActivityRecord>(ACTIVITY)
         .await
         .unwrap();
     let own: Vec<ToolStatus> = log
@@ -536,7 +536,7 @@ async fn call_skill_tool_passes_the_permission_layer_as_the_tool_itself() {
 #[wasm_bindgen_test]
 async fn the_runtime_sources_offer_the_skill_tools_and_section_of_each_turn() {
     use hearth_core::discovery::DISCOVER_SKILLS_ID;
-    use hearth_core::source::Turn;
+    use hearth_core::skill::source::Turn;
     let db = fresh("test-agent-skills-turns").await;
     {
         let (skills, _) = AgentSkills::load(&db).await.unwrap();

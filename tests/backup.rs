@@ -13,8 +13,8 @@ use hearth::storage::{
     ARTIFACTS, CONVERSATIONS, Db, GRANTS, NOTES, SCHEMA_V2, SETTINGS, SKILL_FILES, StoreWrite,
     current_schema,
 };
-use hearth_core::agent::Conversation;
-use hearth_core::agent::conversation::Message;
+use hearth_core::assistant::agent::Conversation;
+use hearth_core::assistant::agent::conversation::Message;
 use hearth_core::backup::{BackupError, Consent, RestoreMode, SecretsChoice, sha256_hex};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
@@ -450,7 +450,7 @@ async fn conversations_export_as_markdown() {
     );
     assert_eq!(
         String::from_utf8(bytes).unwrap(),
-        hearth_core::agent::export::conversation_markdown(&conversation())
+        hearth_core::assistant::agent::export::conversation_markdown(&conversation())
     );
 }
 
@@ -515,7 +515,7 @@ async fn every_record_is_written_as_the_preview_showed_it() {
     // This browser asks for sensitive skills.
     db.set_setting(
         "permissions",
-        &hearth_core::permission::PermissionSettings::default(),
+        &hearth_core::skill::permission::PermissionSettings::default(),
     )
     .await
     .unwrap();

@@ -13,7 +13,7 @@
 
 use hearth_core::SkillDefinition;
 use hearth_core::discovery::{self, IndexedSkill, PackageText, SkillIndex};
-use hearth_core::permission::PermissionSettings;
+use hearth_core::skill::permission::PermissionSettings;
 use serde::Deserialize;
 use wasm_bindgen_test::*;
 

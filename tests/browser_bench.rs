@@ -15,7 +15,7 @@
 
 use hearth::runtime::Runtime;
 use hearth::storage::{ACTIVITY, Db, USAGE, current_schema};
-use hearth_core::notes::{Notebook, sample_notes, search};
+use hearth_core::builtin::notes::{Notebook, sample_notes, search};
 use hearth_core::{CallOrigin, SkillId};
 use serde_json::json;
 use wasm_bindgen_test::*;
@@ -115,7 +115,7 @@ async fn call_path_overhead_in_the_browser() {
     let mut alone = Vec::new();
     for _ in 0..300 {
         let t = now();
-        let _ = hearth_core::calculator::run(&args, clock);
+        let _ = hearth_core::builtin::calculator::run(&args, clock);
         alone.push(now() - t);
     }
     let (full, alone) = (median(full), median(alone));
@@ -290,7 +290,7 @@ const IDLE_BETWEEN_RUNS_MS: u32 = 40;
 async fn warm_javascript_round_trip_in_the_browser() {
     use gloo_timers::future::TimeoutFuture;
     use hearth::sandbox::CodeRun;
-    use hearth_core::code::protocol::Language;
+    use hearth_core::builtin::code::protocol::Language;
     const RUNS: usize = 60;
     let idle = IDLE_BETWEEN_RUNS_MS;
 

@@ -2,7 +2,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use hearth::views::card::ResultCard;
-use hearth_core::activity::ActivityRecord;
+use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::{CallOrigin, Content, SkillId, ToolCall, ToolResult, ToolStatus};
 use leptos::prelude::*;
 use serde_json::json;
@@ -137,16 +137,19 @@ fn a_failed_card_shows_the_message() {
 
 // --- assistant: a model's tool calls inline in a reply ---
 
-fn model_call(state: hearth_core::agent::CallState) -> hearth_core::agent::ToolCallRecord {
+fn model_call(
+    state: hearth_core::assistant::agent::CallState,
+) -> hearth_core::assistant::agent::ToolCallRecord {
     let r = record(ToolStatus::Completed);
-    hearth_core::agent::ToolCallRecord {
+    hearth_core::assistant::agent::ToolCallRecord {
         id: "call_1".into(),
         name: "calculator".into(),
         arguments: json!({"expression": "15% of 847"}),
         raw_arguments: None,
         state,
-        result: matches!(state, hearth_core::agent::CallState::Finished).then_some(r.result),
-        note: matches!(state, hearth_core::agent::CallState::Refused)
+        result: matches!(state, hearth_core::assistant::agent::CallState::Finished)
+            .then_some(r.result),
+        note: matches!(state, hearth_core::assistant::agent::CallState::Refused)
             .then(|| "'calculator' is not a loaded skill in this conversation".to_string()),
         provider_id: None,
     }
@@ -155,7 +158,7 @@ fn model_call(state: hearth_core::agent::CallState) -> hearth_core::agent::ToolC
 #[wasm_bindgen_test]
 fn a_tool_call_card_shows_where_the_call_stands() {
     use hearth::views::card::ToolCallCard;
-    use hearth_core::agent::CallState;
+    use hearth_core::assistant::agent::CallState;
     let cases = [
         (
             CallState::Finished,
@@ -255,7 +258,7 @@ async fn next_frame() {
 #[wasm_bindgen_test]
 async fn a_reply_that_leaves_before_its_frame_paints_nothing() {
     use hearth::views::reply::ReplyText;
-    use hearth_core::agent::{Message, MessageStatus};
+    use hearth_core::assistant::agent::{Message, MessageStatus};
 
     // A panic in a frame callback is not this test's own panic: the
     // browser reports it as an uncaught error on the window.

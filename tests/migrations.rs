@@ -10,7 +10,7 @@ use hearth::storage::{
     ACTIVITY, DataMigration, Db, MEMORIES, NOTES, SCHEMAS, SETTINGS, Schema, StorageError,
     StoreSpec, StoreWrite, TASKS, USAGE, current_schema,
 };
-use hearth_core::notes::Note;
+use hearth_core::builtin::notes::Note;
 use serde_json::{Value, json};
 use wasm_bindgen_test::*;
 
@@ -409,7 +409,7 @@ fn v3_log() -> Vec<Value> {
     ]
 }
 
-fn commands_of(c: &hearth_core::agent::Conversation) -> Vec<(String, String)> {
+fn commands_of(c: &hearth_core::assistant::agent::Conversation) -> Vec<(String, String)> {
     c.messages
         .iter()
         .map(|m| match m.command_call() {
@@ -422,7 +422,7 @@ fn commands_of(c: &hearth_core::agent::Conversation) -> Vec<(String, String)> {
 #[wasm_bindgen_test]
 async fn an_upgrade_moves_each_conversations_commands_into_it_before_any_clear() {
     use hearth::storage::{CONVERSATIONS, SCHEMA_V3};
-    use hearth_core::agent::Conversation;
+    use hearth_core::assistant::agent::Conversation;
     let name = "test-commands-into-conversations";
     let db = fresh(name, SCHEMA_V3).await;
     db.write_stores(&[
@@ -489,7 +489,8 @@ fn a_backup_from_before_takes_the_same_step() {
         &others,
     )
     .unwrap();
-    let c: hearth_core::agent::Conversation = serde_json::from_value(moved[0].clone()).unwrap();
+    let c: hearth_core::assistant::agent::Conversation =
+        serde_json::from_value(moved[0].clone()).unwrap();
     assert_eq!(c.messages.len(), 3);
     assert_eq!(
         commands_of(&c)[2],

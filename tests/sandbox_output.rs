@@ -6,9 +6,9 @@
 #![cfg(target_arch = "wasm32")]
 
 use hearth::views::card::ResultCard;
-use hearth_core::activity::ActivityRecord;
-use hearth_core::code::output::skill_result;
-use hearth_core::code::protocol::{ArtifactRef, Language, RunOutcome, RunStatus};
+use hearth_core::builtin::code::output::skill_result;
+use hearth_core::builtin::code::protocol::{ArtifactRef, Language, RunOutcome, RunStatus};
+use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::{CallOrigin, SkillId, ToolCall, ToolResult, ToolStatus};
 use leptos::prelude::*;
 use serde_json::json;

@@ -9,11 +9,11 @@ use hearth::storage::{
     SCHEMA_V2, SCHEMAS, SETTINGS, SKILL_FILES, SKILL_PACKAGES, Schema, TASKS, USAGE,
     current_schema,
 };
-use hearth_core::activity::ActivityRecord;
-use hearth_core::memory::Memory;
-use hearth_core::notes::Note;
-use hearth_core::permission::{ApprovalSetting, PermissionMode};
-use hearth_core::tasks::{Task, TaskStatus};
+use hearth_core::builtin::memory::Memory;
+use hearth_core::builtin::notes::Note;
+use hearth_core::builtin::tasks::{Task, TaskStatus};
+use hearth_core::skill::activity::ActivityRecord;
+use hearth_core::skill::permission::{ApprovalSetting, PermissionMode};
 use hearth_core::{CallOrigin, SkillId, ToolStatus};
 use serde_json::{Value, json};
 use wasm_bindgen_test::*;
@@ -274,7 +274,7 @@ async fn an_undo_runs_only_if_this_browser_made_its_call_and_still_asks_permissi
     // A record from elsewhere (a restored backup, another device): an undo
     // that says "bring back" but deletes B instead. Unsealed, forged or
     // sealed by another key, it is never offered and never runs.
-    let hostile = |seal: Option<String>| hearth_core::call::UndoAction {
+    let hostile = |seal: Option<String>| hearth_core::skill::call::UndoAction {
         label: "Undo: bring them back".into(),
         skill_id: SkillId::new("notes").unwrap(),
         arguments: json!({"action": "delete", "id": b}),
@@ -462,7 +462,7 @@ async fn unreadable_settings_fall_back_to_what_is_safe() {
     rt.update_permissions(|p| p.set_enabled("web_fetch", Some(true)))
         .await
         .unwrap();
-    let stored: hearth_core::permission::PermissionSettings =
+    let stored: hearth_core::skill::permission::PermissionSettings =
         rt.db().setting("permissions").await.unwrap().unwrap();
     assert_eq!(stored.mode, PermissionMode::AskEverything);
     let copy: Value = rt

@@ -6,8 +6,8 @@
 #![cfg(target_arch = "wasm32")]
 
 use hearth::tabmodel::store::{self, StoreError, Writer};
-use hearth_core::gguf::GgufInfo;
-use hearth_core::providers::in_tab::StoredModel;
+use hearth_core::assistant::gguf::GgufInfo;
+use hearth_core::assistant::providers::in_tab::StoredModel;
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;

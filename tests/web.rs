@@ -14,9 +14,10 @@ use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use hearth::mcp::proxy::{HearthProxy, SUBJECT};
 use hearth::web::{ApiAnswer, ApiMethod, ApiRequest, ApiTransport, NoAnswer, ProxyClient};
+use hearth_core::api::domains::DomainLists;
+use hearth_core::builtin::web::{WEB_FETCH, WEB_SEARCH, WebFailure};
 use hearth_core::mcp::hosted::{RelayDescription, StdioListing};
 use hearth_core::mcp::skills::ServerId;
-use hearth_core::web::{DomainLists, WEB_FETCH, WEB_SEARCH, WebFailure};
 use hearth_core::{Content, SkillError};
 use serde_json::{Value, json};
 use wasm_bindgen_test::*;
@@ -370,7 +371,7 @@ async fn the_backend_setting_updates_the_kept_session() {
     assert!(!state.configured);
     assert_eq!(
         c.cached_session().unwrap().search,
-        hearth_core::web::SessionSearch {
+        hearth_core::api::session::SessionSearch {
             configured: false,
             backend: None
         }

@@ -15,7 +15,7 @@ use hearth_core::agents::wire::{
     CHANNEL_PATH, RelayCancel, RelayReply, RelayedRequest, ReplyBody, TabHello,
 };
 use hearth_core::agents::{AgentRecord, agent_policy};
-use hearth_core::permission::{PermissionSettings, Policy};
+use hearth_core::skill::permission::{PermissionSettings, Policy};
 use hearth_core::sse::SseParser;
 use hearth_core::{AgentCaller, SkillDefinition, SkillId, ToolCall};
 use js_sys::{Reflect, Uint8Array};

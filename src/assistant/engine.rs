@@ -11,12 +11,14 @@
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
-use hearth_core::agent::prompt::build_request_for;
-use hearth_core::agent::{
+use hearth_core::assistant::agent::prompt::build_request_for;
+use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, LoopError, ToolCallRecord,
 };
-use hearth_core::providers::{ModelInfo, Protocol, Provider, ProviderConfig, ProviderError};
-use hearth_core::tokens::{ContextEstimate, estimate_turn};
+use hearth_core::assistant::providers::{
+    ModelInfo, Protocol, Provider, ProviderConfig, ProviderError,
+};
+use hearth_core::assistant::tokens::{ContextEstimate, estimate_turn};
 
 use super::http;
 use crate::split::split_point;

@@ -5,7 +5,7 @@
 //! Error texts here never include request headers (the API key travels in
 //! one); they are the browser's own words about the failure.
 
-use hearth_core::providers::{HttpRequest, Method};
+use hearth_core::assistant::providers::{HttpRequest, Method};
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;

@@ -23,16 +23,18 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
-use hearth_core::agent::{
+use hearth_core::assistant::agent::conversation::{
+    ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE,
+};
+use hearth_core::assistant::agent::{
     Action, Conversation, Event, LoopConfig, LoopEnv, ModelLimits, RequestId, TurnOutcome,
     always_loaded_suggestion,
 };
-use hearth_core::providers::{
+use hearth_core::assistant::providers::{
     ErrorKind, IN_TAB_URL, LOCAL_SERVERS_PATH, LocalServers, ModelInfo, Preset, ProviderConfig,
     ProviderError, Retry, local_presets,
 };
-use hearth_core::tokens::ContextEstimate;
+use hearth_core::assistant::tokens::ContextEstimate;
 use hearth_core::{SkillDefinition, SkillId};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -553,9 +555,9 @@ impl Assistant {
     pub fn commit_current(&self, first_line: &str) -> Option<String> {
         let id = self.current.get_untracked()?;
         if let Some(mut d) = self.draft.get_untracked().filter(|d| d.id == id) {
-            d.title = hearth_core::agent::title_from_first_message(first_line);
+            d.title = hearth_core::assistant::agent::title_from_first_message(first_line);
             if d.title.is_empty() {
-                d.title = hearth_core::agent::conversation::UNTITLED.to_string();
+                d.title = hearth_core::assistant::agent::conversation::UNTITLED.to_string();
             }
             d.updated_at_ms = now();
             self.store(d);
@@ -571,7 +573,7 @@ impl Assistant {
         &self,
         id: &str,
         line: &str,
-        call: hearth_core::agent::ToolCallRecord,
+        call: hearth_core::assistant::agent::ToolCallRecord,
         from_form: bool,
     ) {
         let at = now();
@@ -1028,7 +1030,7 @@ impl Assistant {
         &self,
         id: &str,
         request: RequestId,
-        http_request: hearth_core::providers::HttpRequest,
+        http_request: hearth_core::assistant::providers::HttpRequest,
         signal: web_sys::AbortSignal,
     ) {
         let mut response = match http::send(&http_request, Some(&signal)).await {
@@ -1078,7 +1080,7 @@ impl Assistant {
         &self,
         id: &str,
         request: RequestId,
-        http_request: hearth_core::providers::HttpRequest,
+        http_request: hearth_core::assistant::providers::HttpRequest,
         signal: web_sys::AbortSignal,
     ) {
         use futures::StreamExt;

@@ -1,8 +1,8 @@
 //! Conversations and the assistant's settings in IndexedDB: the
 //! `conversations` store (schema v3) and three records of `settings`.
 
-use hearth_core::agent::Conversation;
-use hearth_core::providers::ProviderConfig;
+use hearth_core::assistant::agent::Conversation;
+use hearth_core::assistant::providers::ProviderConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::storage::{CONVERSATIONS, Db, SETTINGS, StorageError};
@@ -34,7 +34,7 @@ pub struct LocalProbe {
 pub struct FoundServer {
     pub preset: String,
     #[serde(default)]
-    pub models: Vec<hearth_core::providers::ModelInfo>,
+    pub models: Vec<hearth_core::assistant::providers::ModelInfo>,
 }
 
 /// How the assistant behaves, whatever the provider.

@@ -1,7 +1,7 @@
 //! Walking File System Access handles: one checked name at a time, so a
 //! path can only ever go down from a grant's root.
 
-use hearth_core::code::grant::RelPath;
+use hearth_core::builtin::code::grant::RelPath;
 use js_sys::{ArrayBuffer, AsyncIterator, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;

@@ -8,7 +8,7 @@
 //! survives reloads and needs no permission.
 
 use futures::StreamExt;
-use hearth_core::code::grant::{GrantInfo, GrantKind, GrantSource, RelPath, unique_name};
+use hearth_core::builtin::code::grant::{GrantInfo, GrantKind, GrantSource, RelPath, unique_name};
 use js_sys::Reflect;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};

@@ -16,7 +16,7 @@ pub mod skills;
 
 use std::rc::Rc;
 
-use hearth_core::code::grant::{PathError, ResolveError};
+use hearth_core::builtin::code::grant::{PathError, ResolveError};
 
 use crate::storage::Db;
 
@@ -117,7 +117,7 @@ impl Files {
     pub async fn add_copy(
         &self,
         wanted_name: &str,
-        kind: hearth_core::code::grant::GrantKind,
+        kind: hearth_core::builtin::code::grant::GrantKind,
         files: Vec<(Vec<String>, web_sys::File)>,
     ) -> Result<(grants::GrantRecord, usize), FilesError> {
         grants::add_copy(&self.db, wanted_name, kind, files).await

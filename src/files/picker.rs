@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
-use hearth_core::code::grant::GrantKind;
+use hearth_core::builtin::code::grant::GrantKind;
 use js_sys::{Array, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;

@@ -6,15 +6,15 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use futures::{FutureExt, StreamExt};
-use hearth_core::code::files::{
+use hearth_core::builtin::code::files::{
     self, Entry, EntryKind, Hit, LIST_MAX_ENTRIES, ListArgs, ReadArgs, SEARCH_MAX_FILE_BYTES,
     SearchArgs,
 };
-use hearth_core::code::grant::{self, GrantInfo, RelPath, strip_data_mount};
-use hearth_core::code::text::{self, SNIFF_BYTES, Sniffed};
-use hearth_core::code::{MAX_RUN_FILE_BYTES, MAX_RUN_FILES};
-use hearth_core::display;
-use hearth_core::source::SkillSource;
+use hearth_core::builtin::code::grant::{self, GrantInfo, RelPath, strip_data_mount};
+use hearth_core::builtin::code::text::{self, SNIFF_BYTES, Sniffed};
+use hearth_core::builtin::code::{MAX_RUN_FILE_BYTES, MAX_RUN_FILES};
+use hearth_core::skill::source::SkillSource;
+use hearth_core::util::display;
 use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 use js_sys::ArrayBuffer;
 use serde_json::json;

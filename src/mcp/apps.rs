@@ -28,10 +28,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use hearth_core::activity::ActivityRecord;
 use hearth_core::mcp::apps::{AppHost, AppView, HostAction, HostContext};
 use hearth_core::mcp::model::Tool;
 use hearth_core::mcp::skills::{ServerId, ui_resource};
+use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::{SkillKind, ToolStatus};
 use leptos::html;
 use leptos::prelude::*;

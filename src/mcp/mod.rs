@@ -17,11 +17,8 @@ use std::rc::{Rc, Weak};
 
 use futures::channel::oneshot;
 use futures::future::{LocalBoxFuture, select};
-use hearth_core::call::{CallOrigin, ToolResult};
-use hearth_core::command::CommandInput;
 use hearth_core::mcp::authorize::{OAuthConfig, OAuthFlow};
 use hearth_core::mcp::client::{AuthProvider, ClientConfig, EventSink, ServerEvent, ServerInfo};
-use hearth_core::mcp::composer::{self as prompts, Attachment, PromptCommand};
 use hearth_core::mcp::hosted::StdioListing;
 use hearth_core::mcp::model::{
     Prompt, ReadResourceResult, Resource, ResourceTemplate, SubscriptionFilter, Tool,
@@ -34,6 +31,9 @@ use hearth_core::mcp::skills::{
 use hearth_core::mcp::{
     HttpTransport, McpClient, McpError, NoInput, TransportError, apps as core_apps,
 };
+use hearth_core::skill::call::{CallOrigin, ToolResult};
+use hearth_core::ui::command::CommandInput;
+use hearth_core::ui::mcp_composer::{self as prompts, Attachment, PromptCommand};
 use hearth_core::{SkillDefinition, SkillId, SkillKind, SourceKey};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -51,7 +51,7 @@ use crate::storage::MCP_SERVERS;
 use crate::version::bump;
 
 /// How a server is doing, for the Servers panel.
-pub use hearth_core::server_card::Status;
+pub use hearth_core::ui::server_card::Status;
 
 /// One server as the panel shows it.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,11 +5,11 @@
 
 use std::rc::Rc;
 
+use hearth_core::builtin::web::WebFailure;
 use hearth_core::mcp::hosted::{
     RelayDescription, RelayRegistration, STDIO_LIST_PATH, StdioListing, relay_registration_path,
 };
 use hearth_core::mcp::skills::ServerId;
-use hearth_core::web::WebFailure;
 
 use crate::web::ProxyClient;
 

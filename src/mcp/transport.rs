@@ -12,10 +12,10 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use futures::{FutureExt, StreamExt};
+use hearth_core::api::error::ApiErrorBody;
 use hearth_core::mcp::hosted::{RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER};
 use hearth_core::mcp::transport::BodyStream;
 use hearth_core::mcp::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use hearth_core::web::ApiErrorBody;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;

@@ -25,7 +25,7 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::channel::oneshot;
 use gloo_timers::future::TimeoutFuture;
-use hearth_core::code::protocol::{
+use hearth_core::builtin::code::protocol::{
     HostMessage, MAX_MESSAGE_BYTES, SandboxMessage, parse_sandbox_message,
 };
 use js_sys::{Array, ArrayBuffer, JsString, Object, Reflect};

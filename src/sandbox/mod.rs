@@ -16,10 +16,10 @@ use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::{LocalBoxFuture, Shared};
-use hearth_core::code::protocol::{
+use hearth_core::builtin::code::protocol::{
     HostMessage, Language, Limits, NamedBuffer, RunOutcome, RunRequest, SandboxMessage,
 };
-use hearth_core::code::{INTERRUPT_GRACE_MS, output};
+use hearth_core::builtin::code::{INTERRUPT_GRACE_MS, output};
 use js_sys::{ArrayBuffer, Uint8Array};
 use leptos::prelude::*;
 use serde_json::Value;

@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use futures::future::try_join_all;
-use hearth_core::code::PYTHON_RUNTIME_FILES;
+use hearth_core::builtin::code::PYTHON_RUNTIME_FILES;
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;

@@ -4,10 +4,10 @@
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::code::RunArgs;
-use hearth_core::code::output::skill_result;
-use hearth_core::code::protocol::{Language, Limits};
-use hearth_core::source::SkillSource;
+use hearth_core::builtin::code::RunArgs;
+use hearth_core::builtin::code::output::skill_result;
+use hearth_core::builtin::code::protocol::{Language, Limits};
+use hearth_core::skill::source::SkillSource;
 use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 
 use std::rc::Rc;

@@ -5,8 +5,8 @@
 //! before a byte is written; and a download that stops early keeps
 //! nothing.
 
-use hearth_core::display;
-use hearth_core::gguf::{self, GgufError, GgufInfo};
+use hearth_core::assistant::gguf::{self, GgufError, GgufInfo};
+use hearth_core::util::display;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;

@@ -14,9 +14,9 @@ pub mod worker;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use hearth_core::agent::ModelLimits;
-use hearth_core::providers::ProviderConfig;
-use hearth_core::providers::in_tab::StoredModel;
+use hearth_core::assistant::agent::ModelLimits;
+use hearth_core::assistant::providers::ProviderConfig;
+use hearth_core::assistant::providers::in_tab::StoredModel;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use send_wrapper::SendWrapper;

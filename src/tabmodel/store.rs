@@ -9,8 +9,8 @@
 //! that is not a model is refused before anything is stored, and checks
 //! the space the browser allows before writing a byte.
 
-use hearth_core::gguf::{self, GgufError, HeaderReadError};
-use hearth_core::providers::in_tab::{NoSpace, StoredModel, space_check};
+use hearth_core::assistant::gguf::{self, GgufError, HeaderReadError};
+use hearth_core::assistant::providers::in_tab::{NoSpace, StoredModel, space_check};
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;

@@ -2,7 +2,7 @@
 //! included, with filters, full-text search, details, JSON Lines export and
 //! clearing behind a confirmation.
 
-use hearth_core::activity::{ActivityFilter, ActivityRecord, export_jsonl};
+use hearth_core::skill::activity::{ActivityFilter, ActivityRecord, export_jsonl};
 use hearth_core::{SkillId, ToolStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -26,8 +26,8 @@ fn decision_text(r: &ActivityRecord) -> String {
     match &r.result.decision {
         Some(d) => {
             let outcome = match d.outcome {
-                hearth_core::permission::Outcome::Allowed => "allowed",
-                hearth_core::permission::Outcome::Denied => "denied",
+                hearth_core::skill::permission::Outcome::Allowed => "allowed",
+                hearth_core::skill::permission::Outcome::Denied => "denied",
             };
             format!("{outcome} by {}", d.by.as_str())
         }
@@ -42,7 +42,7 @@ fn clear_message(records: usize) -> String {
          what came back and who allowed it. Conversations keep their messages, \
          commands and results, so every chat stays whole; notes, tasks, \
          memories, files, settings and the skills' use counts stay too.",
-        hearth_core::display::count(records, "record", "records")
+        hearth_core::util::display::count(records, "record", "records")
     )
 }
 
@@ -93,7 +93,7 @@ pub fn ActivityView() -> impl IntoView {
         match download_text(&name, "application/x-ndjson", &text) {
             Ok(()) => notice.set(Some(format!(
                 "Exported {}.",
-                hearth_core::display::count(list.len(), "record", "records")
+                hearth_core::util::display::count(list.len(), "record", "records")
             ))),
             Err(e) => notice.set(Some(format!("Export failed: {e}"))),
         }
@@ -193,8 +193,8 @@ pub fn ActivityView() -> impl IntoView {
                                         <td><span class=format!("status status-{}", r.result.status.as_str())>{r.result.status.as_str()}</span></td>
                                         <td class="muted">{decision_text(&r)}</td>
                                         <td class="muted">
-                                            {hearth_core::display::duration(r.result.duration_ms)}
-                                            {hearth_core::display::approval_wait(r.result.wait_ms).map(|w| view! { <span class="log-wait">{w}</span> })}
+                                            {hearth_core::util::display::duration(r.result.duration_ms)}
+                                            {hearth_core::util::display::approval_wait(r.result.wait_ms).map(|w| view! { <span class="log-wait">{w}</span> })}
                                         </td>
                                         <td><code class="truncate">{preview}</code></td>
                                     </tr>
@@ -234,7 +234,7 @@ fn ActivityDetail(
         .to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED)
         .as_string()
         .unwrap_or_default();
-    let wait = hearth_core::display::approval_wait(record.result.wait_ms);
+    let wait = hearth_core::util::display::approval_wait(record.result.wait_ms);
     view! {
         <Modal labelledby="detail-title" class="wide activity-detail" on_escape=Callback::new(move |_| on_close())>
                 <header class="approval-head">
@@ -248,7 +248,7 @@ fn ActivityDetail(
                 </section>
                 <dl class="facts">
                     <dt>"Started"</dt><dd>{started}</dd>
-                    <dt>"Ran for"</dt><dd data-testid="activity-duration">{hearth_core::display::duration(record.result.duration_ms)}</dd>
+                    <dt>"Ran for"</dt><dd data-testid="activity-duration">{hearth_core::util::display::duration(record.result.duration_ms)}</dd>
                     {wait.map(|w| view! { <dt>"Approval"</dt><dd data-testid="activity-wait">{w}</dd> })}
                     <dt>"Decision"</dt><dd>{decision_text(&record)}{record.result.decision.as_ref().and_then(|d| d.reason.clone()).map(|r| format!(" — {r}"))}</dd>
                     <dt>"From"</dt><dd data-testid="activity-origin">{origin_words(&record)}</dd>

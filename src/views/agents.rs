@@ -21,7 +21,7 @@ use crate::views::confirm::ConfirmDialog;
 /// they cannot be reached.
 type Loaded = Option<Result<AgentsListing, String>>;
 
-fn failure(f: hearth_core::web::WebFailure) -> String {
+fn failure(f: hearth_core::builtin::web::WebFailure) -> String {
     crate::mcp::proxy::failure_text(&f)
 }
 

@@ -11,7 +11,7 @@
 //! in that conversation; every other call (the command bar outside a
 //! chat, a conversation not on screen) in the modal.
 
-use hearth_core::approval::ApprovalAnswer;
+use hearth_core::skill::approval::ApprovalAnswer;
 use leptos::ev::KeyboardEvent;
 use leptos::html;
 use leptos::prelude::*;

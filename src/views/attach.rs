@@ -3,7 +3,7 @@
 //! Settings → Files and readable by name) and handed to the next code run
 //! under /mnt/data.
 
-use hearth_core::code::with_attached_files;
+use hearth_core::builtin::code::with_attached_files;
 use leptos::ev::DragEvent;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -74,7 +74,7 @@ impl Attachments {
                 if picked.skipped > 0 {
                     note = Some(format!(
                         "{} with names Hearth cannot use safely {} left out.",
-                        hearth_core::display::count(picked.skipped, "file", "files"),
+                        hearth_core::util::display::count(picked.skipped, "file", "files"),
                         if picked.skipped == 1 { "was" } else { "were" }
                     ));
                 }
@@ -216,7 +216,7 @@ pub fn AttachmentList() -> impl IntoView {
                 <ul class="attachment-list" aria-label="Attached files">
                     {move || items.get().into_iter().map(|a| {
                         let name = a.name.clone();
-                        let size = hearth_core::display::bytes(a.bytes as f64);
+                        let size = hearth_core::util::display::bytes(a.bytes as f64);
                         view! {
                             <li class="attachment" data-attachment=name.clone()>
                                 <Icon name="file"/>

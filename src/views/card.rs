@@ -1,9 +1,9 @@
 //! The result card: which skill ran, with what input, what came out, and
 //! how long it took.
 
-use hearth_core::activity::ActivityRecord;
-use hearth_core::agent::{CallState, ToolCallRecord};
-use hearth_core::call::UndoAction;
+use hearth_core::assistant::agent::{CallState, ToolCallRecord};
+use hearth_core::skill::activity::ActivityRecord;
+use hearth_core::skill::call::UndoAction;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -183,7 +183,7 @@ fn command_input(record: &ActivityRecord, line: &str, from_form: bool) -> AnyVie
     let (schema, actions) = skill
         .map(|s| (s.input_schema, s.actions))
         .unwrap_or_else(|| (Value::Null, Vec::new()));
-    let fields = hearth_core::form::describe_arguments(&schema, &actions, &record.arguments);
+    let fields = hearth_core::skill::form::describe_arguments(&schema, &actions, &record.arguments);
     view! {
         <div class="card-input card-fields">
             {(!line.is_empty()).then(|| view! { <p class="card-line muted">{line.to_string()}</p> })}
@@ -228,8 +228,8 @@ pub fn ResultCard(
     let input = command_input(&record, &line, from_form);
     let body = record_output(&record);
     let copied = output_text(&record);
-    let duration = hearth_core::display::duration(record.result.duration_ms);
-    let wait = hearth_core::display::approval_wait(record.result.wait_ms);
+    let duration = hearth_core::util::display::duration(record.result.duration_ms);
+    let wait = hearth_core::util::display::approval_wait(record.result.wait_ms);
     let time = format_time(record.result.started_at_ms);
     view! {
         <article class="card result-card" data-status=status.as_str() data-skill=record.skill_id.to_string()>
@@ -340,11 +340,11 @@ pub fn ToolCallCard(
     let duration = call
         .result
         .as_ref()
-        .map(|r| hearth_core::display::duration(r.duration_ms));
+        .map(|r| hearth_core::util::display::duration(r.duration_ms));
     let wait = call
         .result
         .as_ref()
-        .and_then(|r| hearth_core::display::approval_wait(r.wait_ms));
+        .and_then(|r| hearth_core::util::display::approval_wait(r.wait_ms));
     let finished = matches!(call.state, CallState::Finished);
     let refused = call
         .result
@@ -357,7 +357,7 @@ pub fn ToolCallCard(
                 <span class="card-icon"><Icon name=icon/></span>
                 <span class="card-skill">{name}</span>
                 <span class=format!("status status-{state}")>{label}</span>
-                {(state == "running" && hearth_core::code::protocol::Language::from_skill_id(&call.name).is_some())
+                {(state == "running" && hearth_core::builtin::code::protocol::Language::from_skill_id(&call.name).is_some())
                     .then(|| view! { <crate::views::code::StopRun call_id=call.id.clone()/> })}
                 {duration.map(|d| view! {
                     <span class="card-meta">

@@ -4,10 +4,11 @@
 //! composer is a command bar: `/id text`, `/id {json}`, and free text
 //! that finds skills to run through a form.
 
-use hearth_core::activity::ActivityRecord;
-use hearth_core::agent::{Conversation, Message, MessageStatus, Role, ToolCallRecord};
+use hearth_core::assistant::agent::{Conversation, Message, MessageStatus, Role, ToolCallRecord};
 use hearth_core::discovery::{Discovery, IndexedSkill, discover};
-use hearth_core::{CallOrigin, SkillDefinition, composer};
+use hearth_core::skill::activity::ActivityRecord;
+use hearth_core::ui::composer;
+use hearth_core::{CallOrigin, SkillDefinition};
 use leptos::ev::KeyboardEvent;
 use leptos::html;
 use leptos::prelude::*;
@@ -116,7 +117,7 @@ pub fn ChatView() -> impl IntoView {
     let on_undo = {
         let rt = rt.clone();
         let a = a.clone();
-        Callback::new(move |undo: hearth_core::call::UndoAction| {
+        Callback::new(move |undo: hearth_core::skill::call::UndoAction| {
             let rt = rt.clone();
             let a = a.clone();
             let conv = a.current.get_untracked();
@@ -245,9 +246,9 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
     let chip_error: RwSignal<Option<String>> = RwSignal::new(None);
     let title = move || {
         conversation.with(|c| {
-            c.as_ref()
-                .map(|c| c.title.clone())
-                .unwrap_or_else(|| hearth_core::agent::conversation::UNTITLED.to_string())
+            c.as_ref().map(|c| c.title.clone()).unwrap_or_else(|| {
+                hearth_core::assistant::agent::conversation::UNTITLED.to_string()
+            })
         })
     };
     let chips = {
@@ -344,7 +345,7 @@ fn ChatHeader(conversation: Memo<Option<Conversation>>, has_model: Signal<bool>)
                         "Estimated context of the next request: system prompt {} (skills and servers add {}) + {} {} + history {} tokens",
                         e.system,
                         e.added,
-                        hearth_core::display::count(e.tool_count, "tool", "tools"),
+                        hearth_core::util::display::count(e.tool_count, "tool", "tools"),
                         e.tools,
                         e.history
                     );
@@ -392,7 +393,7 @@ fn OfferBanner() -> impl IntoView {
                     <span>{format!("{} is running on this machine with {what}. Chat with it?", preset.label)}</span>
                     <button class="primary small" disabled=count == 0 on:click=move |_| {
                         let a = a.clone();
-                        let config = hearth_core::providers::ProviderConfig::from_preset(preset, "", first.clone());
+                        let config = hearth_core::assistant::providers::ProviderConfig::from_preset(preset, "", first.clone());
                         spawn_local(async move {
                             if let Err(e) = a.save_provider(config).await {
                                 error.set(Some(e.to_string()));
@@ -613,7 +614,7 @@ fn TurnStatus(conversation: Memo<Option<Conversation>>) -> impl IntoView {
 fn MessageView(
     conversation: Memo<Option<Conversation>>,
     message_id: String,
-    on_undo: Callback<hearth_core::call::UndoAction>,
+    on_undo: Callback<hearth_core::skill::call::UndoAction>,
 ) -> impl IntoView {
     let id = message_id.clone();
     let message = Memo::new(move |_| {
@@ -862,7 +863,7 @@ fn AssistantMessage(
                         calls().into_iter().map(|call| {
                             let face = skill_face(&rt2, &call.name);
                             // The approval's call has the record's id.
-                            let waiting = call.state == hearth_core::agent::CallState::Waiting
+                            let waiting = call.state == hearth_core::assistant::agent::CallState::Waiting
                                 && asking.contains(&call.id);
                             let app = app_record(&rt2, &call);
                             view! {
@@ -958,7 +959,10 @@ fn split_attachments(content: &str) -> (&str, &str) {
 /// A finished call of an MCP tool as the activity record its app view
 /// reads (under the call's id, which is also its log record's, so the
 /// server's original answer is found); `None` for every other call.
-fn app_record(rt: &Runtime, call: &hearth_core::agent::ToolCallRecord) -> Option<ActivityRecord> {
+fn app_record(
+    rt: &Runtime,
+    call: &hearth_core::assistant::agent::ToolCallRecord,
+) -> Option<ActivityRecord> {
     let result = call.result.clone()?;
     let skill = rt.registry().get_str(&call.name).cloned()?;
     if !matches!(skill.kind, hearth_core::SkillKind::Mcp { .. }) {
@@ -1008,7 +1012,7 @@ fn discovered(rt: &Runtime, text: &str) -> Option<Discovery> {
     let enabled = move |s: &IndexedSkill| permissions.is_indexed_enabled(s);
     let index = rt.services().index.borrow();
     let mut found = discover(&index, text, None, &enabled);
-    hearth_core::command::lead_first(&rt.registry(), text, &mut found.skills);
+    hearth_core::ui::command::lead_first(&rt.registry(), text, &mut found.skills);
     // Packages are used by name here: say which ones fit.
     if found.skills.is_empty() && !found.packages.is_empty() {
         let names: Vec<String> = found

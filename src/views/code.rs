@@ -7,11 +7,11 @@
 //! `<pre>` as text nodes and files are offered as downloads, so nothing a
 //! snippet prints can become markup in the app.
 
-use hearth_core::activity::ActivityRecord;
-use hearth_core::code::output::{
+use hearth_core::builtin::code::output::{
     CodeReport, artifact_bytes, is_previewable_image, truncation_notice,
 };
-use hearth_core::code::protocol::Language;
+use hearth_core::builtin::code::protocol::Language;
+use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -23,7 +23,7 @@ use crate::sandbox::PythonState;
 /// and input it was handed; `None` for other records.
 pub fn code_input(record: &ActivityRecord) -> Option<AnyView> {
     Language::from_skill_id(record.skill_id.as_str())?;
-    let args = hearth_core::code::RunArgs::parse(&record.arguments).ok()?;
+    let args = hearth_core::builtin::code::RunArgs::parse(&record.arguments).ok()?;
     let files = (!args.files.is_empty()).then(|| args.files.join(", "));
     let input = args
         .input
@@ -31,7 +31,7 @@ pub fn code_input(record: &ActivityRecord) -> Option<AnyView> {
         .map(|v| serde_json::to_string(v).unwrap_or_default());
     let timeout = args
         .timeout_ms
-        .map(|t| hearth_core::display::duration(t as f64));
+        .map(|t| hearth_core::util::display::duration(t as f64));
     Some(
         view! {
             <div class="code-input">
@@ -178,7 +178,7 @@ fn ArtifactRow(file: ArtifactFile) -> impl IntoView {
         <li class="code-file" data-file=name.clone()>
             {preview.map(|url| view! { <img class="code-preview" src=url alt=name.clone()/> })}
             <span class="code-file-name"><crate::icons::Icon name="file"/>{name.clone()}</span>
-            <span class="muted">{hearth_core::display::bytes(size as f64)}" · "{mime}</span>
+            <span class="muted">{hearth_core::util::display::bytes(size as f64)}" · "{mime}</span>
             <button type="button" aria-label=label on:click=move |_| {
                 if let Err(e) = download(&n, &m, &d) {
                     error.set(Some(e));
@@ -212,8 +212,8 @@ pub fn PythonStatus() -> impl IntoView {
                 <span>{format!(
                     "Loading Python… {:.0}% ({} of {})",
                     percent(loaded, total),
-                    hearth_core::display::bytes(loaded),
-                    hearth_core::display::bytes(total)
+                    hearth_core::util::display::bytes(loaded),
+                    hearth_core::util::display::bytes(total)
                 )}</span>
             </div>
         }
@@ -244,7 +244,7 @@ fn state_text(state: &PythonState) -> String {
         PythonState::Starting => "Starting…".into(),
         PythonState::Ready { version, load_ms } if *load_ms > 0.0 => format!(
             "Ready: Pyodide {version}, started in {}",
-            hearth_core::display::duration(*load_ms)
+            hearth_core::util::display::duration(*load_ms)
         ),
         PythonState::Ready { version, .. } => format!("Ready: Pyodide {version}"),
         PythonState::Failed(message) => format!("Could not load: {message}"),
@@ -410,7 +410,7 @@ fn TimeLimit(language: Language) -> impl IntoView {
         let text = event_target_value(&ev);
         typed.set(text.clone());
         saved.set(None);
-        match hearth_core::code::parse_time_limit(language, &text) {
+        match hearth_core::builtin::code::parse_time_limit(language, &text) {
             Err(e) => error.set(Some(e)),
             Ok(ms) => {
                 error.set(None);
@@ -421,7 +421,7 @@ fn TimeLimit(language: Language) -> impl IntoView {
                         Ok(()) => saved.set(Some(format!(
                             "{} runs now stop after {}.",
                             language.label(),
-                            hearth_core::display::duration(ms as f64)
+                            hearth_core::util::display::duration(ms as f64)
                         ))),
                         Err(e) => error.set(Some(format!(
                             "The limit applies now but was not saved: {e}"

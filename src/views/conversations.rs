@@ -3,10 +3,10 @@
 //! with undo. Keyboard: arrows move between conversations, F2 renames,
 //! Delete deletes; the export menu's items take arrows and Esc.
 
-use hearth_core::agent::export::{
+use hearth_core::assistant::agent::export::{
     conversation_json, conversation_markdown, json_file_name, markdown_file_name,
 };
-use hearth_core::agent::search;
+use hearth_core::assistant::agent::search;
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;

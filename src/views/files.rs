@@ -2,7 +2,7 @@
 //! granted and whether the browser still allows reading it, allow again
 //! after a reload, and revoke.
 
-use hearth_core::code::grant::{GrantKind, GrantSource};
+use hearth_core::builtin::code::grant::{GrantKind, GrantSource};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -39,9 +39,12 @@ fn summary(row: &Row) -> String {
             r.files,
             if r.counted_all { "" } else { "+" },
             if r.files == 1 { "" } else { "s" },
-            hearth_core::display::bytes(r.bytes as f64)
+            hearth_core::util::display::bytes(r.bytes as f64)
         ),
-        GrantKind::File => format!("file · {}", hearth_core::display::bytes(r.bytes as f64)),
+        GrantKind::File => format!(
+            "file · {}",
+            hearth_core::util::display::bytes(r.bytes as f64)
+        ),
     };
     let how = match r.source {
         GrantSource::Handle => "live: Hearth reads the files where they are",
@@ -86,7 +89,7 @@ pub fn GrantsPanel() -> impl IntoView {
                     if picked.skipped > 0 {
                         text.push_str(&format!(
                             " {} with names Hearth cannot use safely {} left out.",
-                            hearth_core::display::count(picked.skipped, "file", "files"),
+                            hearth_core::util::display::count(picked.skipped, "file", "files"),
                             if picked.skipped == 1 { "was" } else { "were" }
                         ));
                     }

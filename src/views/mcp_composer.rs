@@ -1,11 +1,11 @@
 //! What MCP servers add to a composer, as pieces any composer can use:
 //! a resource picker that reads
 //! the chosen resource into an [`Attachment`], shown as removable chips.
-//! The text they become is core's (`hearth_core::mcp::composer`).
+//! The text they become is core's (`hearth_core::ui::mcp_composer`).
 
-use hearth_core::mcp::composer::Attachment;
 use hearth_core::mcp::model::Resource;
 use hearth_core::mcp::skills::ServerId;
+use hearth_core::ui::mcp_composer::Attachment;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

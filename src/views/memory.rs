@@ -1,7 +1,7 @@
 //! Memory: what Hearth remembers about you — the same facts the memory
 //! skill recalls. Add, edit, search and forget them here.
 
-use hearth_core::memory::{Memory, recall};
+use hearth_core::builtin::memory::{Memory, recall};
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::html;
 use leptos::prelude::*;

@@ -1,7 +1,7 @@
 //! Notes: the same notes the notes skill reads and writes, listed,
 //! searched and edited here. Bodies are Markdown, rendered safely.
 
-use hearth_core::notes::{Note, search};
+use hearth_core::builtin::notes::{Note, search};
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 use serde_json::json;

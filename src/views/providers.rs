@@ -7,13 +7,17 @@
 //! configured base URL (core builds every request from it); it is never
 //! shown in errors, logs or the console.
 
-use hearth_core::agent::always_loaded_suggestion;
-use hearth_core::agent::conversation::{ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE};
-use hearth_core::provider_form::{
+use hearth_core::assistant::agent::always_loaded_suggestion;
+use hearth_core::assistant::agent::conversation::{
+    ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE,
+};
+use hearth_core::assistant::providers::{
+    ModelInfo, PRESETS, ProviderConfig, ProviderError, preset,
+};
+use hearth_core::ui::provider_form::{
     CUSTOM_ANTHROPIC, CUSTOM_OPENAI, FIRST_CHOICE, MAX_STEPS_PER_TURN, ProviderForm, connected,
     host, listed_window, model_options, model_placeholder, parse_steps,
 };
-use hearth_core::providers::{ModelInfo, PRESETS, ProviderConfig, ProviderError, preset};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -392,7 +396,7 @@ fn LocalServers() -> impl IntoView {
     let a = use_assistant();
     let probe = a.local_probe;
     let probing = a.probing;
-    let names = hearth_core::providers::local_presets()
+    let names = hearth_core::assistant::providers::local_presets()
         .map(|p| p.label)
         .collect::<Vec<_>>()
         .join(", ");

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use hearth_core::agent::{Message, MessageStatus};
+use hearth_core::assistant::agent::{Message, MessageStatus};
 use hearth_markdown::{Pending, StreamRender, to_chat_html_with};
 use leptos::html;
 use leptos::prelude::*;

@@ -9,7 +9,7 @@ use hearth_core::mcp::hosted::StdioListing;
 use hearth_core::mcp::model::Tool;
 use hearth_core::mcp::servers::{NewServer, ServerSource};
 use hearth_core::mcp::skills::{ServerId, skill_id, ui_resource, visible_to_model};
-use hearth_core::server_card::{self as card, removal_message, shown_resources, subtitle};
+use hearth_core::ui::server_card::{self as card, removal_message, shown_resources, subtitle};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -488,7 +488,7 @@ fn ServerCard(id: ServerId) -> impl IntoView {
                             {
                                 let id = id_prompts.clone();
                                 move || prompts.get().into_iter().map(|p| {
-                                    let command = hearth_core::mcp::composer::command_name(&id, &p.name);
+                                    let command = hearth_core::ui::mcp_composer::command_name(&id, &p.name);
                                     let args = p.arguments.iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ");
                                     view! {
                                         <li class="server-item" data-prompt=p.name.clone()>

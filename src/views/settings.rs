@@ -72,7 +72,7 @@ fn AppearancePanel() -> impl IntoView {
 /// The global permission mode.
 #[component]
 fn PermissionPanel() -> impl IntoView {
-    use hearth_core::permission::PermissionMode;
+    use hearth_core::skill::permission::PermissionMode;
     let rt = use_runtime();
     let version = rt.versions().permissions;
     let error: RwSignal<Option<String>> = RwSignal::new(None);

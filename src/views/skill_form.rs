@@ -8,7 +8,7 @@
 //! path like any other call, permission layer included.
 
 use hearth_core::SkillDefinition;
-use hearth_core::form::{Field, FieldKind, Form, Input, Values, chosen_action};
+use hearth_core::skill::form::{Field, FieldKind, Form, Input, Values, chosen_action};
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 use serde_json::Value;
@@ -62,7 +62,7 @@ pub fn SkillFormDialog(
     let form = StoredValue::new(opened);
     // Bumped when another action is chosen, to draw its fields.
     let shape = RwSignal::new(0u32);
-    let errors: RwSignal<Vec<hearth_core::form::FieldError>> = RwSignal::new(Vec::new());
+    let errors: RwSignal<Vec<hearth_core::skill::form::FieldError>> = RwSignal::new(Vec::new());
     let submit = move || match form.with_value(|f| f.arguments(&values.get_untracked())) {
         Ok(args) => on_run.run(args),
         Err(list) => errors.set(list),
@@ -158,7 +158,7 @@ fn FieldControl(
     field: Field,
     form: StoredValue<Form>,
     values: RwSignal<Values>,
-    errors: RwSignal<Vec<hearth_core::form::FieldError>>,
+    errors: RwSignal<Vec<hearth_core::skill::form::FieldError>>,
     first: bool,
 ) -> impl IntoView {
     let name = field.name.clone();

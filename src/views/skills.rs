@@ -2,7 +2,7 @@
 //! skill can be switched on or off and given an approval setting; "always
 //! allow" grants show here and can be revoked.
 
-use hearth_core::permission::ApprovalSetting;
+use hearth_core::skill::permission::ApprovalSetting;
 use hearth_core::{SkillDefinition, Tier};
 use leptos::ev::KeyboardEvent;
 use leptos::html;
@@ -23,7 +23,7 @@ fn relative_time(ms: f64) -> String {
     } else if ago < 86_400.0 {
         format!("{} h ago", (ago / 3600.0) as u64)
     } else {
-        hearth_core::display::count((ago / 86_400.0) as usize, "day ago", "days ago")
+        hearth_core::util::display::count((ago / 86_400.0) as usize, "day ago", "days ago")
     }
 }
 
@@ -31,7 +31,7 @@ fn relative_time(ms: f64) -> String {
 fn change(
     rt: &Runtime,
     error: RwSignal<Option<String>>,
-    f: impl FnOnce(&mut hearth_core::permission::PermissionSettings) + 'static,
+    f: impl FnOnce(&mut hearth_core::skill::permission::PermissionSettings) + 'static,
 ) {
     let rt = rt.clone();
     spawn_local(async move {

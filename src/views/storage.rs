@@ -8,7 +8,7 @@ use hearth_core::backup::{
     Backup, Consent, RecordChange, RecordReview, RestoreMode, RestorePlan, SecretsChoice,
     StoreCounts, store_label,
 };
-use hearth_core::display::bytes;
+use hearth_core::util::display::bytes;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -552,7 +552,7 @@ fn RestorePreview(file: String, backup: Arc<Backup>, restore: RwSignal<Restore>)
         }
     };
     let m = backup.manifest.clone();
-    let made = hearth_core::agent::export::utc_minute(m.created_at_ms);
+    let made = hearth_core::assistant::agent::export::utc_minute(m.created_at_ms);
     let secrets_line = if m.secrets.included {
         "API keys and sign-in tokens are included and will be restored.".to_string()
     } else if m.secrets.left_out > 0 {

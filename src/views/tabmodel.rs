@@ -5,10 +5,10 @@
 //! progress, or a file picked or dropped) and deleting one; the longest
 //! answer and the context length.
 
-use hearth_core::display::bytes;
-use hearth_core::providers::in_tab::{
+use hearth_core::assistant::providers::in_tab::{
     DEFAULT_MAX_TOKENS, SUGGESTIONS, StoredModel, Suggestion, context_to_load, group,
 };
+use hearth_core::util::display::bytes;
 use js_sys::{Array, Object, Reflect};
 use leptos::html;
 use leptos::prelude::*;
@@ -74,7 +74,7 @@ fn LocalServerNote() -> impl IntoView {
                     .found
                     .iter()
                     .map(|f| {
-                        hearth_core::providers::preset(&f.preset)
+                        hearth_core::assistant::providers::preset(&f.preset)
                             .map_or(f.preset.as_str(), |p| p.label)
                     })
                     .collect();

@@ -1,7 +1,7 @@
 //! Tasks: the same to-do list the tasks skill manages — add, complete,
 //! reopen and delete, filtered the way the skill filters.
 
-use hearth_core::tasks::{Date, Priority, Task, TaskStatus, compare};
+use hearth_core::builtin::tasks::{Date, Priority, Task, TaskStatus, compare};
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::html;
 use leptos::prelude::*;

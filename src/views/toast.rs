@@ -2,7 +2,7 @@
 //! be reversed. Panel edits change the skills' data directly, so their undo
 //! does too.
 
-use hearth_core::call::UndoAction;
+use hearth_core::skill::call::UndoAction;
 use hearth_core::{Content, SkillOutput};
 use leptos::prelude::*;
 use leptos::task::spawn_local;

@@ -1,15 +1,17 @@
 //! The web skills' views: result cards for fetched pages and search
 //! results (with links that open in a new tab), the domain lists editor of
 //! the Skills panel, the search backend panel of Settings, and the offline
-//! indicator. What the cards show comes from `hearth_core::web`
+//! indicator. What the cards show comes from `hearth_core::builtin::web`
 //! (`fetch_card`, `search_cards`); the model's text is not changed here.
 
-use hearth_core::activity::ActivityRecord;
-use hearth_core::web::{
-    ApiErrorCode, BackendSource, DomainLists, FetchResponse, Link, PatternLineError,
-    SearchBackendSetting, SearchBackendState, SearchResponse, WEB_FETCH, WEB_SEARCH, WebFailure,
-    fetch_card, is_followable, result_code, search_cards,
+use hearth_core::api::domains::{DomainLists, PatternLineError};
+use hearth_core::api::error::ApiErrorCode;
+use hearth_core::api::session::{BackendSource, SearchBackendSetting, SearchBackendState};
+use hearth_core::api::web::{FetchResponse, Link, SearchResponse};
+use hearth_core::builtin::web::{
+    WEB_FETCH, WEB_SEARCH, WebFailure, fetch_card, is_followable, result_code, search_cards,
 };
+use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::{SkillDefinition, ToolStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -90,7 +92,7 @@ fn PageCard(page: FetchResponse) -> impl IntoView {
     let card = fetch_card(&page);
     let mut facts = vec![
         page.kind.as_str().to_uppercase(),
-        hearth_core::display::bytes(page.bytes as f64),
+        hearth_core::util::display::bytes(page.bytes as f64),
     ];
     if page.redirects > 0 {
         facts.push(format!("redirected from {}", page.requested_url));
@@ -269,7 +271,7 @@ pub fn DomainListsEditor(skill: SkillDefinition) -> impl IntoView {
                     }
                 ></textarea>
                 {move || {
-                    let forms = hearth_core::web::ascii_forms(&value.get());
+                    let forms = hearth_core::api::domains::ascii_forms(&value.get());
                     (!forms.is_empty()).then(|| view! {
                         <ul class="ascii-forms muted" role="list" aria-label="Compared as">
                             {forms.into_iter().map(|(typed, ascii)| view! {

@@ -54,14 +54,27 @@ pub const KNOWN: [(&str, &str, &str); 0] = [];
 /// name only modules of a lower layer, so the modules of one layer never
 /// name each other and no layer names one above it. Top-level modules not
 /// listed (wiring, commands) sit above every layer; no layer may name them.
-pub const LAYERS: [(&str, &[&[&str]]); 1] = [(
-    "hearth-proxy",
-    &[
-        &["api"],
-        &["client"],
-        &["web", "relay", "stdio", "local", "agents"],
-    ],
-)];
+pub const LAYERS: [(&str, &[&[&str]]); 2] = [
+    (
+        "hearth-core",
+        &[
+            &["util", "api"],
+            &["skill"],
+            &["agent_skills", "backup", "mcp"],
+            &["discovery"],
+            &["builtin", "assistant"],
+            &["agents", "ui"],
+        ],
+    ),
+    (
+        "hearth-proxy",
+        &[
+            &["api"],
+            &["client"],
+            &["web", "relay", "stdio", "local", "agents"],
+        ],
+    ),
+];
 
 /// A module's path from its crate root (`[]` is the root).
 type ModPath = Vec<String>;

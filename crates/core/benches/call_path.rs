@@ -16,13 +16,13 @@ use figure::figure;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use hearth_core::activity::{ActivityHook, ActivityRecord, ActivityStore};
-use hearth_core::approval::{
+use hearth_core::builtin::notes::{Note, Notebook, search};
+use hearth_core::skill::activity::{ActivityHook, ActivityRecord, ActivityStore};
+use hearth_core::skill::approval::{
     ApprovalAnswer, ApprovalRequest, Approver, PermissionHook, PolicySource,
 };
-use hearth_core::invoke::{Executor, Invoker, TimeSource};
-use hearth_core::notes::{Note, Notebook, search};
-use hearth_core::permission::{PermissionSettings, Policy};
+use hearth_core::skill::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::skill::permission::{PermissionSettings, Policy};
 use hearth_core::{CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall};
 use serde_json::json;
 
@@ -133,7 +133,7 @@ fn main() {
         ),
     );
 
-    let book = Notebook::new(hearth_core::notes::sample_notes(10_000));
+    let book = Notebook::new(hearth_core::builtin::notes::sample_notes(10_000));
     let t = Instant::now();
     search(&book, "warm up", 1);
     println!(

@@ -10,12 +10,14 @@ mod collections;
 #[path = "../tests/support/eval.rs"]
 mod eval;
 
-use hearth_core::agent::{Conversation, prompt};
 use hearth_core::agent_skills::activation::{self, ConversationSkills, SkillLibrary};
 use hearth_core::agent_skills::catalog;
 use hearth_core::agent_skills::context::{self, PromptConfig};
-use hearth_core::providers::{ChatRequest, Protocol, Provider, ProviderConfig, ToolSpec, preset};
-use hearth_core::tokens::estimate_tokens;
+use hearth_core::assistant::agent::{Conversation, prompt};
+use hearth_core::assistant::providers::{
+    ChatRequest, Protocol, Provider, ProviderConfig, ToolSpec, preset,
+};
+use hearth_core::assistant::tokens::estimate_tokens;
 
 #[path = "support/figure.rs"]
 mod figure;

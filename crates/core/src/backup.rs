@@ -959,7 +959,7 @@ pub fn setting_label(key: &str) -> String {
     }
     match key {
         "provider" => "Model provider".into(),
-        crate::permission::SETTINGS_KEY => "Permissions".into(),
+        crate::skill::permission::SETTINGS_KEY => "Permissions".into(),
         "assistant" => "Assistant settings".into(),
         "provider_offer_dismissed" => "Local model offer".into(),
         "local_server_probe" => "Local model servers found".into(),
@@ -1122,18 +1122,18 @@ fn review_of(
 /// The permission settings a settings record holds, as the app reads
 /// them: the defaults when there is none, "ask for everything" when it
 /// cannot be read.
-fn permissions_in(record: Option<&Value>) -> crate::permission::PermissionSettings {
+fn permissions_in(record: Option<&Value>) -> crate::skill::permission::PermissionSettings {
     match record {
-        None => crate::permission::PermissionSettings::default(),
+        None => crate::skill::permission::PermissionSettings::default(),
         Some(r) => r
             .get("value")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_else(crate::permission::PermissionSettings::unreadable),
+            .unwrap_or_else(crate::skill::permission::PermissionSettings::unreadable),
     }
 }
 
 fn is_permissions(store: &str, key: &str) -> bool {
-    store == "settings" && key == crate::permission::SETTINGS_KEY
+    store == "settings" && key == crate::skill::permission::SETTINGS_KEY
 }
 
 /// Plans a restore of `backup` into the profile `current` (every store of
@@ -1202,7 +1202,7 @@ pub fn plan(
             // person agreed.
             if is_permissions(&store.name, &plain) {
                 saw_permissions = true;
-                let loosened = crate::permission::loosenings(
+                let loosened = crate::skill::permission::loosenings(
                     &permissions_in(existing),
                     &permissions_in(Some(&record)),
                 );
@@ -1275,9 +1275,9 @@ pub fn plan(
                 // Dropping the permission record means the defaults, which
                 // may be looser than what is here.
                 if is_permissions(&store.name, &plain) && !saw_permissions {
-                    let loosened = crate::permission::loosenings(
+                    let loosened = crate::skill::permission::loosenings(
                         &permissions_in(Some(r)),
-                        &crate::permission::PermissionSettings::default(),
+                        &crate::skill::permission::PermissionSettings::default(),
                     );
                     if !loosened.is_empty() {
                         review.loosening.extend(loosened);
@@ -1358,7 +1358,7 @@ pub fn file_stem(created_at_ms: f64) -> String {
 
 /// `unix_ms` as a UTC date, `YYYY-MM-DD`.
 pub fn utc_date(unix_ms: f64) -> String {
-    let (y, m, d) = crate::dates::civil_from_days((unix_ms / 86_400_000.0).floor() as i64);
+    let (y, m, d) = crate::util::dates::civil_from_days((unix_ms / 86_400_000.0).floor() as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

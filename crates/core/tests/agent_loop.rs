@@ -9,19 +9,19 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use hearth_core::agent::{
+use hearth_core::assistant::agent::{
     Action, AgentLoop, CallState, Conversation, Event, LoopConfig, LoopEnv, LoopError, LoopState,
     MessageStatus, RequestId, Role, TurnOutcome,
 };
-use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::calculator::{self, Clock};
-use hearth_core::discovery::{self, SkillIndex};
-use hearth_core::invoke::{CallContext, Executor, Hook, Invoker, TimeSource};
-use hearth_core::permission::{PermissionMode, PermissionSettings};
-use hearth_core::providers::{
+use hearth_core::assistant::providers::{
     ChatRequest, ErrorKind, FinishReason, HttpRequest, Method, Protocol, Provider, ProviderConfig,
     ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
 };
+use hearth_core::builtin::calculator::{self, Clock};
+use hearth_core::discovery::{self, SkillIndex};
+use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
+use hearth_core::skill::invoke::{CallContext, Executor, Hook, Invoker, TimeSource};
+use hearth_core::skill::permission::{PermissionMode, PermissionSettings};
 use hearth_core::{
     Category, SkillDefinition, SkillError, SkillId, SkillOutput, Tier, ToolCall, ToolResult,
     ToolStatus,
@@ -589,7 +589,7 @@ fn percent_question_discovers_the_calculator_then_answers() {
     assert_eq!(
         last_request.messages.last(),
         Some(&WireMessage::ToolResults {
-            results: vec![hearth_core::providers::WireToolResult {
+            results: vec![hearth_core::assistant::providers::WireToolResult {
                 call_id: "call_2".into(),
                 name: "calculator".into(),
                 content: "127.05\n{\"expression\":\"15% of 847\",\"result\":\"127.05\"}".into(),

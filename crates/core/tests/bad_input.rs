@@ -8,11 +8,11 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::collection::Stamp;
-use hearth_core::invoke::{Executor, Invoker, TimeSource};
-use hearth_core::notes::{self, Notebook};
-use hearth_core::permission::PermissionSettings;
+use hearth_core::builtin::collection::Stamp;
+use hearth_core::builtin::notes::{self, Notebook};
+use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
+use hearth_core::skill::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::skill::permission::PermissionSettings;
 use hearth_core::{
     CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolStatus,
 };

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use hearth_core::calculator::{Clock, evaluate};
+use hearth_core::builtin::calculator::{Clock, evaluate};
 use serde_json::{Value, json};
 
 /// 2026-11-21 12:00 UTC: "today" for "days until" and "weeks since".

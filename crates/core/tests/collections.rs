@@ -1,8 +1,9 @@
 //! The three skills over collections — notes, tasks, memory — share their
 //! removal and undo (`collection.rs`); these cases hold all three to it.
 
-use hearth_core::collection::{Change, Changed, Record, Stamp, Store};
-use hearth_core::{Content, SkillOutput, memory, notes, tasks};
+use hearth_core::builtin::collection::{Change, Changed, Record, Stamp, Store};
+use hearth_core::builtin::{memory, notes, tasks};
+use hearth_core::{Content, SkillOutput};
 use serde_json::{Value, json};
 
 fn text_of(out: &SkillOutput) -> String {

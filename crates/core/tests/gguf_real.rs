@@ -5,8 +5,8 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use hearth_core::gguf::{GgufError, read_header};
-use hearth_core::providers::in_tab::{DEFAULT_CONTEXT_CAP, context_to_load};
+use hearth_core::assistant::gguf::{GgufError, read_header};
+use hearth_core::assistant::providers::in_tab::{DEFAULT_CONTEXT_CAP, context_to_load};
 
 fn model_path() -> PathBuf {
     std::env::var_os("HEARTH_TEST_MODEL")

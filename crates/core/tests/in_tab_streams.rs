@@ -8,12 +8,12 @@
 
 use std::path::PathBuf;
 
-use hearth_core::agent::{Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv};
-use hearth_core::call::{Content, ToolResult, ToolStatus};
-use hearth_core::providers::{
+use hearth_core::assistant::agent::{Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv};
+use hearth_core::assistant::providers::{
     AssembledTurn, ErrorKind, FinishReason, IN_TAB_URL, Protocol, Provider, ProviderConfig,
     ProviderError, StreamEvent, preset,
 };
+use hearth_core::skill::call::{Content, ToolResult, ToolStatus};
 use hearth_core::{SkillDefinition, SkillId};
 use serde_json::Value;
 

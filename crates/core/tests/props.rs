@@ -458,9 +458,9 @@ proptest! {
         if !consent {
             for w in plan.writes.iter().filter(|w| w.name == "settings") {
                 for put in w.puts.iter().filter(|p| p["key"] == "permissions") {
-                    let p: hearth_core::permission::PermissionSettings =
-                        serde_json::from_value(put["value"].clone()).unwrap_or_else(|_| hearth_core::permission::PermissionSettings::unreadable());
-                    prop_assert!(hearth_core::permission::loosenings(&Default::default(), &p).is_empty(), "{put}");
+                    let p: hearth_core::skill::permission::PermissionSettings =
+                        serde_json::from_value(put["value"].clone()).unwrap_or_else(|_| hearth_core::skill::permission::PermissionSettings::unreadable());
+                    prop_assert!(hearth_core::skill::permission::loosenings(&Default::default(), &p).is_empty(), "{put}");
                 }
             }
         }
@@ -479,8 +479,8 @@ proptest! {
         ],
         claimed in any::<u64>(),
     ) {
-        let _ = hearth_core::gguf::read_header(&bytes, claimed);
-        let _ = hearth_core::gguf::read_header(&bytes, bytes.len() as u64);
+        let _ = hearth_core::assistant::gguf::read_header(&bytes, claimed);
+        let _ = hearth_core::assistant::gguf::read_header(&bytes, bytes.len() as u64);
     }
 
     #[test]

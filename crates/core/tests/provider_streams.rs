@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use hearth_core::providers::{
+use hearth_core::assistant::providers::{
     AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, Method, Protocol, Provider,
     ProviderConfig, ProviderError, ProviderKind, Retry, StreamEvent, ToolSpec, Usage, WireMessage,
     WireToolCall, WireToolResult, preset,

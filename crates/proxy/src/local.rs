@@ -17,7 +17,9 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use hearth_core::providers::{LOCAL_SERVERS_PATH, LocalServers, local_presets, preset_port};
+use hearth_core::assistant::providers::{
+    LOCAL_SERVERS_PATH, LocalServers, local_presets, preset_port,
+};
 use tokio::net::TcpStream;
 
 use crate::api::guard::{self, AppGuard};
@@ -130,7 +132,7 @@ mod tests {
             .header(header::ORIGIN, origin)
             .header("sec-fetch-site", "same-origin");
         if let Some(k) = key {
-            b = b.header(hearth_core::web::TOKEN_HEADER, k);
+            b = b.header(hearth_core::api::TOKEN_HEADER, k);
         }
         let mut req = b.body(Body::empty()).unwrap();
         req.extensions_mut().insert(ConnectInfo::<SocketAddr>(

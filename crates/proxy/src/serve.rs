@@ -477,7 +477,7 @@ pub async fn run(
     let app = router_with(&config, api)?;
     println!(
         "Hearth is running at {}",
-        hearth_core::web::launch_url(&origin, token_for_link.as_str())
+        hearth_core::api::launch_url(&origin, token_for_link.as_str())
     );
     println!(
         "Open that link: it carries the key to this server. The browser keeps it, so {origin}/ is enough afterwards."

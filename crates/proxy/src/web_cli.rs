@@ -13,7 +13,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use hearth_core::web::{DomainPolicy, FetchResponse, MODEL_TEXT_MAX_CHARS, fetch_model_text};
+use hearth_core::api::domains::DomainPolicy;
+use hearth_core::api::web::FetchResponse;
+use hearth_core::builtin::web::{MODEL_TEXT_MAX_CHARS, fetch_model_text};
 use url::Url;
 
 use crate::client::resolve::SystemResolver;

@@ -9,8 +9,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use hearth_core::call::{CallOrigin, Content, ToolCall};
-use hearth_core::invoke::Executor;
 use hearth_core::mcp::client::{
     CallOptions, ClientConfig, EventSink, McpClient, ServerEvent, cancellation,
 };
@@ -18,6 +16,8 @@ use hearth_core::mcp::model::{ContentBlock, ResourceBody, Role, SubscriptionFilt
 use hearth_core::mcp::skills::{McpExecutor, ServerId, catalog, register, to_skill_output};
 use hearth_core::mcp::version::{Era, ServerMemory};
 use hearth_core::mcp::{HttpMethod, HttpRequest, HttpTransport, McpError};
+use hearth_core::skill::call::{CallOrigin, Content, ToolCall};
+use hearth_core::skill::invoke::Executor;
 use hearth_core::{SkillId, Tier};
 use mcp_support::{Recording, ReqwestTransport, require_peers, runtime, start_everything};
 use serde_json::{Map, Value, json};

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::call::{Content, SkillError};
 use hearth_core::mcp::client::{
     CallOptions, ClientConfig, EventSink, InputHandler, McpClient, ServerEvent, cancellation,
 };
@@ -24,6 +23,7 @@ use hearth_core::mcp::model::{
 use hearth_core::mcp::skills::{ServerId, catalog, to_skill_output};
 use hearth_core::mcp::version::{Era, ServerMemory};
 use hearth_core::mcp::{HttpMethod, HttpRequest, HttpTransport, McpError, NoInput};
+use hearth_core::skill::call::{Content, SkillError};
 use mcp_support::{Recording, ReqwestTransport, require_peers, runtime, start_modern};
 use serde_json::{Value, json};
 

@@ -304,7 +304,8 @@ async fn chat(
     inner.log.push(record);
     drop(inner);
 
-    let prompt_tokens = hearth_core::tokens::estimate_tokens(&String::from_utf8_lossy(&raw)) as u64;
+    let prompt_tokens =
+        hearth_core::assistant::tokens::estimate_tokens(&String::from_utf8_lossy(&raw)) as u64;
     if let (Some(failure), None) = (reply.error, reply.error_after_events) {
         let (status, body) = wire::error_response(flavor, failure, &seen.model, prompt_tokens);
         return json_response(status, body, reply.retry_after.as_deref());

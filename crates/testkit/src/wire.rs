@@ -204,8 +204,8 @@ fn completion_tokens(text: &str, input: &RenderInput<'_>) -> u64 {
         .iter()
         .map(|c| c.arguments.to_string())
         .collect();
-    (hearth_core::tokens::estimate_tokens(text) + hearth_core::tokens::estimate_tokens(&args))
-        as u64
+    (hearth_core::assistant::tokens::estimate_tokens(text)
+        + hearth_core::assistant::tokens::estimate_tokens(&args)) as u64
         + 1
 }
 

@@ -9,18 +9,18 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::agent::{
+use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, MessageStatus, TurnOutcome,
 };
-use hearth_core::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::calculator::{self, Clock};
-use hearth_core::discovery::{self, SkillIndex};
-use hearth_core::invoke::{Executor, Invoker, TimeSource};
-use hearth_core::permission::PermissionSettings;
-use hearth_core::providers::{
+use hearth_core::assistant::providers::{
     AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpRequest, Method,
     Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
 };
+use hearth_core::builtin::calculator::{self, Clock};
+use hearth_core::discovery::{self, SkillIndex};
+use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
+use hearth_core::skill::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::skill::permission::PermissionSettings;
 use hearth_core::{SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolResult};
 use hearth_testkit::{Failure, FakeModel, Reply, Script, ScriptedCall, Turn, When};
 use serde_json::{Value, json};

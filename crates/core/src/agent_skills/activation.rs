@@ -18,8 +18,8 @@ pub use super::library::SkillLibrary;
 use super::package::{FileKind, SkillPackage};
 use super::paths::{self, PathError};
 use super::xml_escape;
-use crate::call::{CallOrigin, SkillError, SkillOutput, ToolCall};
 use crate::schema;
+use crate::skill::call::{CallOrigin, SkillError, SkillOutput, ToolCall};
 use crate::skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
 
 pub const ACTIVATE_SKILL: &str = "activate_skill";
@@ -972,7 +972,7 @@ mod tests {
         let mut state = ConversationSkills::default();
         activate_skill(&library, &mut state, "alpha", CallOrigin::Model).unwrap();
         activate_skill(&library, &mut state, "beta", CallOrigin::Model).unwrap();
-        let mut registry = crate::registry::Registry::new();
+        let mut registry = crate::skill::registry::Registry::new();
         for def in model_tools(&library, &state, &library.model_invocable_names(), &[]) {
             let id = def.id.clone();
             let registered = registry

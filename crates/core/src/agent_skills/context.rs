@@ -138,7 +138,7 @@ mod tests {
     use super::*;
     use crate::agent_skills::catalog::{CATALOG_INSTRUCTIONS, DISCOVER_INSTRUCTIONS};
     use crate::agent_skills::properties::SkillProperties;
-    use crate::call::CallOrigin;
+    use crate::skill::call::CallOrigin;
 
     fn package(name: &str, body: &str) -> SkillPackage {
         SkillPackage {

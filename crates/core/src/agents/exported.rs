@@ -10,15 +10,15 @@
 use serde_json::{Map, Value, json};
 
 use super::AgentRecord;
-use crate::call::{Content, ToolResult, ToolStatus};
+use crate::builtin::memory::Memory;
+use crate::builtin::notes::Note;
 use crate::mcp::jsonrpc::{INVALID_PARAMS, RpcError};
 use crate::mcp::model::{
     CallToolResult, ContentBlock, ReadResourceResult, Resource, ResourceBody, ResourceContents,
     ResourceTemplate, Tool, ToolAnnotations,
 };
-use crate::memory::Memory;
-use crate::notes::Note;
 use crate::skill::SkillDefinition;
+use crate::skill::call::{Content, ToolResult, ToolStatus};
 
 /// Resources per `resources/list` page.
 pub const PAGE: usize = 100;
@@ -300,7 +300,7 @@ fn unpercent(s: &str) -> Option<String> {
 fn iso(ms: f64) -> String {
     let secs = (ms / 1000.0).floor() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = crate::dates::civil_from_days(days);
+    let (y, m, d) = crate::util::dates::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
@@ -486,7 +486,7 @@ pub fn read_result(uri: &HearthUri, result: &ToolResult) -> Result<ReadResourceR
 mod tests {
     use super::*;
     use crate::agents::{AgentAsk, AgentClient, DEFAULT_SHARED};
-    use crate::call::{CallOrigin, ToolCall};
+    use crate::skill::call::{CallOrigin, ToolCall};
     use crate::skill::{SkillId, SkillKind};
 
     fn agent(shared: &[&str]) -> AgentRecord {
@@ -541,14 +541,17 @@ mod tests {
             "tools from MCP servers and discovery are never offered"
         );
         let notes = tools(&all, &agent(&["notes"])).remove(0);
-        assert_eq!(notes.input_schema, crate::notes::definition().input_schema);
+        assert_eq!(
+            notes.input_schema,
+            crate::builtin::notes::definition().input_schema
+        );
         assert_eq!(notes.output_schema, Some(json!({"type": "object"})));
         assert_eq!(notes.title.as_deref(), Some("Notes"));
     }
 
     #[test]
     fn results_carry_text_and_structured_content() {
-        let notes = crate::notes::definition();
+        let notes = crate::builtin::notes::definition();
         let done = result(
             ToolStatus::Completed,
             vec![

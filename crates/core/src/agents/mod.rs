@@ -21,9 +21,9 @@ use serde_json::Value;
 use crate::agent_skills::activation::{
     ACTIVATE_SKILL, CALL_SKILL_TOOL, READ_RESOURCE, READ_SKILL_FILE, RETURN_TO_GENERAL,
 };
-use crate::call::{AgentCaller, ToolCall};
 use crate::discovery::DISCOVER_SKILLS_ID;
-use crate::permission::{ApprovalSetting, PermissionMode, PermissionSettings, Policy};
+use crate::skill::call::{AgentCaller, ToolCall};
+use crate::skill::permission::{ApprovalSetting, PermissionMode, PermissionSettings, Policy};
 use crate::skill::{SkillDefinition, SkillKind, Tier};
 
 /// What a newly connected agent may see: the person's notes, tasks and
@@ -310,9 +310,9 @@ pub fn clean_name(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::call::CallOrigin;
-    use crate::permission::{CallFacts, DecidedBy, Decision, decide};
     use crate::skill::SkillId;
+    use crate::skill::call::CallOrigin;
+    use crate::skill::permission::{CallFacts, DecidedBy, Decision, decide};
     use serde_json::json;
 
     fn agent(shared: &[&str], always: &[&str], ask: AgentAsk) -> AgentRecord {

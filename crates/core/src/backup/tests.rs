@@ -695,10 +695,10 @@ fn labels_for_every_store() {
 
 // ---------------------------------------------------------------- attacks
 
+use crate::assistant::providers::{ProviderConfig, ProviderKind};
 use crate::mcp::oauth::{AuthState, ClientCredentials, TokenSet};
 use crate::mcp::servers::{NewServer, ServerEntry};
-use crate::permission::{ApprovalSetting, PermissionMode, PermissionSettings};
-use crate::providers::{ProviderConfig, ProviderKind};
+use crate::skill::permission::{ApprovalSetting, PermissionMode, PermissionSettings};
 
 /// The provider record as the app stores it (`settings`, key `provider`).
 fn provider_setting(base_url: &str, api_key: &str, model: &str) -> Value {

@@ -21,7 +21,7 @@ use super::text::{
     bounded_distance, hyphen_joins, is_noise, is_stop_word, lexicon, stem, synonyms,
     thesaurus_words, words,
 };
-use crate::permission::PermissionSettings;
+use crate::skill::permission::PermissionSettings;
 use crate::skill::{Category, SkillDefinition, SkillId, Tier};
 
 /// A fast, non-cryptographic hasher for the index's own keys (terms,

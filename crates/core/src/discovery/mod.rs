@@ -23,9 +23,9 @@ use crate::agent_skills::activation::ACTIVATE_SKILL;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::call::SkillOutput;
+use crate::skill::call::SkillOutput;
+use crate::skill::command_forms::{CommandForm, TextShape};
 use crate::skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
-use crate::usage::{CommandForm, TextShape};
 
 /// The most skills one discovery returns (and so loads).
 pub const MAX_RESULTS: usize = 5;
@@ -226,7 +226,7 @@ pub fn discover_output(
     let found = discover(index, &query, category, is_enabled);
     let value = found.to_model_json();
     Ok(SkillOutput {
-        content: vec![crate::call::Content::Json {
+        content: vec![crate::skill::call::Content::Json {
             value: value.clone(),
         }],
         structured: Some(value),
@@ -320,7 +320,7 @@ pub fn discover_skills_definition() -> SkillDefinition {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Registry;
+    use crate::skill::registry::Registry;
 
     fn sample() -> SkillIndex {
         let calc = crate::builtin::calculator();

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::model::{ReadResourceResult, ResourceBody, Tool};
-use crate::call::{Content, ToolResult, ToolStatus};
+use crate::skill::call::{Content, ToolResult, ToolStatus};
 
 /// The extension's identifier in capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -1083,12 +1083,12 @@ mod tests {
 
     #[test]
     fn stored_results_are_rebuilt_for_views() {
-        let call = crate::call::ToolCall {
+        let call = crate::skill::call::ToolCall {
             id: "c1".into(),
             skill_id: SkillId::new("s__t").unwrap(),
             arguments: json!({}),
             conversation_id: None,
-            origin: crate::call::CallOrigin::User,
+            origin: crate::skill::call::CallOrigin::User,
         };
         let mut ok = ToolResult::for_call(&call, ToolStatus::Completed);
         ok.content = vec![

@@ -17,10 +17,10 @@ use super::client::{CallOptions, McpClient, ServerInfo, ToolListing};
 use super::error::McpError;
 use super::model::{CallToolResult, ContentBlock, ResourceBody, Tool};
 pub use super::server_id::{ServerId, ServerIdError};
-use crate::call::{Content, SkillError, SkillOutput, ToolCall};
-use crate::invoke::Executor;
-use crate::registry::{Registry, RegistryError};
 use crate::schema::SchemaWarning;
+use crate::skill::call::{Content, SkillError, SkillOutput, ToolCall};
+use crate::skill::invoke::Executor;
+use crate::skill::registry::{Registry, RegistryError};
 use crate::skill::{Category, SkillDefinition, SkillId, SkillKind, Tier};
 
 /// The skill id of a server's tool: `{server}__{tool}` when the tool's

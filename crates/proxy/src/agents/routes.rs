@@ -17,7 +17,7 @@ use hearth_core::agents::wire::{
     AGENTS_PATH, AgentUpdate, AgentsListing, CHANNEL_PATH, ChangeNotice, CreatedAgent, NOTIFY_PATH,
     NewAgent, REPLY_PATH, RelayReply, TabHello,
 };
-use hearth_core::web::ApiErrorCode;
+use hearth_core::api::error::ApiErrorCode;
 use serde_json::json;
 
 use super::AgentsState;

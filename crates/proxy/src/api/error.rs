@@ -5,7 +5,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hearth_core::web::{ApiErrorBody, ApiErrorCode, ApiErrorDetail};
+use hearth_core::api::error::{ApiErrorBody, ApiErrorCode, ApiErrorDetail};
 
 use super::guard::GuardError;
 

@@ -33,12 +33,12 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, Method, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use hearth_core::web::ApiErrorCode;
+use hearth_core::api::error::ApiErrorCode;
 
 use super::token::ApiToken;
 
-/// The header carrying the key (see [`hearth_core::web::TOKEN_HEADER`]).
-pub const TOKEN_HEADER: &str = hearth_core::web::TOKEN_HEADER;
+/// The header carrying the key (see [`hearth_core::api::TOKEN_HEADER`]).
+pub const TOKEN_HEADER: &str = hearth_core::api::TOKEN_HEADER;
 
 /// Why a request was turned away. Every variant answers 403.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use hearth_core::web::ApiErrorCode;
+use hearth_core::api::error::ApiErrorCode;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HOST, HeaderMap, HeaderValue};

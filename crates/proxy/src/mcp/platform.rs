@@ -8,9 +8,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
-use hearth_core::invoke::TimeSource;
 use hearth_core::mcp::authorize::{Authorizer, Randomness};
 use hearth_core::mcp::oauth::AuthError;
+use hearth_core::skill::invoke::TimeSource;
 
 pub struct SystemClock {
     start: Instant,

@@ -29,11 +29,11 @@ use std::time::Instant;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use hearth_core::api::error::ApiErrorCode;
 use hearth_core::mcp::hosted::{
     RELAY_TARGET_HEADER, RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER, RelayDescription, RelayRegistration,
 };
 use hearth_core::mcp::skills::ServerId;
-use hearth_core::web::ApiErrorCode;
 use url::{Host, Url};
 
 use crate::api::error::{Refusal, error_response};

@@ -17,8 +17,8 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, put};
 use axum::{Json, Router};
+use hearth_core::api::error::ApiErrorCode;
 use hearth_core::mcp::hosted::{RelayDescription, RelayRegistration};
-use hearth_core::web::ApiErrorCode;
 use serde_json::json;
 
 use super::{RelayError, Relays};

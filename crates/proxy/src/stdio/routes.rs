@@ -18,8 +18,8 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Json, Router};
+use hearth_core::api::error::ApiErrorCode;
 use hearth_core::mcp::hosted::{StdioListing, StdioServerInfo, StdioSkipped};
-use hearth_core::web::ApiErrorCode;
 
 use super::config::{ConfigError, StdioConfig, load};
 use super::http::{Bridge, router as bridge_router};

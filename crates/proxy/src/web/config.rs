@@ -120,14 +120,14 @@ pub struct NetConfig {
 pub fn default_rate_limits() -> HashMap<String, BucketConfig> {
     HashMap::from([
         (
-            hearth_core::web::WEB_FETCH.to_string(),
+            hearth_core::builtin::web::WEB_FETCH.to_string(),
             BucketConfig {
                 per_minute: 60.0,
                 burst: 10,
             },
         ),
         (
-            hearth_core::web::WEB_SEARCH.to_string(),
+            hearth_core::builtin::web::WEB_SEARCH.to_string(),
             BucketConfig {
                 per_minute: 30.0,
                 burst: 5,

@@ -3,7 +3,7 @@
 //! conversions. Pure: bytes and headers in, document or refusal out.
 
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
-use hearth_core::web::{DocumentKind, Link};
+use hearth_core::api::web::{DocumentKind, Link};
 use url::Url;
 
 use super::reader;

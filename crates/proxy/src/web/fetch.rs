@@ -8,7 +8,9 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use hearth_core::web::{DomainPolicy, FetchResponse, WEB_FETCH};
+use hearth_core::api::domains::DomainPolicy;
+use hearth_core::api::web::FetchResponse;
+use hearth_core::builtin::web::WEB_FETCH;
 use hyper::header::{
     ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap,
     HeaderValue, LOCATION,

@@ -5,7 +5,7 @@
 //! # HTTP contract
 //!
 //! Served on the app's own origin (e.g. `http://127.0.0.1:8080`). The
-//! request and response bodies are the types of `hearth_core::web`.
+//! request and response bodies are the types of `hearth_core::builtin::web`.
 //!
 //! ## Who may call
 //!
@@ -28,7 +28,7 @@
 //! `403 preflight_refused`. No response carries `Access-Control-Allow-*`.
 //! All API responses carry `Cache-Control: no-store`.
 //!
-//! ## `GET /api/session` → 200 ([`Session`](hearth_core::web::Session))
+//! ## `GET /api/session` → 200 ([`Session`](hearth_core::api::session::Session))
 //! ```json
 //! {"header": "x-hearth-token", "version": "0.1.0",
 //!  "fetch": {"default_max_bytes": 2097152, "max_bytes": 10485760},
@@ -38,29 +38,29 @@
 //! key from the launch link in its origin's local storage; on
 //! `missing_token` / `bad_token` it reads the stored key again (another tab
 //! may have taken a newer one) and otherwise tells the person to open the
-//! launch link. `hearth_core::web::read_answer` reads every answer below,
+//! launch link. `hearth_core::builtin::web::read_answer` reads every answer below,
 //! and turns a missing proxy (a static server's 404/405/501, or a dev
 //! server's `index.html`) into `WebFailure::ProxyUnreachable`.
 //!
 //! ## `POST /api/fetch` (`Content-Type: application/json`)
-//! Request ([`FetchRequest`](hearth_core::web::FetchRequest)):
+//! Request ([`FetchRequest`](hearth_core::api::web::FetchRequest)):
 //! `{"url": "https://example.com/", "max_bytes": 1000000,
 //!   "domains": {"allow": ["example.com"], "deny": ["*.ads.example.com"]}}`
 //! — `max_bytes` (1..=`fetch.max_bytes` of the session) and `domains`
 //! (the skill's domain lists, applied to the URL and every redirect) are
 //! optional.
 //!
-//! 200 ([`FetchResponse`](hearth_core::web::FetchResponse)):
+//! 200 ([`FetchResponse`](hearth_core::api::web::FetchResponse)):
 //! `{"url", "requested_url", "host", "status", "kind": "html"|"json"|"text",
 //!   "content_type", "charset", "lossy", "title", "content", "links":
 //!   [{"text", "url"}], "bytes", "redirects"}` — `content` is Markdown for
 //! HTML, pretty JSON, or the text.
 //!
 //! ## `POST /api/search`
-//! Request ([`SearchRequest`](hearth_core::web::SearchRequest)):
+//! Request ([`SearchRequest`](hearth_core::api::web::SearchRequest)):
 //! `{"query": "…", "limit": 5, "domains": {…}}` (`limit` 1–20, default 5).
 //!
-//! 200 ([`SearchResponse`](hearth_core::web::SearchResponse)):
+//! 200 ([`SearchResponse`](hearth_core::api::web::SearchResponse)):
 //! `{"query", "backend": "searxng"|"brave", "results": [{"title", "url",
 //!   "host", "snippet"}], "filtered": <hits dropped by the domain lists>}`
 //!
@@ -76,7 +76,7 @@
 //!
 //! ## Errors
 //! Every failure is `{"error": {"code": "<code>", "message": "<for people>"}}`
-//! ([`ApiErrorBody`](hearth_core::web::ApiErrorBody)):
+//! ([`ApiErrorBody`](hearth_core::api::error::ApiErrorBody)):
 //!
 //! | status | codes |
 //! |---|---|
@@ -126,9 +126,10 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
-use hearth_core::web::{
-    DEFAULT_SEARCH_LIMIT, FetchRequest, FetchResponse, MAX_QUERY_LEN, MAX_SEARCH_LIMIT,
-    SearchRequest, SearchResponse, Session, SessionFetch, SessionSearch, WEB_FETCH, WEB_SEARCH,
+use hearth_core::api::session::{Session, SessionFetch, SessionSearch};
+use hearth_core::api::web::{FetchRequest, FetchResponse, SearchRequest, SearchResponse};
+use hearth_core::builtin::web::{
+    DEFAULT_SEARCH_LIMIT, MAX_QUERY_LEN, MAX_SEARCH_LIMIT, WEB_FETCH, WEB_SEARCH,
 };
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;

@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use dom_query::{Document, NodeRef};
 use dom_smoothie::{CandidateSelectMode, Config, Readability};
-use hearth_core::web::Link;
+use hearth_core::api::web::Link;
 use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::options::{BrStyle, BulletListMarker, HrStyle, Options};
 use htmd::{Element, HtmlToMarkdown};

@@ -7,7 +7,9 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use hearth_core::web::{ApiErrorCode, DomainPolicy, SearchHit, SearchResponse};
+use hearth_core::api::domains::DomainPolicy;
+use hearth_core::api::error::ApiErrorCode;
+use hearth_core::api::web::{SearchHit, SearchResponse};
 use hyper::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, HeaderMap, HeaderValue};
 use hyper::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
@@ -436,7 +438,7 @@ fn select_hits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hearth_core::web::DomainPattern;
+    use hearth_core::api::domains::DomainPattern;
 
     #[test]
     fn searxng_base_urls_are_normalised() {

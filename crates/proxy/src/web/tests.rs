@@ -9,7 +9,7 @@ use axum::Router;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
-use hearth_core::web::{DocumentKind, FetchResponse, Link, SearchHit, SearchResponse};
+use hearth_core::api::web::{DocumentKind, FetchResponse, Link, SearchHit, SearchResponse};
 use serde_json::{Value, json};
 
 use crate::web::search::SearchBackend;
@@ -647,9 +647,9 @@ async fn the_app_can_choose_the_backend_and_never_reads_the_key_back() {
 /// so the two halves of the contract cannot drift apart.
 #[tokio::test]
 async fn the_app_side_types_read_and_write_the_backend_routes() {
-    use hearth_core::web::{
-        ApiErrorCode, BackendSource, SearchBackendSetting, SearchBackendState, WebFailure,
-    };
+    use hearth_core::api::error::ApiErrorCode;
+    use hearth_core::api::session::{BackendSource, SearchBackendSetting, SearchBackendState};
+    use hearth_core::builtin::web::WebFailure;
     let h = harness(|_| {});
     let mut put = Call::new(&h, Method::PUT, "/api/search/backend");
     put.body = Some(
