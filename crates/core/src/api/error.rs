@@ -5,122 +5,74 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The stable error codes of the proxy's API. The proxy's error enum maps
-/// each of its variants to one of these; the HTTP status of each is
-/// documented there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApiErrorCode {
-    ForbiddenPeer,
-    ForbiddenHost,
-    ForbiddenOrigin,
-    ForbiddenFetchSite,
-    MissingToken,
-    BadToken,
-    PreflightRefused,
-    NotFound,
-    MethodNotAllowed,
-    InvalidRequest,
-    InvalidUrl,
-    UnsupportedScheme,
-    UrlHasCredentials,
-    BlockedPort,
-    BlockedAddress,
-    BlockedDomain,
-    DnsFailed,
-    ConnectFailed,
-    TlsFailed,
-    Timeout,
-    TooManyRedirects,
-    BadRedirect,
-    UpstreamStatus,
-    UpstreamFailed,
-    ResponseTooLarge,
-    UnsupportedContentType,
-    UnsupportedContentEncoding,
-    InvalidJson,
-    RateLimited,
-    NoSearchBackend,
-    SearchBackendFailed,
-    SettingsFailed,
-    Internal,
+/// Defines [`ApiErrorCode`] from one list of variants and their names on
+/// the wire: the enum, [`ApiErrorCode::ALL`], [`ApiErrorCode::as_str`] and
+/// its serde form all come from it, so a name is spelled once.
+macro_rules! api_error_codes {
+    ($(#[$meta:meta])* pub enum ApiErrorCode {
+        $($(#[$doc:meta])* $variant:ident => $name:literal,)+
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ApiErrorCode {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl ApiErrorCode {
+            pub const ALL: [ApiErrorCode; [$(ApiErrorCode::$variant),+].len()] =
+                [$(ApiErrorCode::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ApiErrorCode::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+api_error_codes! {
+    /// The stable error codes of the proxy's API. The proxy's error enum
+    /// maps each of its variants to one of these; the HTTP status of each
+    /// is documented there.
+    pub enum ApiErrorCode {
+        ForbiddenPeer => "forbidden_peer",
+        ForbiddenHost => "forbidden_host",
+        ForbiddenOrigin => "forbidden_origin",
+        ForbiddenFetchSite => "forbidden_fetch_site",
+        MissingToken => "missing_token",
+        BadToken => "bad_token",
+        PreflightRefused => "preflight_refused",
+        NotFound => "not_found",
+        MethodNotAllowed => "method_not_allowed",
+        InvalidRequest => "invalid_request",
+        InvalidUrl => "invalid_url",
+        UnsupportedScheme => "unsupported_scheme",
+        UrlHasCredentials => "url_has_credentials",
+        BlockedPort => "blocked_port",
+        BlockedAddress => "blocked_address",
+        BlockedDomain => "blocked_domain",
+        DnsFailed => "dns_failed",
+        ConnectFailed => "connect_failed",
+        TlsFailed => "tls_failed",
+        Timeout => "timeout",
+        TooManyRedirects => "too_many_redirects",
+        BadRedirect => "bad_redirect",
+        UpstreamStatus => "upstream_status",
+        UpstreamFailed => "upstream_failed",
+        ResponseTooLarge => "response_too_large",
+        UnsupportedContentType => "unsupported_content_type",
+        UnsupportedContentEncoding => "unsupported_content_encoding",
+        InvalidJson => "invalid_json",
+        RateLimited => "rate_limited",
+        NoSearchBackend => "no_search_backend",
+        SearchBackendFailed => "search_backend_failed",
+        SettingsFailed => "settings_failed",
+        Internal => "internal",
+    }
 }
 
 impl ApiErrorCode {
-    pub const ALL: [ApiErrorCode; 33] = [
-        ApiErrorCode::ForbiddenPeer,
-        ApiErrorCode::ForbiddenHost,
-        ApiErrorCode::ForbiddenOrigin,
-        ApiErrorCode::ForbiddenFetchSite,
-        ApiErrorCode::MissingToken,
-        ApiErrorCode::BadToken,
-        ApiErrorCode::PreflightRefused,
-        ApiErrorCode::NotFound,
-        ApiErrorCode::MethodNotAllowed,
-        ApiErrorCode::InvalidRequest,
-        ApiErrorCode::InvalidUrl,
-        ApiErrorCode::UnsupportedScheme,
-        ApiErrorCode::UrlHasCredentials,
-        ApiErrorCode::BlockedPort,
-        ApiErrorCode::BlockedAddress,
-        ApiErrorCode::BlockedDomain,
-        ApiErrorCode::DnsFailed,
-        ApiErrorCode::ConnectFailed,
-        ApiErrorCode::TlsFailed,
-        ApiErrorCode::Timeout,
-        ApiErrorCode::TooManyRedirects,
-        ApiErrorCode::BadRedirect,
-        ApiErrorCode::UpstreamStatus,
-        ApiErrorCode::UpstreamFailed,
-        ApiErrorCode::ResponseTooLarge,
-        ApiErrorCode::UnsupportedContentType,
-        ApiErrorCode::UnsupportedContentEncoding,
-        ApiErrorCode::InvalidJson,
-        ApiErrorCode::RateLimited,
-        ApiErrorCode::NoSearchBackend,
-        ApiErrorCode::SearchBackendFailed,
-        ApiErrorCode::SettingsFailed,
-        ApiErrorCode::Internal,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApiErrorCode::ForbiddenPeer => "forbidden_peer",
-            ApiErrorCode::ForbiddenHost => "forbidden_host",
-            ApiErrorCode::ForbiddenOrigin => "forbidden_origin",
-            ApiErrorCode::ForbiddenFetchSite => "forbidden_fetch_site",
-            ApiErrorCode::MissingToken => "missing_token",
-            ApiErrorCode::BadToken => "bad_token",
-            ApiErrorCode::PreflightRefused => "preflight_refused",
-            ApiErrorCode::NotFound => "not_found",
-            ApiErrorCode::MethodNotAllowed => "method_not_allowed",
-            ApiErrorCode::InvalidRequest => "invalid_request",
-            ApiErrorCode::InvalidUrl => "invalid_url",
-            ApiErrorCode::UnsupportedScheme => "unsupported_scheme",
-            ApiErrorCode::UrlHasCredentials => "url_has_credentials",
-            ApiErrorCode::BlockedPort => "blocked_port",
-            ApiErrorCode::BlockedAddress => "blocked_address",
-            ApiErrorCode::BlockedDomain => "blocked_domain",
-            ApiErrorCode::DnsFailed => "dns_failed",
-            ApiErrorCode::ConnectFailed => "connect_failed",
-            ApiErrorCode::TlsFailed => "tls_failed",
-            ApiErrorCode::Timeout => "timeout",
-            ApiErrorCode::TooManyRedirects => "too_many_redirects",
-            ApiErrorCode::BadRedirect => "bad_redirect",
-            ApiErrorCode::UpstreamStatus => "upstream_status",
-            ApiErrorCode::UpstreamFailed => "upstream_failed",
-            ApiErrorCode::ResponseTooLarge => "response_too_large",
-            ApiErrorCode::UnsupportedContentType => "unsupported_content_type",
-            ApiErrorCode::UnsupportedContentEncoding => "unsupported_content_encoding",
-            ApiErrorCode::InvalidJson => "invalid_json",
-            ApiErrorCode::RateLimited => "rate_limited",
-            ApiErrorCode::NoSearchBackend => "no_search_backend",
-            ApiErrorCode::SearchBackendFailed => "search_backend_failed",
-            ApiErrorCode::SettingsFailed => "settings_failed",
-            ApiErrorCode::Internal => "internal",
-        }
-    }
-
     pub fn parse(s: &str) -> Option<ApiErrorCode> {
         ApiErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
     }
@@ -129,40 +81,22 @@ impl ApiErrorCode {
     /// (another tab may have taken a newer one from a launch link) and
     /// tries once more.
     pub fn needs_new_session(self) -> bool {
-        match self {
-            ApiErrorCode::MissingToken | ApiErrorCode::BadToken => true,
-            ApiErrorCode::ForbiddenPeer
-            | ApiErrorCode::ForbiddenHost
-            | ApiErrorCode::ForbiddenOrigin
-            | ApiErrorCode::ForbiddenFetchSite
-            | ApiErrorCode::PreflightRefused
-            | ApiErrorCode::NotFound
-            | ApiErrorCode::MethodNotAllowed
-            | ApiErrorCode::InvalidRequest
-            | ApiErrorCode::InvalidUrl
-            | ApiErrorCode::UnsupportedScheme
-            | ApiErrorCode::UrlHasCredentials
-            | ApiErrorCode::BlockedPort
-            | ApiErrorCode::BlockedAddress
-            | ApiErrorCode::BlockedDomain
-            | ApiErrorCode::DnsFailed
-            | ApiErrorCode::ConnectFailed
-            | ApiErrorCode::TlsFailed
-            | ApiErrorCode::Timeout
-            | ApiErrorCode::TooManyRedirects
-            | ApiErrorCode::BadRedirect
-            | ApiErrorCode::UpstreamStatus
-            | ApiErrorCode::UpstreamFailed
-            | ApiErrorCode::ResponseTooLarge
-            | ApiErrorCode::UnsupportedContentType
-            | ApiErrorCode::UnsupportedContentEncoding
-            | ApiErrorCode::InvalidJson
-            | ApiErrorCode::RateLimited
-            | ApiErrorCode::NoSearchBackend
-            | ApiErrorCode::SearchBackendFailed
-            | ApiErrorCode::SettingsFailed
-            | ApiErrorCode::Internal => false,
-        }
+        matches!(self, ApiErrorCode::MissingToken | ApiErrorCode::BadToken)
+    }
+}
+
+impl Serialize for ApiErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ApiErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        ApiErrorCode::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("{name:?} is not an error code of the API"))
+        })
     }
 }
 
@@ -197,7 +131,11 @@ mod tests {
         for code in ApiErrorCode::ALL {
             assert_eq!(ApiErrorCode::parse(code.as_str()), Some(code));
             assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+            let read: ApiErrorCode = serde_json::from_value(json!(code.as_str())).unwrap();
+            assert_eq!(read, code);
         }
+        assert!(serde_json::from_value::<ApiErrorCode>(json!("ForbiddenPeer")).is_err());
+        assert!(serde_json::from_value::<ApiErrorCode>(json!("no_such_code")).is_err());
         let needs: Vec<ApiErrorCode> = ApiErrorCode::ALL
             .into_iter()
             .filter(|c| c.needs_new_session())
