@@ -190,7 +190,9 @@ impl LoopEnv for Env<'_> {
     }
 }
 
-pub struct Inner {
+/// What [`Assistant`] holds: the conversations, the reply in progress
+/// and what the chat shows about it, behind one shared handle.
+pub struct AssistantState {
     rt: Runtime,
     /// Stored conversations, most recently updated first.
     pub conversations: RwSignal<Vec<Conversation>>,
@@ -229,11 +231,11 @@ pub struct Inner {
 
 /// The handle components get from context.
 #[derive(Clone)]
-pub struct Assistant(SendWrapper<Rc<Inner>>);
+pub struct Assistant(SendWrapper<Rc<AssistantState>>);
 
 impl std::ops::Deref for Assistant {
-    type Target = Inner;
-    fn deref(&self) -> &Inner {
+    type Target = AssistantState;
+    fn deref(&self) -> &AssistantState {
         &self.0
     }
 }
@@ -250,7 +252,7 @@ impl Assistant {
     /// Creates the service and loads conversations and settings in the
     /// background; `loaded` turns true when they are in.
     pub fn new(rt: Runtime) -> Assistant {
-        let a = Assistant(SendWrapper::new(Rc::new(Inner {
+        let a = Assistant(SendWrapper::new(Rc::new(AssistantState {
             rt,
             conversations: RwSignal::new(Vec::new()),
             current: RwSignal::new(None),

@@ -6,12 +6,12 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use futures::{FutureExt, StreamExt};
+use hearth_core::builtin::code::encoding::{self, SNIFF_BYTES, Sniffed};
 use hearth_core::builtin::code::files::{
     self, Entry, EntryKind, Hit, LIST_MAX_ENTRIES, ListArgs, ReadArgs, SEARCH_MAX_FILE_BYTES,
     SearchArgs,
 };
 use hearth_core::builtin::code::grant::{self, GrantInfo, RelPath, strip_data_mount};
-use hearth_core::builtin::code::text::{self, SNIFF_BYTES, Sniffed};
 use hearth_core::builtin::code::{MAX_RUN_FILE_BYTES, MAX_RUN_FILES};
 use hearth_core::skill::source::SkillSource;
 use hearth_core::util::display;
@@ -139,7 +139,7 @@ async fn read_file(db: &Db, args: &ReadArgs) -> Result<SkillOutput, FilesError> 
     let size = file.size() as u64;
     let head_len = size.min(SNIFF_BYTES as u64);
     let head = hfs::read(&file, 0, head_len, path).await?;
-    let encoding = match text::sniff(&head, head_len == size) {
+    let encoding = match encoding::sniff(&head, head_len == size) {
         Sniffed::Text(e) => e,
         Sniffed::Binary(kind) => {
             return Err(FilesError::Binary(files::binary_refusal(path, kind, size)));
@@ -157,7 +157,7 @@ async fn read_file(db: &Db, args: &ReadArgs) -> Result<SkillOutput, FilesError> 
     } else {
         hfs::read(&file, args.offset, end, path).await?
     };
-    let decoded = text::decode_range(&bytes, args.offset, size, encoding);
+    let decoded = encoding::decode_range(&bytes, args.offset, size, encoding);
     let text = files::read_text(path, size, encoding, &decoded);
     let value = json!({
         "path": path.to_string(),
@@ -387,11 +387,11 @@ async fn search_one(
         )));
     }
     let bytes = hfs::read(&file, 0, size, &w.path).await?;
-    let encoding = match text::sniff(&bytes, true) {
+    let encoding = match encoding::sniff(&bytes, true) {
         Sniffed::Text(e) => e,
         Sniffed::Binary(_) => return Ok(Searched::Binary),
     };
-    let decoded = text::decode_range(&bytes, 0, size, encoding);
+    let decoded = encoding::decode_range(&bytes, 0, size, encoding);
     Ok(Searched::Text(
         w.path.clone(),
         files::search_text(&decoded.text, query, case_sensitive, max),

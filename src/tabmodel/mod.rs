@@ -65,7 +65,9 @@ pub struct Reading {
     pub total: f64,
 }
 
-pub struct Inner {
+/// What [`TabModels`] holds: the stored models, the one loaded and how
+/// it is doing, behind one shared handle.
+pub struct TabModelsState {
     /// The stored models, oldest first.
     pub models: RwSignal<Vec<StoredModel>>,
     /// The list has been read once.
@@ -86,11 +88,11 @@ pub struct Inner {
 
 /// The handle views and the assistant share.
 #[derive(Clone)]
-pub struct TabModels(SendWrapper<Rc<Inner>>);
+pub struct TabModels(SendWrapper<Rc<TabModelsState>>);
 
 impl std::ops::Deref for TabModels {
-    type Target = Inner;
-    fn deref(&self) -> &Inner {
+    type Target = TabModelsState;
+    fn deref(&self) -> &TabModelsState {
         &self.0
     }
 }
@@ -99,7 +101,7 @@ impl TabModels {
     /// Creates the service and reads the list in the background (deleting
     /// leftovers of copies or downloads cut short).
     pub fn new() -> TabModels {
-        let t = TabModels(SendWrapper::new(Rc::new(Inner {
+        let t = TabModels(SendWrapper::new(Rc::new(TabModelsState {
             models: RwSignal::new(Vec::new()),
             listed: RwSignal::new(false),
             list_error: RwSignal::new(None),

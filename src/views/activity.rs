@@ -26,8 +26,8 @@ fn decision_text(r: &ActivityRecord) -> String {
     match &r.result.decision {
         Some(d) => {
             let outcome = match d.outcome {
-                hearth_core::skill::permission::Outcome::Allowed => "allowed",
-                hearth_core::skill::permission::Outcome::Denied => "denied",
+                hearth_core::skill::permission::Verdict::Allowed => "allowed",
+                hearth_core::skill::permission::Verdict::Denied => "denied",
             };
             format!("{outcome} by {}", d.by.as_str())
         }

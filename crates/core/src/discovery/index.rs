@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
-use super::text::{
+use super::normalize::{
     bounded_distance, hyphen_joins, is_noise, is_stop_word, lexicon, stem, synonyms,
     thesaurus_words, words,
 };

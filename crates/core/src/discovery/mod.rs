@@ -9,14 +9,14 @@
 //! `activate_skill`, which is loaded with it.
 
 mod index;
+mod normalize;
 pub mod packages;
-mod text;
 
 pub use index::{
     DISCOVER_SKILLS_ID, Entry, Expansions, Field, Hit, IndexedPackage, IndexedSkill, PackageText,
     SkillIndex, Weights,
 };
-pub use text::{stem, words};
+pub use normalize::{stem, words};
 
 use crate::agent_skills::activation::ACTIVATE_SKILL;
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::skill::call::{CallOrigin, ToolCall, ToolResult};
 use crate::skill::hook::{CallContext, Hook};
 use crate::skill::permission::{
-    ApprovalSetting, DecidedBy, Decision, DecisionRecord, Outcome, PermissionSettings, Policy,
+    ApprovalSetting, DecidedBy, Decision, DecisionRecord, PermissionSettings, Policy, Verdict,
     decide,
 };
 use crate::skill::{SkillDefinition, SkillId};
@@ -117,7 +117,7 @@ impl Approver for NobodyToAsk {
     }
 }
 
-fn record(outcome: Outcome, by: DecidedBy, reason: Option<String>) -> DecisionRecord {
+fn record(outcome: Verdict, by: DecidedBy, reason: Option<String>) -> DecisionRecord {
     DecisionRecord {
         outcome,
         by,
@@ -133,18 +133,18 @@ impl Hook for PermissionHook {
             let policy = self.policy.policy(&skill, &cx.call);
             match decide(&skill, &policy, &cx.facts) {
                 Decision::Allow { by } => {
-                    cx.decision = Some(record(Outcome::Allowed, by, None));
+                    cx.decision = Some(record(Verdict::Allowed, by, None));
                     None
                 }
                 Decision::Deny { reason, by } => {
-                    cx.decision = Some(record(Outcome::Denied, by, Some(reason.clone())));
+                    cx.decision = Some(record(Verdict::Denied, by, Some(reason.clone())));
                     Some(ToolResult::denied(&cx.call, reason))
                 }
                 Decision::Ask { reason, by } => {
                     // Never ask someone to approve a call that cannot run.
                     if let Some(message) = cx.input_error_message() {
                         cx.decision = Some(record(
-                            Outcome::Denied,
+                            Verdict::Denied,
                             by,
                             Some("the input was invalid, so nobody was asked".into()),
                         ));
@@ -159,7 +159,7 @@ impl Hook for PermissionHook {
                     match self.approver.ask(request).await {
                         ApprovalAnswer::AllowOnce => {
                             cx.decision = Some(record(
-                                Outcome::Allowed,
+                                Verdict::Allowed,
                                 DecidedBy::User,
                                 Some("allowed once".into()),
                             ));
@@ -173,12 +173,12 @@ impl Hook for PermissionHook {
                                 }
                             };
                             cx.decision =
-                                Some(record(Outcome::Allowed, DecidedBy::User, Some(note)));
+                                Some(record(Verdict::Allowed, DecidedBy::User, Some(note)));
                             None
                         }
                         ApprovalAnswer::Deny => {
                             cx.decision =
-                                Some(record(Outcome::Denied, DecidedBy::User, Some(reason)));
+                                Some(record(Verdict::Denied, DecidedBy::User, Some(reason)));
                             Some(ToolResult::denied(
                                 &cx.call,
                                 format!("you denied this {} call", skill.name),
@@ -443,7 +443,7 @@ mod tests {
         assert_eq!(
             b.decision.unwrap(),
             DecisionRecord {
-                outcome: Outcome::Allowed,
+                outcome: Verdict::Allowed,
                 by: DecidedBy::Setting,
                 reason: None
             }

@@ -530,14 +530,14 @@ mod tests {
         assert_eq!(ran.get(), 0);
         assert_eq!(
             r.decision.map(|d| d.outcome),
-            Some(crate::skill::permission::Outcome::Denied)
+            Some(crate::skill::permission::Verdict::Denied)
         );
 
         // Allowed calls carry the decision too.
         let r = block_on(invoker(vec![]).invoke(call("echo", json!({"text": "hi"}))));
         assert_eq!(
             r.decision.map(|d| d.outcome),
-            Some(crate::skill::permission::Outcome::Allowed)
+            Some(crate::skill::permission::Verdict::Allowed)
         );
     }
 

@@ -453,15 +453,16 @@ pub fn decide(skill: &SkillDefinition, policy: &Policy, facts: &CallFacts) -> De
 /// How a call's permission was settled, kept with its result and log entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionRecord {
-    pub outcome: Outcome,
+    pub outcome: Verdict,
     pub by: DecidedBy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
+/// What the permission layer said about a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum Verdict {
     Allowed,
     Denied,
 }

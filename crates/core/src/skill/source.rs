@@ -127,7 +127,7 @@ pub fn register_from(
 }
 
 /// One skill's registration: its source, its id, and how it went.
-pub type Outcome = (SourceKey, SkillId, Result<Registered, RegistryError>);
+pub type Registration = (SourceKey, SkillId, Result<Registered, RegistryError>);
 
 /// A source was added twice.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -161,7 +161,7 @@ impl Sources {
 
     /// Registers every source's skills, in the order the sources were
     /// added, and returns each skill's outcome with its source.
-    pub fn register_all(&self, registry: &mut Registry) -> Vec<Outcome> {
+    pub fn register_all(&self, registry: &mut Registry) -> Vec<Registration> {
         let mut out = Vec::new();
         for source in &self.sources {
             let key = source.key();

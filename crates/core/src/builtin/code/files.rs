@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::encoding::{Decoded, Encoding};
 use super::grant::RelPath;
-use super::text::{Decoded, Encoding};
 use crate::util::display;
 
 /// How much `read_file` returns when no length is given.
@@ -294,7 +294,7 @@ pub fn search_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin::code::text::decode_range;
+    use crate::builtin::code::encoding::decode_range;
     use serde_json::json;
 
     #[test]

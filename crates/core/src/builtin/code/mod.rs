@@ -3,15 +3,15 @@
 //!
 //! Everything here is pure: the skills' definitions, the protocol spoken
 //! with the sandbox page ([`protocol`]), the rules for paths inside grants
-//! ([`grant`]), text decoding ([`text`]), and how results read
+//! ([`grant`]), text decoding ([`encoding`]), and how results read
 //! ([`output`], [`files`]). The app supplies the sandbox iframe, the
 //! workers and the File System Access handles.
 
+pub mod encoding;
 pub mod files;
 pub mod grant;
 pub mod output;
 pub mod protocol;
-pub mod text;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
