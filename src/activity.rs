@@ -13,8 +13,9 @@ use hearth_core::skill::activity::{ActivityFilter, ActivityRecord, ActivityStore
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::storage::{ACTIVITY, Db, USAGE};
+use crate::storage::Db;
 use crate::version::bump;
+use hearth_core::stores::{ACTIVITY, USAGE};
 
 /// The execution log: one per app, made at start-up with the other
 /// services.

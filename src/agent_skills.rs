@@ -38,7 +38,8 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::sandbox::Sandbox;
 use crate::split::{enter, not_loaded};
-use crate::storage::{Db, SKILL_FILES, SKILL_PACKAGES, StorageError};
+use crate::storage::{Db, StorageError};
+use hearth_core::stores::{SKILL_FILES, SKILL_PACKAGES};
 
 /// The settings key of the command bar's active skills.
 const COMMAND_SKILLS_KEY: &str = "command_skills";

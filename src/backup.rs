@@ -15,7 +15,8 @@ use hearth_core::backup::{
 use serde_json::Value;
 
 use crate::codec;
-use crate::storage::{CONVERSATIONS, DATA_MIGRATIONS, Db, Schema, StorageError, StoreWrite};
+use crate::storage::{DATA_MIGRATIONS, Db, StorageError, StoreWrite};
+use hearth_core::stores::{CONVERSATIONS, Schema};
 
 /// Why a backup or restore did not happen, in words for the person.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -37,8 +37,9 @@ use crate::files::Files;
 use crate::platform::{BrowserTime, local_clock, new_id};
 use crate::sandbox::Sandbox;
 use crate::split::{enter, not_loaded};
-use crate::storage::{Db, MEMORIES, NOTES, StorageError, Stored, TASKS, USAGE};
+use crate::storage::{Db, StorageError, Stored};
 use crate::version::bump;
+use hearth_core::stores::{MEMORIES, NOTES, TASKS, USAGE};
 
 /// The settings record key of the permission settings.
 const PERMISSIONS_KEY: &str = hearth_core::skill::permission::SETTINGS_KEY;

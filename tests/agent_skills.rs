@@ -8,11 +8,12 @@ use hearth::agent_skills::{
     AgentSkills, PackageOrigin, common_root, scan_archive, scan_folder, store_outcome,
 };
 use hearth::runtime::Runtime;
-use hearth::storage::{ACTIVITY, Db, SKILL_FILES, SKILL_PACKAGES, current_schema};
+use hearth::storage::Db;
 use hearth_core::agent_skills::archive::write_package_zip;
 use hearth_core::agent_skills::package::FileKind;
 use hearth_core::agent_skills::scan::SourceFile;
 use hearth_core::discovery::SkillIndex;
+use hearth_core::stores::{ACTIVITY, SKILL_FILES, SKILL_PACKAGES, current_schema};
 use hearth_core::{CallOrigin, SkillId, SkillKind, SourceKey, Tier, ToolStatus};
 use serde_json::{Value, json};
 use std::cell::RefCell;

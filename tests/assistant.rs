@@ -5,11 +5,12 @@
 
 use hearth::assistant::http::{FetchError, StreamingResponse, send};
 use hearth::assistant::store::{self, AssistantSettings};
-use hearth::storage::{Db, current_schema};
+use hearth::storage::Db;
 use hearth_core::assistant::agent::{
     CallState, Conversation, Message, MessageStatus, ToolCallRecord,
 };
 use hearth_core::assistant::providers::{HttpRequest, Method, ProviderConfig, preset};
+use hearth_core::stores::current_schema;
 use hearth_core::{CallOrigin, Content, SkillId, ToolCall, ToolResult, ToolStatus};
 use serde_json::json;
 use wasm_bindgen::prelude::*;

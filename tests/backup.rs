@@ -9,13 +9,13 @@ use std::io::{Cursor, Read, Write};
 
 use hearth::backup::{self, BackupAppError};
 use hearth::codec;
-use hearth::storage::{
-    ARTIFACTS, CONVERSATIONS, Db, GRANTS, NOTES, SCHEMA_V2, SETTINGS, SKILL_FILES, StoreWrite,
-    current_schema,
-};
+use hearth::storage::{Db, StoreWrite};
 use hearth_core::assistant::agent::Conversation;
 use hearth_core::assistant::agent::conversation::Message;
 use hearth_core::backup::{BackupError, Consent, RestoreMode, SecretsChoice, sha256_hex};
+use hearth_core::stores::{
+    ARTIFACTS, CONVERSATIONS, GRANTS, NOTES, SCHEMA_V2, SETTINGS, SKILL_FILES, current_schema,
+};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;

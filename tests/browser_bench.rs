@@ -14,8 +14,9 @@
 #![cfg(all(target_arch = "wasm32", feature = "bench"))]
 
 use hearth::runtime::Runtime;
-use hearth::storage::{ACTIVITY, Db, USAGE, current_schema};
+use hearth::storage::Db;
 use hearth_core::builtin::notes::{Notebook, sample_notes, search};
+use hearth_core::stores::{ACTIVITY, USAGE, current_schema};
 use hearth_core::{CallOrigin, SkillId};
 use serde_json::json;
 use wasm_bindgen_test::*;

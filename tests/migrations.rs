@@ -6,11 +6,11 @@
 #![cfg(target_arch = "wasm32")]
 
 use hearth::codec;
-use hearth::storage::{
-    ACTIVITY, DataMigration, Db, MEMORIES, NOTES, SCHEMAS, SETTINGS, Schema, StorageError,
-    StoreSpec, StoreWrite, TASKS, USAGE, current_schema,
-};
+use hearth::storage::{DataMigration, Db, StorageError, StoreWrite};
 use hearth_core::builtin::notes::Note;
+use hearth_core::stores::{
+    ACTIVITY, MEMORIES, NOTES, SCHEMAS, SETTINGS, Schema, StoreSpec, TASKS, USAGE, current_schema,
+};
 use serde_json::{Value, json};
 use wasm_bindgen_test::*;
 
@@ -421,8 +421,8 @@ fn commands_of(c: &hearth_core::assistant::agent::Conversation) -> Vec<(String, 
 
 #[wasm_bindgen_test]
 async fn an_upgrade_moves_each_conversations_commands_into_it_before_any_clear() {
-    use hearth::storage::{CONVERSATIONS, SCHEMA_V3};
     use hearth_core::assistant::agent::Conversation;
+    use hearth_core::stores::{CONVERSATIONS, SCHEMA_V3};
     let name = "test-commands-into-conversations";
     let db = fresh(name, SCHEMA_V3).await;
     db.write_stores(&[
@@ -471,7 +471,8 @@ async fn an_upgrade_moves_each_conversations_commands_into_it_before_any_clear()
 
 #[wasm_bindgen_test]
 fn a_backup_from_before_takes_the_same_step() {
-    use hearth::storage::{CONVERSATIONS, DATA_MIGRATIONS};
+    use hearth::storage::DATA_MIGRATIONS;
+    use hearth_core::stores::CONVERSATIONS;
     let log = v3_log();
     let others = |store: &str| {
         if store == ACTIVITY {

@@ -178,7 +178,8 @@ fn the_code_panel_says_why_python_cannot_be_interrupted() {
 #[wasm_bindgen_test]
 async fn every_code_call_is_committed_to_the_log_before_its_result_returns() {
     use hearth::runtime::Runtime;
-    use hearth::storage::{ACTIVITY, Db, current_schema};
+    use hearth::storage::Db;
+    use hearth_core::stores::{ACTIVITY, current_schema};
     const NAME: &str = "sandbox-calls-committed";
     let _ = Db::delete_database(NAME).await;
     let rt = Runtime::start(Db::open_with(NAME, current_schema()).await.unwrap())

@@ -2,8 +2,9 @@
 //! execution log is written by the call path, and clearing empties stores.
 #![cfg(target_arch = "wasm32")]
 
-use hearth::storage::{ACTIVITY, Db, SCHEMA_V1, current_schema};
+use hearth::storage::Db;
 use hearth_core::skill::activity::{ActivityRecord, ActivityStore};
+use hearth_core::stores::{ACTIVITY, SCHEMA_V1, current_schema};
 use hearth_core::{CallOrigin, Content, SkillId, ToolCall, ToolResult, ToolStatus};
 use serde_json::json;
 use wasm_bindgen_test::*;

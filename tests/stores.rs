@@ -4,16 +4,16 @@
 #![cfg(target_arch = "wasm32")]
 
 use hearth::runtime::Runtime;
-use hearth::storage::{
-    ACTIVITY, ARTIFACTS, CONVERSATIONS, Db, GRANTS, MCP_SERVERS, MEMORIES, NOTES, SCHEMA_V1,
-    SCHEMA_V2, SCHEMAS, SETTINGS, SKILL_FILES, SKILL_PACKAGES, Schema, TASKS, USAGE,
-    current_schema,
-};
+use hearth::storage::Db;
 use hearth_core::builtin::memory::Memory;
 use hearth_core::builtin::notes::Note;
 use hearth_core::builtin::tasks::{Task, TaskStatus};
 use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::skill::permission::{ApprovalSetting, PermissionMode};
+use hearth_core::stores::{
+    ACTIVITY, ARTIFACTS, CONVERSATIONS, GRANTS, MCP_SERVERS, MEMORIES, NOTES, SCHEMA_V1, SCHEMA_V2,
+    SCHEMAS, SETTINGS, SKILL_FILES, SKILL_PACKAGES, Schema, TASKS, USAGE, current_schema,
+};
 use hearth_core::{CallOrigin, SkillId, ToolStatus};
 use serde_json::{Value, json};
 use wasm_bindgen_test::*;

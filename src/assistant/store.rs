@@ -5,7 +5,8 @@ use hearth_core::assistant::agent::Conversation;
 use hearth_core::assistant::providers::ProviderConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::storage::{CONVERSATIONS, Db, SETTINGS, StorageError};
+use crate::storage::{Db, StorageError};
+use hearth_core::stores::{CONVERSATIONS, SETTINGS};
 
 /// The settings record holding the model provider (with its API key,
 /// which stays in this browser).

@@ -22,7 +22,8 @@ use web_sys::{
 use super::fs::{self, Node};
 use super::{FilesError, js_error_name, js_message};
 use crate::platform::new_id;
-use crate::storage::{Db, GRANTS};
+use crate::storage::Db;
+use hearth_core::stores::GRANTS;
 
 /// Where copied grants live in the origin private file system.
 const COPIES_DIR: &str = "grants";

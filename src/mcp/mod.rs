@@ -47,8 +47,8 @@ use crate::mcp_skills::{McpSkills, not_loaded};
 use crate::platform::BrowserTime;
 use crate::runtime::Runtime;
 use crate::split::{LoadError, enter, split_point};
-use crate::storage::MCP_SERVERS;
 use crate::version::bump;
+use hearth_core::stores::MCP_SERVERS;
 
 /// How a server is doing, for the Servers panel.
 pub use hearth_core::ui::server_card::Status;
@@ -808,7 +808,9 @@ impl Mcp {
             .unwrap_or(false);
         self.0.servers.borrow_mut().remove(id);
         self.touch();
-        let _ = db.delete(crate::storage::SETTINGS, &oauth_key(id)).await;
+        let _ = db
+            .delete(hearth_core::stores::SETTINGS, &oauth_key(id))
+            .await;
         if relay {
             let _ = self.0.proxy.remove_relay(id).await;
         }

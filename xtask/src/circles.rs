@@ -58,7 +58,7 @@ pub const LAYERS: [(&str, &[&[&str]]); 2] = [
     (
         "hearth-core",
         &[
-            &["util", "api"],
+            &["util", "api", "stores"],
             &["skill"],
             &["agent_skills", "backup", "mcp"],
             &["discovery"],

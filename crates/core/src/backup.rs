@@ -30,6 +30,11 @@ use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
+use crate::stores::{
+    ACTIVITY, ARTIFACTS, CONVERSATIONS, GRANTS, MCP_SERVERS, MEMORIES, NOTES, SETTINGS,
+    SKILL_FILES, SKILL_PACKAGES, TASKS, USAGE,
+};
+
 /// What `manifest.json` says in `format`.
 pub const FORMAT: &str = "hearth-backup";
 /// The format this code writes, and the newest it reads.
@@ -883,7 +888,7 @@ pub struct Review {
 }
 
 /// Stores whose changes are reviewed record by record.
-pub const REVIEWED_STORES: [&str; 4] = ["settings", "mcp_servers", "grants", "skill_packages"];
+pub const REVIEWED_STORES: [&str; 4] = [SETTINGS, MCP_SERVERS, GRANTS, SKILL_PACKAGES];
 /// The most fields listed per reviewed record.
 pub const MAX_REVIEWED_FIELDS: usize = 40;
 /// Values longer than this are cut in the review.
@@ -938,13 +943,13 @@ fn plain_key(record: &Value, key_path: &str) -> String {
 /// What the person calls one record of a reviewed store.
 pub fn record_label(store: &str, record: &Value, key: &str) -> String {
     match store {
-        "settings" => setting_label(key),
-        "mcp_servers" => format!("MCP server {key}"),
-        "grants" => match record.get("name").and_then(Value::as_str) {
+        SETTINGS => setting_label(key),
+        MCP_SERVERS => format!("MCP server {key}"),
+        GRANTS => match record.get("name").and_then(Value::as_str) {
             Some(name) => format!("File access “{name}”"),
             None => format!("File access {key}"),
         },
-        "skill_packages" => format!("Skill package {key}"),
+        SKILL_PACKAGES => format!("Skill package {key}"),
         other => format!("{} {key}", store_label(other)),
     }
 }
@@ -1053,7 +1058,7 @@ fn record_leaves(store: &str, record: &Value) -> Vec<(String, String, bool)> {
     let mut out = Vec::new();
     // A settings record is {key, value}: its value is what matters.
     match (store, record.get("value")) {
-        ("settings", Some(v)) => leaves(v, "", Within::Record, &mut out),
+        (SETTINGS, Some(v)) => leaves(v, "", Within::Record, &mut out),
         _ => leaves(record, "", Within::Record, &mut out),
     }
     out
@@ -1133,7 +1138,7 @@ fn permissions_in(record: Option<&Value>) -> crate::skill::permission::Permissio
 }
 
 fn is_permissions(store: &str, key: &str) -> bool {
-    store == "settings" && key == crate::skill::permission::SETTINGS_KEY
+    store == SETTINGS && key == crate::skill::permission::SETTINGS_KEY
 }
 
 /// Plans a restore of `backup` into the profile `current` (every store of
@@ -1333,18 +1338,18 @@ pub fn plan(
 /// What the person calls each store.
 pub fn store_label(name: &str) -> &str {
     match name {
-        "conversations" => "Conversations",
-        "notes" => "Notes",
-        "tasks" => "Tasks",
-        "memories" => "Memories",
-        "skill_packages" => "Skill packages",
-        "skill_files" => "Skill files",
-        "mcp_servers" => "MCP servers",
-        "settings" => "Settings",
-        "grants" => "File grants",
-        "artifacts" => "Files from code",
-        "usage" => "Skill usage",
-        "activity" => "Activity log",
+        CONVERSATIONS => "Conversations",
+        NOTES => "Notes",
+        TASKS => "Tasks",
+        MEMORIES => "Memories",
+        SKILL_PACKAGES => "Skill packages",
+        SKILL_FILES => "Skill files",
+        MCP_SERVERS => "MCP servers",
+        SETTINGS => "Settings",
+        GRANTS => "File grants",
+        ARTIFACTS => "Files from code",
+        USAGE => "Skill usage",
+        ACTIVITY => "Activity log",
         "sandbox" => "Code settings",
         other => other,
     }

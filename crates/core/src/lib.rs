@@ -14,6 +14,7 @@ pub mod builtin;
 pub mod discovery;
 pub mod mcp;
 pub mod skill;
+pub mod stores;
 pub mod ui;
 pub mod util;
 
