@@ -3,12 +3,15 @@
 //! that model providers and MCP both stream through, the id a skill is
 //! called by ([`skill_id`]), the JSON Schema subset skills declare their
 //! inputs and outputs in ([`schema`]) and which addresses are not the
-//! public internet ([`address`]).
+//! public internet ([`address`]); with the `testing` feature, the fakes
+//! tests share (`testing`).
 
 pub mod address;
 pub mod schema;
 pub mod skill_id;
 pub mod sse;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 /// Wall time and a monotonic clock, given by the platform.
 pub trait TimeSource {

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
+use hearth_base::testing::FakeClock;
 use hearth_core::assistant::agent::{
     Action, AgentLoop, CallState, Conversation, Event, LoopConfig, LoopEnv, LoopError, LoopState,
     MessageStatus, RequestId, Role, TurnOutcome,
@@ -20,7 +21,7 @@ use hearth_core::assistant::providers::{
 use hearth_core::builtin::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::skill::invoke::{CallContext, Executor, Hook, Invoker, TimeSource};
+use hearth_core::skill::invoke::{CallContext, Executor, Hook, Invoker};
 use hearth_core::skill::permission::{PermissionMode, PermissionSettings};
 use hearth_core::{
     Category, SkillDefinition, SkillError, SkillId, SkillOutput, Tier, ToolCall, ToolResult,
@@ -183,16 +184,6 @@ struct App {
     ids: Cell<u32>,
 }
 
-struct FixedTime;
-impl TimeSource for FixedTime {
-    fn now_unix_ms(&self) -> f64 {
-        1_700_000_000_000.0
-    }
-    fn monotonic_ms(&self) -> f64 {
-        0.0
-    }
-}
-
 struct Handlers {
     index: SkillIndex,
     enabled: Vec<String>,
@@ -269,7 +260,7 @@ impl App {
                 index,
                 enabled: enabled.clone(),
             }),
-            Rc::new(FixedTime),
+            Rc::new(FakeClock::at(1_700_000_000_000.0)),
             // Nothing asks (the loop's own tests are not about approval);
             // the person's Deny for network skills is played by the hook
             // below.

@@ -8,25 +8,16 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
+use hearth_base::testing::FakeClock;
 use hearth_core::builtin::collection::Stamp;
 use hearth_core::builtin::notes::{self, Notebook};
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::skill::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::skill::invoke::{Executor, Invoker};
 use hearth_core::skill::permission::PermissionSettings;
 use hearth_core::{
     CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolStatus,
 };
 use serde_json::{Value, json};
-
-struct Clock;
-impl TimeSource for Clock {
-    fn now_unix_ms(&self) -> f64 {
-        0.0
-    }
-    fn monotonic_ms(&self) -> f64 {
-        0.0
-    }
-}
 
 /// The notes skill over an in-memory notebook, applying changes the way
 /// the app does: only after the action succeeded.
@@ -57,7 +48,7 @@ fn setup() -> (Invoker, Rc<RefCell<Notebook>>) {
     let invoker = Invoker::new(
         |id| (id.as_str() == "notes").then(notes::definition),
         Rc::new(NotesOnly(book.clone())),
-        Rc::new(Clock),
+        Rc::new(FakeClock::at(0.0)),
         Rc::new(PermissionHook::new(
             Rc::new(MemoryPolicy::new(PermissionSettings::default())),
             Rc::new(NobodyToAsk),

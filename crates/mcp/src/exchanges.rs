@@ -1082,18 +1082,8 @@ mod sign_in {
     use crate::authorize::{Authorizer, OAuthConfig, OAuthFlow, Randomness};
     use crate::oauth::{AuthState, ClientMetadata, s256};
     use crate::url::form_decode;
-    use hearth_base::TimeSource;
+    use hearth_base::testing::FakeClock;
     use std::cell::Cell;
-
-    struct Clock(Cell<f64>);
-    impl TimeSource for Clock {
-        fn now_unix_ms(&self) -> f64 {
-            self.0.get()
-        }
-        fn monotonic_ms(&self) -> f64 {
-            self.0.get()
-        }
-    }
 
     struct Counter(Cell<u8>);
     impl Randomness for Counter {
@@ -1153,7 +1143,7 @@ mod sign_in {
         )
     }
 
-    fn flow(script: &Rc<Script>, clock: Rc<Clock>, approve: Rc<Approve>) -> Rc<OAuthFlow> {
+    fn flow(script: &Rc<Script>, clock: Rc<FakeClock>, approve: Rc<Approve>) -> Rc<OAuthFlow> {
         Rc::new(OAuthFlow::new(
             script.clone(),
             approve,
@@ -1196,7 +1186,7 @@ mod sign_in {
             ),
             tools(2, &[], None),
         ]);
-        let clock = Rc::new(Clock(Cell::new(1_000_000.0)));
+        let clock = Rc::new(FakeClock::at(1_000_000.0));
         let approve = Rc::new(Approve {
             urls: RefCell::new(vec![]),
             iss: "http%3A%2F%2F127.0.0.1%3A2",
@@ -1254,7 +1244,7 @@ mod sign_in {
         assert_eq!(raw[0].header_value("authorization"), None);
 
         // An hour later the token is refreshed before it is sent.
-        clock.0.set(1_000_000.0 + 3_590_000.0);
+        clock.advance(3_590_000.0);
         assert_eq!(list_tool_names(&c), Ok(json!([])));
         let raw = script.raw.borrow().clone();
         let refresh = form_decode(std::str::from_utf8(raw[6].body.as_ref().unwrap()).unwrap());
@@ -1282,7 +1272,7 @@ mod sign_in {
             as_metadata(),
             json_answer(201, json!({"client_id": "registered-id"})),
         ]);
-        let clock = Rc::new(Clock(Cell::new(0.0)));
+        let clock = Rc::new(FakeClock::at(0.0));
         let approve = Rc::new(Approve {
             urls: RefCell::new(vec![]),
             iss: "https%3A%2F%2Fevil.example.com",
@@ -1342,7 +1332,7 @@ mod sign_in {
                     iss: "",
                 }),
                 Rc::new(Counter(Cell::new(0))),
-                Rc::new(Clock(Cell::new(0.0))),
+                Rc::new(FakeClock::at(0.0)),
                 OAuthConfig {
                     server_url: server_url.into(),
                     client: ClientMetadata {
@@ -1394,11 +1384,7 @@ mod sign_in {
             script.clone(),
             ClientConfig::new(URL),
             Rc::new(Accept(json!({}))),
-            Some(flow(
-                &script,
-                Rc::new(Clock(Cell::new(0.0))),
-                approve.clone(),
-            )),
+            Some(flow(&script, Rc::new(FakeClock::at(0.0)), approve.clone())),
             None,
             None,
         );

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
+use hearth_base::testing::FakeClock;
 use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, MessageStatus, TurnOutcome,
 };
@@ -19,7 +20,7 @@ use hearth_core::assistant::providers::{
 use hearth_core::builtin::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::skill::invoke::{Executor, Invoker, TimeSource};
+use hearth_core::skill::invoke::{Executor, Invoker};
 use hearth_core::skill::permission::PermissionSettings;
 use hearth_core::{SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolResult};
 use hearth_testkit::{Failure, FakeModel, Reply, Script, ScriptedCall, Turn, When};
@@ -164,16 +165,6 @@ impl Executor for Skills {
     }
 }
 
-struct Clockwork;
-impl TimeSource for Clockwork {
-    fn now_unix_ms(&self) -> f64 {
-        0.0
-    }
-    fn monotonic_ms(&self) -> f64 {
-        0.0
-    }
-}
-
 struct App {
     skills: Vec<SkillDefinition>,
     invoker: Invoker,
@@ -192,7 +183,7 @@ impl App {
         let invoker = Invoker::new(
             move |id: &SkillId| lookup.iter().find(|s| s.id == *id).cloned(),
             Rc::new(Skills { index }),
-            Rc::new(Clockwork),
+            Rc::new(FakeClock::at(0.0)),
             Rc::new(PermissionHook::new(
                 Rc::new(MemoryPolicy::new(PermissionSettings::default())),
                 Rc::new(NobodyToAsk),

@@ -196,22 +196,13 @@ impl Hook for PermissionHook {
 mod tests {
     use super::*;
     use crate::skill::call::{CallOrigin, SkillError, SkillOutput, ToolStatus};
-    use crate::skill::invoke::{Executor, Invoker, TimeSource};
+    use crate::skill::invoke::{Executor, Invoker};
     use crate::skill::permission::{ApprovalSetting, CallFacts, PermissionMode, SkillSettings};
     use crate::skill::{Category, Tier};
     use futures::executor::block_on;
+    use hearth_base::testing::FakeClock;
     use serde_json::{Value, json};
     use std::cell::{Cell, RefCell};
-
-    struct Clock;
-    impl TimeSource for Clock {
-        fn now_unix_ms(&self) -> f64 {
-            0.0
-        }
-        fn monotonic_ms(&self) -> f64 {
-            0.0
-        }
-    }
 
     struct Ran(Cell<u32>);
     impl Executor for Ran {
@@ -295,7 +286,7 @@ mod tests {
         let invoker = Invoker::new(
             |_| Some(web_skill()),
             ran.clone(),
-            Rc::new(Clock),
+            Rc::new(FakeClock::at(0.0)),
             Rc::new(PermissionHook::new(settings.clone(), person.clone())),
         );
         Rig {
@@ -316,35 +307,24 @@ mod tests {
         }
     }
 
-    /// A clock that only moves when the person or the skill spends time.
-    #[derive(Default)]
-    struct Ticking(Cell<f64>);
-    impl TimeSource for Ticking {
-        fn now_unix_ms(&self) -> f64 {
-            0.0
-        }
-        fn monotonic_ms(&self) -> f64 {
-            self.0.get()
-        }
-    }
     /// Takes 1.9 s to answer.
-    struct Slow(Rc<Ticking>, ApprovalAnswer);
+    struct Slow(Rc<FakeClock>, ApprovalAnswer);
     impl Approver for Slow {
         fn ask<'a>(&'a self, _: ApprovalRequest) -> LocalBoxFuture<'a, ApprovalAnswer> {
-            self.0.0.set(self.0.0.get() + 1_900.0);
+            self.0.advance(1_900.0);
             let answer = self.1;
             async move { answer }.boxed_local()
         }
     }
     /// Runs for 0.2 ms.
-    struct Quick(Rc<Ticking>);
+    struct Quick(Rc<FakeClock>);
     impl Executor for Quick {
         fn execute<'a>(
             &'a self,
             _: &'a SkillDefinition,
             _: &'a ToolCall,
         ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-            self.0.0.set(self.0.0.get() + 0.2);
+            self.0.advance(0.2);
             async { Ok(SkillOutput::text("ran")) }.boxed_local()
         }
     }
@@ -352,7 +332,7 @@ mod tests {
     #[test]
     fn the_approval_wait_is_kept_apart_from_the_run() {
         let timed = |answer: ApprovalAnswer, approval: Option<ApprovalSetting>| {
-            let clock = Rc::new(Ticking::default());
+            let clock = Rc::new(FakeClock::default());
             let settings = Rc::new(Settings::default());
             *settings.approval.borrow_mut() = approval;
             let invoker = Invoker::new(
@@ -613,7 +593,7 @@ mod tests {
                     _ => None,
                 },
                 exec.clone(),
-                Rc::new(Clock),
+                Rc::new(FakeClock::at(0.0)),
                 Rc::new(PermissionHook::new(
                     Rc::new(Stored(RefCell::new(settings))),
                     person.clone(),

@@ -265,20 +265,9 @@ mod tests {
     use crate::skill::permission::PermissionSettings;
     use crate::skill::{Category, Tier};
     use futures::executor::block_on;
+    use hearth_base::testing::FakeClock;
     use serde_json::{Value, json};
     use std::cell::{Cell, RefCell};
-
-    struct FakeTime(Cell<f64>);
-    impl TimeSource for FakeTime {
-        fn now_unix_ms(&self) -> f64 {
-            1_000.0
-        }
-        fn monotonic_ms(&self) -> f64 {
-            let t = self.0.get();
-            self.0.set(t + 5.0);
-            t
-        }
-    }
 
     /// Echoes `text`, panics on "boom", fails on "fail", and returns an
     /// output that breaks the schema on "bad-output".
@@ -363,7 +352,7 @@ mod tests {
         let mut inv = Invoker::new(
             |id| (id.as_str() == "echo").then(echo_skill),
             Rc::new(Echo),
-            Rc::new(FakeTime(Cell::new(0.0))),
+            Rc::new(FakeClock::at(1_000.0).stepping(5.0)),
             Rc::new(PermissionHook::new(
                 Rc::new(MemoryPolicy::new(PermissionSettings::default())),
                 Rc::new(NobodyToAsk),
@@ -519,7 +508,7 @@ mod tests {
         let inv = Invoker::new(
             |id| (id.as_str() == "echo").then(echo_skill),
             Rc::new(Counted(ran.clone())),
-            Rc::new(FakeTime(Cell::new(0.0))),
+            Rc::new(FakeClock::at(1_000.0).stepping(5.0)),
             Rc::new(PermissionHook::new(
                 Rc::new(MemoryPolicy::new(off)),
                 Rc::new(NobodyToAsk),
@@ -548,7 +537,7 @@ mod tests {
         let inv = Invoker::new(
             |id| (id.as_str() == "echo").then(echo_skill),
             Rc::new(Counted(ran.clone())),
-            Rc::new(FakeTime(Cell::new(0.0))),
+            Rc::new(FakeClock::at(1_000.0).stepping(5.0)),
             Rc::new(PermissionHook::new(
                 Rc::new(MemoryPolicy::new(PermissionSettings {
                     mode: crate::skill::permission::PermissionMode::AskEverything,

@@ -248,22 +248,13 @@ mod tests {
     use super::*;
     use crate::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
     use crate::skill::call::{CallOrigin, ToolResult, ToolStatus};
-    use crate::skill::invoke::{Invoker, TimeSource};
+    use crate::skill::invoke::Invoker;
     use crate::skill::permission::{CallFacts, PermissionSettings};
     use crate::skill::{Category, Tier};
     use futures::executor::block_on;
+    use hearth_base::testing::FakeClock;
     use serde_json::{Value, json};
     use std::cell::RefCell;
-
-    struct Clock;
-    impl TimeSource for Clock {
-        fn now_unix_ms(&self) -> f64 {
-            0.0
-        }
-        fn monotonic_ms(&self) -> f64 {
-            0.0
-        }
-    }
 
     fn skill(id: &str) -> SkillDefinition {
         SkillDefinition::new(
@@ -346,7 +337,7 @@ mod tests {
         Invoker::new(
             move |id| registry.get(id).cloned(),
             Rc::new(sources),
-            Rc::new(Clock),
+            Rc::new(FakeClock::at(0.0)),
             Rc::new(PermissionHook::new(
                 Rc::new(MemoryPolicy::new(PermissionSettings::default())),
                 Rc::new(NobodyToAsk),
