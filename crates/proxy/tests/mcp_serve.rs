@@ -7,12 +7,11 @@
 //! that are not the registered one, private addresses, smuggled headers.
 
 mod mcp_support;
+mod serve_support;
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::http::{HeaderMap, header};
@@ -28,74 +27,17 @@ use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_support::{ReqwestTransport, peers_dir, require_peers, start_everything, start_modern};
 use serde_json::{Value, json};
-use std::io::BufRead;
+use serve_support::{Server, fake_dist};
 use tokio::net::{TcpListener, TcpStream};
-
-/// Kills the server when the test ends, however it ends.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    /// The first line it printed: the launch link.
-    line: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Starts `hearth serve` with `mcp-servers.json` = `stdio` in its config
 /// directory, on a free port.
 fn start(stdio: &str, dir: &Path) -> Server {
-    let dist = dir.join("dist");
-    std::fs::create_dir_all(&dist).unwrap();
-    std::fs::write(
-        dist.join("index.html"),
-        "<!doctype html><title>Hearth</title>",
-    )
-    .unwrap();
+    let dist = fake_dist(&dir.join("dist"));
     let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).unwrap();
     std::fs::write(conf.join("mcp-servers.json"), stdio).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .arg("serve")
-        .args(["--port", "0", "--dist"])
-        .arg(&dist)
-        .arg("--config-dir")
-        .arg(&conf)
-        .env_remove("HEARTH_CONFIG")
-        .env_remove("HEARTH_CONFIG_DIR")
-        .env_remove("HEARTH_MCP_SERVERS")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
-        }
-        for _ in lines {}
-    });
-    let mut server = Server {
-        child,
-        addr: "127.0.0.1:0".parse().unwrap(),
-        line: String::new(),
-    };
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("hearth serve did not start within 30 s");
-    let url = line
-        .strip_prefix("Hearth is running at http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-    let (authority, _) = url.split_once('/').unwrap_or((url, ""));
-    server.addr = authority.parse().unwrap();
-    server.line = line.clone();
-    server
+    serve_support::start(&[], &dist, &conf)
 }
 
 fn stdio_config() -> String {

@@ -2,10 +2,10 @@
 //! file, the token file on disk, and the network-tier API over real
 //! loopback sockets, against upstream servers this test starts.
 
+mod serve_support;
+
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use axum::Router;
 use axum::http::header;
@@ -15,74 +15,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use std::io::BufRead;
+use serve_support::{fake_dist, start};
 use tokio::net::{TcpListener, TcpStream};
-
-/// Kills the server when the test ends, however it ends.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    /// The first line it printed: the launch link.
-    line: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn dist(dir: &Path) {
-    std::fs::write(
-        dir.join("index.html"),
-        "<!doctype html><title>Hearth</title>",
-    )
-    .unwrap();
-}
-
-/// Starts `hearth serve` on a free port and waits for its "running at" line.
-fn start(args: &[&str], dist_dir: &Path, config_dir: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .arg("serve")
-        .args(["--port", "0", "--dist"])
-        .arg(dist_dir)
-        .arg("--config-dir")
-        .arg(config_dir)
-        .args(args)
-        .env_remove("HEARTH_CONFIG")
-        .env_remove("HEARTH_CONFIG_DIR")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    // Reads the first line for us, then keeps draining so the server never
-    // blocks on a full pipe.
-    std::thread::spawn(move || {
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
-        }
-        for _ in lines {}
-    });
-    let mut server = Server {
-        child,
-        addr: "127.0.0.1:0".parse().unwrap(),
-        line: String::new(),
-    };
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("hearth serve did not start within 30 s");
-    let url = line
-        .strip_prefix("Hearth is running at http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-    let (authority, _) = url.split_once('/').unwrap_or((url, ""));
-    server.addr = authority.parse().unwrap();
-    server.line = line.clone();
-    server
-}
 
 async fn upstream() -> SocketAddr {
     let app = Router::new()
@@ -142,7 +76,7 @@ async fn call(
 async fn the_binary_serves_the_guarded_api() {
     let up = upstream().await;
     let dist_dir = tempfile::tempdir().unwrap();
-    dist(dist_dir.path());
+    fake_dist(dist_dir.path());
     let config_dir = tempfile::tempdir().unwrap();
     let conf = config_dir.path().join("hearth");
     std::fs::create_dir(&conf).unwrap();
@@ -274,7 +208,7 @@ async fn the_binary_serves_the_guarded_api() {
 #[test]
 fn a_broken_config_stops_serve_with_a_clear_message() {
     let dist_dir = tempfile::tempdir().unwrap();
-    dist(dist_dir.path());
+    fake_dist(dist_dir.path());
     let conf = tempfile::tempdir().unwrap();
     std::fs::write(conf.path().join("config.toml"), "[fetch]\nmax_byte = 5\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
@@ -313,7 +247,7 @@ fn a_broken_config_stops_serve_with_a_clear_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_process_forging_browser_headers_gets_no_key_and_no_answer() {
     let dist_dir = tempfile::tempdir().unwrap();
-    dist(dist_dir.path());
+    fake_dist(dist_dir.path());
     let config_dir = tempfile::tempdir().unwrap();
     let conf = config_dir.path().join("hearth");
     std::fs::create_dir(&conf).unwrap();
