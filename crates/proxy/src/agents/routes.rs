@@ -13,6 +13,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
+use hearth_core::agents::consent::CONSENT_PATH;
 use hearth_core::agents::wire::{
     AGENTS_PATH, AgentUpdate, AgentsListing, CHANNEL_PATH, ChangeNotice, CreatedAgent, NOTIFY_PATH,
     NewAgent, REPLY_PATH, RelayReply, TabHello,
@@ -43,6 +44,7 @@ pub fn router(state: Arc<AgentsState>, guard: Arc<AppGuard>) -> Router {
         .route("/api/agents/channel/{tab}", delete(close_channel))
         .route(REPLY_PATH, post(reply))
         .route(NOTIFY_PATH, post(notify))
+        .route(CONSENT_PATH, post(super::oauth::answer_consent))
         .route("/api/agents/{id}", put(update).delete(revoke))
         .with_state(state)
         .method_not_allowed_fallback(|| async {
@@ -55,7 +57,7 @@ pub fn router(state: Arc<AgentsState>, guard: Arc<AppGuard>) -> Router {
     guard::protect(routes, guard)
 }
 
-fn registry_error(e: RegistryError) -> Response {
+pub(super) fn registry_error(e: RegistryError) -> Response {
     let (status, code) = match &e {
         RegistryError::BadName | RegistryError::TooMany | RegistryError::BadSkill(_) => {
             (StatusCode::BAD_REQUEST, ApiErrorCode::InvalidRequest)
@@ -91,10 +93,15 @@ async fn list(State(state): State<Arc<AgentsState>>) -> Json<AgentsListing> {
     Json(listing(&state))
 }
 
-/// How many agents there are: all the app asks at start-up, to know
-/// whether to open its channel.
+/// How many agents there are, and OAuth clients that may ask to connect:
+/// all the app asks at start-up, to know whether to open its channel.
 async fn summary(State(state): State<Arc<AgentsState>>) -> Response {
-    Json(json!({"agents": state.store.list().len(), "tabs": state.hub.tabs()})).into_response()
+    Json(json!({
+        "agents": state.store.list().len(),
+        "clients": state.clients.len(),
+        "tabs": state.hub.tabs(),
+    }))
+    .into_response()
 }
 
 async fn create(
@@ -182,6 +189,7 @@ async fn channel(State(state): State<Arc<AgentsState>>) -> Response {
                 ev = rx.recv() => match ev? {
                     TabEvent::Request(r) => event("request", &r),
                     TabEvent::Cancel(c) => event("cancel", &c),
+                    TabEvent::Consent(c) => event("consent", &c),
                 },
                 _ = tick.tick() => ": keep-alive\n\n".to_string(),
             };
