@@ -474,6 +474,10 @@ pub async fn run(
         .merge(crate::relay::routes::router(relays, state.guard()))
         .merge(crate::local::router(addr.port(), state.guard()))
         .merge(crate::agents::routes::router(agents.clone(), state.guard()))
+        .merge(crate::agents::oauth::app_router(
+            agents.clone(),
+            state.guard(),
+        ))
         .merge(crate::agents::oauth::router(agents.clone()))
         .merge(crate::agents::endpoint::router(agents));
     let app = router_with(&config, api)?;

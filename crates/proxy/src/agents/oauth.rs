@@ -32,7 +32,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use hearth_core::agents::consent::{ConsentAnswer, ConsentOutcome};
+use hearth_core::agents::consent::{CONSENT_PATH, ConsentAnswer, ConsentOutcome};
 use hearth_core::agents::wire::{AgentUpdate, ENDPOINT_PATH};
 use hearth_core::mcp::oauth::{AuthorizationServerMetadata, ResourceMetadata};
 use hearth_core::mcp::url::{form_decode, with_query};
@@ -43,6 +43,7 @@ use super::AgentsState;
 use super::authorization::{AnswerError, AuthorizeError, Standing, TokenError, check_authorize};
 use super::routes::now_ms;
 use crate::api::error::error_response;
+use crate::api::guard::{self, AppGuard};
 use crate::api::ratelimit::retry_after_secs;
 
 /// Where the resource metadata of `/mcp/server` is.
@@ -97,6 +98,17 @@ pub fn router(state: Arc<AgentsState>) -> Router {
         .route(WAIT_PATH, get(wait))
         .route(TOKEN_PATH, post(token))
         .with_state(state)
+}
+
+/// The tab's route for its answers, behind `guard` with the app's key
+/// like the rest of the app's agents API (`super::routes`).
+pub fn app_router(state: Arc<AgentsState>, guard: Arc<AppGuard>) -> Router {
+    guard::protect(
+        Router::new()
+            .route(CONSENT_PATH, post(answer_consent))
+            .with_state(state),
+        guard,
+    )
 }
 
 /// An OAuth error body (RFC 6749 §5.2), never cached.

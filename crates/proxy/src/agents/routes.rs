@@ -13,7 +13,6 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
-use hearth_core::agents::consent::CONSENT_PATH;
 use hearth_core::agents::wire::{
     AGENTS_PATH, AgentUpdate, AgentsListing, CHANNEL_PATH, ChangeNotice, CreatedAgent, NOTIFY_PATH,
     NewAgent, REPLY_PATH, RelayReply, TabHello,
@@ -44,7 +43,6 @@ pub fn router(state: Arc<AgentsState>, guard: Arc<AppGuard>) -> Router {
         .route("/api/agents/channel/{tab}", delete(close_channel))
         .route(REPLY_PATH, post(reply))
         .route(NOTIFY_PATH, post(notify))
-        .route(CONSENT_PATH, post(super::oauth::answer_consent))
         .route("/api/agents/{id}", put(update).delete(revoke))
         .with_state(state)
         .method_not_allowed_fallback(|| async {
