@@ -8,12 +8,14 @@
 //! Only the check below is in the first load: at start-up, under `hearth
 //! serve`, the tab asks whether any agent is connected, and only then
 //! fetches the chunk that opens the channel ([`channel`]), answers
-//! requests ([`answer`]) and shows the calls under way ([`live`]).
+//! requests ([`answer`]), shows the calls under way ([`live`]) and asks
+//! the person about agents signing in through OAuth ([`consent`]).
 //! Settings → Agents (`crate::views::agents`) opens it too, when the first
 //! agent is connected.
 
 pub mod answer;
 pub mod channel;
+pub mod consent;
 pub mod live;
 
 use std::cell::Cell;
@@ -29,19 +31,23 @@ thread_local! {
     static OPEN: Cell<bool> = const { Cell::new(false) };
 }
 
-/// At start-up: opens the channel if `hearth serve` has agents connected.
-/// Under a static host, or with no agent, nothing more is fetched.
+/// At start-up: opens the channel if `hearth serve` has agents connected,
+/// or OAuth clients registered (which ask the person here to connect).
+/// Under a static host, or with neither, nothing more is fetched.
 pub fn start(rt: Runtime) {
     if crate::launch::stored().is_none() {
         return;
     }
     leptos::task::spawn_local(async move {
         let summary: Result<Value, _> = rt.web().client.get("/api/agents/summary").await;
-        let connected = summary
-            .ok()
-            .and_then(|s| s.get("agents").and_then(Value::as_u64))
-            .unwrap_or(0);
-        if connected > 0 {
+        let count = |key: &str| {
+            summary
+                .as_ref()
+                .ok()
+                .and_then(|s| s.get(key).and_then(Value::as_u64))
+                .unwrap_or(0)
+        };
+        if count("agents") + count("clients") > 0 {
             open(rt).await;
         }
     });
