@@ -2,7 +2,9 @@
 //! `GET /api/agents/channel` (with the app's key, like every API call),
 //! read as SSE. Each `request` goes to the answerer `run` is given
 //! ([`super::answer`], which sits above this transport), each
-//! `cancel` withdraws a call that still waits for the person. A channel
+//! `cancel` withdraws a call that still waits for the person, each
+//! `consent` asks the person about an agent signing in
+//! ([`super::consent`]). A channel
 //! that breaks (the server restarted, the network blinked) is opened
 //! again, waiting longer each time; when the page goes away it tells the
 //! server at once, so an agent hears "open Hearth" without delay.
@@ -11,6 +13,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use hearth_core::agents::consent::ConsentRequest;
 use hearth_core::agents::wire::{
     CHANNEL_PATH, RelayCancel, RelayReply, RelayedRequest, ReplyBody, TabHello,
 };
@@ -107,6 +110,8 @@ pub struct Channel {
     pub tab: RefCell<String>,
     /// Calls still waiting, by relay id: the call's id, to withdraw it.
     pub waiting: RefCell<HashMap<String, String>>,
+    /// The OAuth consents waiting for the person, once mounted.
+    pub consents: RefCell<Option<super::consent::Consents>>,
 }
 
 impl Channel {
@@ -202,6 +207,13 @@ async fn read_once(channel: &Rc<Channel>) -> Result<bool, String> {
                         withdraw(channel, &cancel.relay);
                     }
                 }
+                "consent" => {
+                    if let Ok(request) = serde_json::from_str::<ConsentRequest>(&event.data)
+                        && let Some(consents) = *channel.consents.borrow()
+                    {
+                        consents.ask(request);
+                    }
+                }
                 _ => {}
             }
         }
@@ -264,7 +276,9 @@ pub async fn run(rt: Runtime, answerer: Answerer) {
         grants,
         tab: RefCell::new(String::new()),
         waiting: RefCell::new(HashMap::new()),
+        consents: RefCell::new(None),
     });
+    *channel.consents.borrow_mut() = Some(super::consent::Consents::mount(channel.clone()));
     on_page_hide(channel.clone());
     let mut failures = 0usize;
     loop {

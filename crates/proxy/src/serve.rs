@@ -462,6 +462,7 @@ pub async fn run(
     // credentials; the tab does the work over its channel.
     let agents = Arc::new(crate::agents::AgentsState::new(
         crate::agents::registry::AgentStore::load(&agents_dir)?,
+        crate::agents::authorization::ClientStore::load(&agents_dir)?,
         state.guard(),
         format!("{origin}{}", hearth_core::agents::wire::ENDPOINT_PATH),
         std::env::current_exe()
@@ -473,6 +474,11 @@ pub async fn run(
         .merge(crate::relay::routes::router(relays, state.guard()))
         .merge(crate::local::router(addr.port(), state.guard()))
         .merge(crate::agents::routes::router(agents.clone(), state.guard()))
+        .merge(crate::agents::oauth::app_router(
+            agents.clone(),
+            state.guard(),
+        ))
+        .merge(crate::agents::oauth::router(agents.clone()))
         .merge(crate::agents::endpoint::router(agents));
     let app = router_with(&config, api)?;
     println!(

@@ -11,6 +11,7 @@
 //! `e2e/tests/agents.spec.mjs`.
 
 mod mcp_support;
+mod serve_support;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -29,65 +30,17 @@ use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_support::ReqwestTransport;
 use serde_json::{Value, json};
+use serve_support::{Server, fake_dist};
 use std::io::BufRead;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    key: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// `hearth serve` over a throwaway app and config directory in `dir`.
 fn start(dir: &Path) -> Server {
-    let dist = dir.join("dist");
-    std::fs::create_dir_all(&dist).unwrap();
-    std::fs::write(
-        dist.join("index.html"),
-        "<!doctype html><title>Hearth</title>",
-    )
-    .unwrap();
+    let dist = fake_dist(&dir.join("dist"));
     let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .args(["serve", "--port", "0", "--dist"])
-        .arg(&dist)
-        .arg("--config-dir")
-        .arg(&conf)
-        .env_remove("HEARTH_CONFIG")
-        .env_remove("HEARTH_CONFIG_DIR")
-        .env_remove("HEARTH_MCP_SERVERS")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
-        }
-        for _ in lines {}
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("hearth serve did not start within 30 s");
-    let url = line.strip_prefix("Hearth is running at http://").unwrap();
-    let (authority, rest) = url.split_once('/').unwrap();
-    let key = rest.split_once("#token=").unwrap().1.to_string();
-    Server {
-        child,
-        addr: authority.parse().unwrap(),
-        key,
-    }
+    serve_support::start(&[], &dist, &conf)
 }
 
 async fn call(
@@ -132,7 +85,7 @@ impl Server {
             ("host", self.host()),
             ("origin", format!("http://{}", self.host())),
             ("sec-fetch-site", "same-origin".into()),
-            ("x-hearth-token", self.key.clone()),
+            ("x-hearth-token", self.key()),
             ("content-type", "application/json".into()),
         ]
     }
@@ -346,7 +299,7 @@ async fn strangers_browsers_and_the_apps_own_key_are_refused() {
             "the app's key as a bearer",
             Method::POST,
             with(
-                &[("authorization", format!("Bearer {}", server.key))],
+                &[("authorization", format!("Bearer {}", server.key()))],
                 &["authorization"],
             ),
             Some(body.clone()),
@@ -355,10 +308,7 @@ async fn strangers_browsers_and_the_apps_own_key_are_refused() {
         (
             "the app's key in its own header",
             Method::POST,
-            with(
-                &[("x-hearth-token", server.key.clone())],
-                &["authorization"],
-            ),
+            with(&[("x-hearth-token", server.key())], &["authorization"]),
             Some(body.clone()),
             StatusCode::UNAUTHORIZED,
         ),
@@ -700,4 +650,528 @@ async fn revoking_ends_sessions_and_streams_at_once() {
             assert!(server.client(&other, None).connect().await.is_ok());
         })
         .await;
+}
+
+// ---- OAuth: an agent whose client supports MCP's authorization spec ----
+
+impl Tab {
+    /// The next event, which must be a consent request.
+    async fn consent(&mut self) -> Value {
+        let (kind, v) = self.next().await;
+        assert_eq!(kind, "consent", "{v}");
+        v
+    }
+
+    /// Answers a consent as the tab's dialog does.
+    async fn answer(&self, server: &Server, consent: &Value, allow: bool) -> (StatusCode, Value) {
+        server
+            .app(
+                Method::POST,
+                "/api/agents/consent",
+                Some(json!({"consent": consent["consent"], "tab": self.name, "allow": allow})),
+            )
+            .await
+    }
+}
+
+/// The Python SDK's OAuth client (`mcp-peers/oauth_client.py`), signing
+/// in to `server` and then running `steps`.
+struct PyOAuth {
+    child: Child,
+    lines: mpsc::UnboundedReceiver<Value>,
+}
+
+impl Drop for PyOAuth {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl PyOAuth {
+    fn start(server: &Server, steps: Value) -> PyOAuth {
+        let dir = mcp_support::peers_dir();
+        let mut child = Command::new(dir.join(".venv/bin/python"))
+            .arg(dir.join("oauth_client.py"))
+            .arg(format!("http://{}/mcp/server", server.host()))
+            .arg(steps.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the Python SDK's OAuth client");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        PyOAuth { child, lines }
+    }
+
+    /// The next line whose step is `step`, skipping pages.
+    async fn next(&mut self, step: &str) -> Value {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(60), self.lines.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("the Python client said nothing within 60 s (waiting for {step})")
+                })
+                .unwrap_or_else(|| panic!("the Python client ended (waiting for {step})"));
+            if line["step"] == step {
+                return line;
+            }
+            assert!(
+                line["step"] == "page" || line["step"] == "authorize",
+                "waiting for {step}, got {line}"
+            );
+        }
+    }
+
+    fn resume(&mut self) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_python_sdks_oauth_client_signs_in_with_consent_in_the_tab_and_revoking_ends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let mut tab = Tab::open(&server).await;
+    let mut py = PyOAuth::start(
+        &server,
+        json!([
+            {"do": "list_tools"},
+            {"do": "pause"},
+            {"do": "call", "name": "notes", "arguments": {"action": "list"}}
+        ]),
+    );
+
+    // Discovery and registration happened; the browser is sent to
+    // /authorize with PKCE S256 and the resource.
+    let authorize = py.next("authorize").await;
+    let url = authorize["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("http://{}/authorize?", server.host())),
+        "{url}"
+    );
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    assert!(url.contains("resource=http"), "{url}");
+
+    // The tab is asked, naming the client, where the answer goes and what
+    // it would see; the browser's page says to answer there.
+    let consent = tab.consent().await;
+    assert_eq!(consent["client_name"], "Claude Code");
+    assert_eq!(consent["client"], "claude-code");
+    assert!(
+        consent["redirect_host"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:"),
+        "{consent}"
+    );
+    assert_eq!(consent["shared"], json!(["notes", "tasks", "memory"]));
+    let page = py.next("page").await;
+    assert_eq!(page["title"], "Approve in your Hearth tab");
+
+    let (status, outcome) = tab.answer(&server, &consent, true).await;
+    assert_eq!(status, StatusCode::CREATED, "{outcome}");
+    let agent = outcome["agent"]["id"].as_str().unwrap().to_string();
+    assert_eq!(outcome["agent"]["name"], "Claude Code");
+
+    // Token, then MCP: the request reaches the tab as that agent's.
+    py.next("connected").await;
+    let req = tab.request().await;
+    assert_eq!(req["method"], "tools/list");
+    assert_eq!(req["agent"]["id"], agent.as_str());
+    tab.reply(
+        &server,
+        req["relay"].as_str().unwrap(),
+        json!({"result": tools_result()}),
+    )
+    .await;
+    assert_eq!(py.next("list_tools").await["tools"], json!(["notes"]));
+    py.next("pause").await;
+
+    // The agent shows in Settings → Agents like any other; revoking it
+    // ends its OAuth session at once: the next request is a 401, the
+    // client signs in again, and this time the person denies it.
+    let (_, listing) = server.app(Method::GET, "/api/agents", None).await;
+    assert_eq!(listing["agents"][0]["id"], agent.as_str());
+    let (status, _) = server
+        .app(Method::DELETE, &format!("/api/agents/{agent}"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    py.resume();
+    let again = tab.consent().await;
+    let (status, outcome) = tab.answer(&server, &again, false).await;
+    assert_eq!((status, &outcome), (StatusCode::OK, &json!({})));
+    // The SDK ends the session on a denied sign-in.
+    let denied = py.next("failed").await;
+    assert!(
+        denied["error"].as_str().unwrap().contains("access_denied"),
+        "{denied}"
+    );
+    let (_, listing) = server.app(Method::GET, "/api/agents", None).await;
+    assert_eq!(listing["agents"], json!([]), "Deny connects no agent");
+}
+
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+impl Server {
+    /// An agent's plain request (no browser headers) to this server.
+    async fn plain(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: String,
+    ) -> (StatusCode, HeaderMap, Value) {
+        call(
+            self.addr,
+            method,
+            path,
+            &[("host", self.host()), ("content-type", content_type.into())],
+            Some(body),
+        )
+        .await
+    }
+
+    async fn register(&self, redirect: &str) -> (StatusCode, Value) {
+        let (s, _, v) = self
+            .plain(
+                Method::POST,
+                "/register",
+                "application/json",
+                json!({"client_name": "Test agent", "redirect_uris": [redirect]}).to_string(),
+            )
+            .await;
+        (s, v)
+    }
+
+    /// A browser's GET of an OAuth page: its status, and where it sends
+    /// the browser next.
+    async fn browse(&self, path: &str) -> (StatusCode, String, Value) {
+        let (s, h, v) = call(self.addr, Method::GET, path, &[("host", self.host())], None).await;
+        let location = h
+            .get("location")
+            .map(|l| l.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        (s, location, v)
+    }
+
+    async fn exchange(&self, form: &[(&str, &str)]) -> (StatusCode, Value) {
+        let (s, _, v) = self
+            .plain(
+                Method::POST,
+                "/token",
+                "application/x-www-form-urlencoded",
+                hearth_core::mcp::url::form_encode(form),
+            )
+            .await;
+        (s, v)
+    }
+
+    /// The status `/mcp/server` gives `token` (for a request it answers
+    /// itself, so no tab is asked).
+    async fn endpoint_status(&self, token: &str) -> StatusCode {
+        let (s, _, _) = call(
+            self.addr,
+            Method::POST,
+            "/mcp/server",
+            &self.agent_headers(token, "server/discover"),
+            Some(modern_body("server/discover", json!({}))),
+        )
+        .await;
+        s
+    }
+}
+
+fn query_of(location: &str) -> std::collections::HashMap<String, String> {
+    hearth_core::mcp::url::form_decode(location.split_once('?').map_or("", |(_, q)| q))
+        .into_iter()
+        .collect()
+}
+
+/// Runs /authorize for `client` with the S256 challenge of `verifier`,
+/// the tab allowing: the code.
+async fn allowed_code(server: &Server, tab: &mut Tab, client: &str, verifier: &str) -> String {
+    let challenge = hearth_core::mcp::oauth::s256(verifier);
+    let resource = format!("http://{}/mcp/server", server.host());
+    let query = hearth_core::mcp::url::form_encode(&[
+        ("response_type", "code"),
+        ("client_id", client),
+        ("redirect_uri", REDIRECT),
+        ("state", "s1"),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("resource", resource.as_str()),
+    ]);
+    let (status, wait, _) = server.browse(&format!("/authorize?{query}")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(wait.starts_with("/authorize/wait?consent="), "{wait}");
+    let (status, _, page) = server.browse(&wait).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.as_str()
+            .unwrap()
+            .contains("Approve in your Hearth tab")
+    );
+    let consent = tab.consent().await;
+    assert_eq!(
+        tab.answer(server, &consent, true).await.0,
+        StatusCode::CREATED
+    );
+    let (status, back, _) = server.browse(&wait).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(back.starts_with(REDIRECT), "{back}");
+    let q = query_of(&back);
+    assert_eq!(q["state"], "s1");
+    assert_eq!(q["iss"], format!("http://{}/", server.host()));
+    q["code"].clone()
+}
+
+const VERIFIER: &str = "a-verifier-of-forty-three-characters-or-more_0123";
+
+#[tokio::test(flavor = "current_thread")]
+async fn oauth_attacks_are_refused_and_a_code_is_single_use_and_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let host = server.host();
+
+    // The 401 and both metadata documents point the client at Hearth.
+    let (status, headers, _) = call(
+        server.addr,
+        Method::POST,
+        "/mcp/server",
+        &[
+            ("host", host.clone()),
+            ("content-type", "application/json".into()),
+        ],
+        Some(modern_body("tools/list", json!({}))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let challenge = headers["www-authenticate"].to_str().unwrap();
+    let prm_url = format!("http://{host}/.well-known/oauth-protected-resource/mcp/server");
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{prm_url}\"")),
+        "{challenge}"
+    );
+    let (_, _, prm) = server
+        .browse("/.well-known/oauth-protected-resource/mcp/server")
+        .await;
+    assert_eq!(prm["resource"], format!("http://{host}/mcp/server"));
+    assert_eq!(
+        prm["authorization_servers"],
+        json!([format!("http://{host}/")])
+    );
+    let (_, _, asm) = server
+        .browse("/.well-known/oauth-authorization-server")
+        .await;
+    assert_eq!(asm["issuer"], format!("http://{host}/"));
+    assert_eq!(asm["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(
+        asm["registration_endpoint"],
+        format!("http://{host}/register")
+    );
+
+    // Registration: only loopback or https redirect URIs, never from a
+    // web page.
+    let (status, v) = server.register("http://evil.example/callback").await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_redirect_uri"))
+    );
+    let (status, _, _) = call(
+        server.addr,
+        Method::POST,
+        "/register",
+        &[
+            ("host", host.clone()),
+            ("origin", "http://evil.example".into()),
+            ("content-type", "application/json".into()),
+        ],
+        Some(json!({"redirect_uris": [REDIRECT]}).to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, client) = server.register(REDIRECT).await;
+    assert_eq!(status, StatusCode::CREATED, "{client}");
+    let client = client["client_id"].as_str().unwrap().to_string();
+    let mut tab = Tab::open(&server).await;
+
+    // Plain PKCE is refused back to the client, without asking the tab;
+    // a redirect URI the client did not register is never redirected to.
+    let plain = hearth_core::mcp::url::form_encode(&[
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("state", "s"),
+        ("code_challenge", VERIFIER),
+        ("code_challenge_method", "plain"),
+    ]);
+    let (status, back, _) = server.browse(&format!("/authorize?{plain}")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let q = query_of(&back);
+    assert_eq!(
+        (q["error"].as_str(), q["state"].as_str()),
+        ("invalid_request", "s")
+    );
+    let elsewhere = plain
+        .replace("%3A9%2Fcallback", "%3A9%2Fother")
+        .replace("plain", "S256");
+    let (status, back, _) = server.browse(&format!("/authorize?{elsewhere}")).await;
+    assert_eq!((status, back.as_str()), (StatusCode::BAD_REQUEST, ""));
+
+    // A consent answered by anything but the app, with its key, from its
+    // own page, is refused; the tab's answer then goes through.
+    let challenge = hearth_core::mcp::oauth::s256(VERIFIER);
+    let request = hearth_core::mcp::url::form_encode(&[
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ]);
+    let (_, wait, _) = server.browse(&format!("/authorize?{request}")).await;
+    server.browse(&wait).await;
+    let consent = tab.consent().await;
+    let (_, bearer) = server.connect_agent("Already connected").await;
+    let forged = json!({"consent": consent["consent"], "tab": tab.name, "allow": true}).to_string();
+    let mut from_evil = server.app_headers();
+    from_evil.retain(|(k, _)| *k != "origin");
+    from_evil.push(("origin", "http://evil.example".into()));
+    let mut as_agent = server.agent_headers(&bearer, "tools/list");
+    as_agent.push(("origin", format!("http://{host}")));
+    as_agent.push(("sec-fetch-site", "same-origin".into()));
+    for (who, headers, want) in [
+        ("the agent's credential", as_agent, StatusCode::FORBIDDEN),
+        ("another origin", from_evil, StatusCode::FORBIDDEN),
+    ] {
+        let (status, _, v) = call(
+            server.addr,
+            Method::POST,
+            "/api/agents/consent",
+            &headers,
+            Some(forged.clone()),
+        )
+        .await;
+        assert_eq!(status, want, "{who}: {v}");
+    }
+    let (status, _, page) = server.browse(&wait).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "still waiting for the person: {page}"
+    );
+    assert_eq!(tab.answer(&server, &consent, false).await.0, StatusCode::OK);
+    let (_, back, _) = server.browse(&wait).await;
+    assert_eq!(query_of(&back)["error"], "access_denied");
+
+    // A wrong verifier fails, spends the code and revokes its agent.
+    let code = allowed_code(&server, &mut tab, &client, VERIFIER).await;
+    let wrong = "b".repeat(43);
+    let exchange = |code: &str, verifier: &str, redirect: &str| {
+        vec![
+            ("grant_type", "authorization_code".to_string()),
+            ("code", code.to_string()),
+            ("client_id", client.clone()),
+            ("redirect_uri", redirect.to_string()),
+            ("code_verifier", verifier.to_string()),
+        ]
+    };
+    let send = |form: Vec<(&'static str, String)>| {
+        let server = &server;
+        async move {
+            let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            server.exchange(&pairs).await
+        }
+    };
+    let (status, v) = send(exchange(&code, &wrong, REDIRECT)).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+    let (status, _) = send(exchange(&code, VERIFIER, REDIRECT)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "the code is spent");
+
+    // A redirect URI other than the authorization's fails.
+    let code = allowed_code(&server, &mut tab, &client, VERIFIER).await;
+    let (status, v) = send(exchange(&code, VERIFIER, "http://127.0.0.1:9/other")).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+
+    // The right exchange gives the agent's credential; a reused code
+    // fails and revokes what it gave.
+    let code = allowed_code(&server, &mut tab, &client, VERIFIER).await;
+    let (status, token) = send(exchange(&code, VERIFIER, REDIRECT)).await;
+    assert_eq!(status, StatusCode::OK, "{token}");
+    assert_eq!(token["token_type"], "Bearer");
+    let access = token["access_token"].as_str().unwrap().to_string();
+    assert_eq!(server.endpoint_status(&access).await, StatusCode::OK);
+    let (status, v) = send(exchange(&code, VERIFIER, REDIRECT)).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+    assert_eq!(
+        server.endpoint_status(&access).await,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // A token of an agent the person revoked opens nothing.
+    let code = allowed_code(&server, &mut tab, &client, VERIFIER).await;
+    let (_, token) = send(exchange(&code, VERIFIER, REDIRECT)).await;
+    let access = token["access_token"].as_str().unwrap().to_string();
+    assert_eq!(server.endpoint_status(&access).await, StatusCode::OK);
+    let (_, listing) = server.app(Method::GET, "/api/agents", None).await;
+    let agents = listing["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2, "the bearer agent and this one: {listing}");
+    let id = agents.iter().find(|a| a["name"] == "Test agent").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server
+        .app(Method::DELETE, &format!("/api/agents/{id}"), None)
+        .await;
+    let (status, headers, _) = call(
+        server.addr,
+        Method::POST,
+        "/mcp/server",
+        &server.agent_headers(&access, "tools/list"),
+        Some(modern_body("tools/list", json!({}))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(
+        headers["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("error=\"invalid_token\"")
+    );
+
+    // The token endpoint takes no request from a web page.
+    let (status, _, _) = call(
+        server.addr,
+        Method::POST,
+        "/token",
+        &[
+            ("host", host.clone()),
+            ("origin", "http://evil.example".into()),
+            ("content-type", "application/x-www-form-urlencoded".into()),
+        ],
+        Some("grant_type=authorization_code&code=x".into()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
 }

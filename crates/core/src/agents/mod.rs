@@ -11,6 +11,7 @@
 //! the person set for their own model. [`snippets`] are the config texts
 //! the Settings panel shows for each kind of agent.
 
+pub mod consent;
 pub mod exported;
 pub mod snippets;
 pub mod wire;

@@ -266,7 +266,25 @@ async fn endpoint(State(state): State<Arc<AgentsState>>, req: Request) -> Respon
         Ok(a) => a,
         Err(refused) => {
             tracing::warn!(target: "hearth::agents", %method, reason = %refused, "refused a request to the MCP endpoint");
-            return refused.into_response();
+            // A 401 names where the resource metadata is, so a client that
+            // supports MCP's authorization spec can sign in (RFC 9728 §5.1).
+            let invalid = match refused {
+                Refused::NoCredential => Some(false),
+                Refused::AppKey | Refused::BadCredential => Some(true),
+                Refused::Peer
+                | Refused::Browser
+                | Refused::Host(_)
+                | Refused::RateLimited(_)
+                | Refused::Busy
+                | Refused::TooLarge
+                | Refused::NotJson
+                | Refused::Method => None,
+            };
+            let mut res = refused.into_response();
+            if let Some(value) = invalid.and_then(|i| super::oauth::challenge(&state, i)) {
+                res.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            }
+            return res;
         }
     };
     if let Err(wait) = state.limit_agent(&agent.id) {

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hearth_core::agents::AgentRecord;
+use hearth_core::agents::consent::ConsentRequest;
 use hearth_core::agents::wire::{
     NO_TAB_MESSAGE, RelayCancel, RelayReply, RelayedRequest, ReplyBody, codes,
 };
@@ -23,6 +24,8 @@ pub enum TabEvent {
     /// Boxed: a request is large next to a cancellation.
     Request(Box<RelayedRequest>),
     Cancel(RelayCancel),
+    /// A client asks to connect through OAuth: the tab asks the person.
+    Consent(Box<ConsentRequest>),
 }
 
 struct Tab {
@@ -123,6 +126,31 @@ impl Hub {
         let mut inner = self.lock();
         inner.tabs.retain(|t| !t.tx.is_closed());
         inner.tabs.len()
+    }
+
+    /// Whether the tab named `id` still has its channel open.
+    pub fn has_tab(&self, id: &str) -> bool {
+        self.lock()
+            .tabs
+            .iter()
+            .any(|t| t.id == id && !t.tx.is_closed())
+    }
+
+    /// Asks the newest open tab for the person's consent; the tab's name,
+    /// or `None` when no tab is open.
+    pub fn ask_consent(&self, request: &ConsentRequest) -> Option<String> {
+        let mut inner = self.lock();
+        loop {
+            let tab = inner.tabs.last()?;
+            if tab
+                .tx
+                .send(TabEvent::Consent(Box::new(request.clone())))
+                .is_ok()
+            {
+                return Some(tab.id.clone());
+            }
+            inner.tabs.pop();
+        }
     }
 
     /// Sends one request of `agent` to the newest open tab.

@@ -15,9 +15,16 @@
 //! hashes of their credentials are kept in `agents.json`
 //! ([`registry`]); legacy sessions and notification streams in memory
 //! ([`sessions`]).
+//!
+//! An agent whose client supports MCP's authorization spec connects
+//! through OAuth 2.1 with PKCE instead of a credential pasted from the
+//! panel: `hearth serve` is the authorization server ([`oauth`], its
+//! rules in [`authorization`]) and the person consents in the tab.
 
+pub mod authorization;
 pub mod endpoint;
 pub mod hub;
+pub mod oauth;
 pub mod registry;
 pub mod routes;
 pub mod sessions;
@@ -30,6 +37,7 @@ use hearth_core::mcp::model::{
     Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities,
 };
 
+use self::authorization::{ClientStore, Grants};
 use self::hub::Hub;
 use self::registry::AgentStore;
 use self::sessions::Sessions;
@@ -70,6 +78,9 @@ impl Default for Timing {
 /// Everything the agents' routes share.
 pub struct AgentsState {
     pub store: AgentStore,
+    /// The clients registered through OAuth, and their sign-ins under way.
+    pub clients: ClientStore,
+    pub grants: Grants,
     pub hub: Arc<Hub>,
     pub sessions: Sessions,
     /// The app's guard: its loopback hosts, and its key, which must never
@@ -86,9 +97,17 @@ pub struct AgentsState {
 
 /// The bucket of requests with a wrong or missing credential.
 const FAILED_AUTH: &str = "\u{0}failed-credentials";
+/// The bucket of OAuth client registrations.
+const REGISTRATIONS: &str = "\u{0}registrations";
 
 impl AgentsState {
-    pub fn new(store: AgentStore, guard: Arc<AppGuard>, endpoint: String, command: String) -> Self {
+    pub fn new(
+        store: AgentStore,
+        clients: ClientStore,
+        guard: Arc<AppGuard>,
+        endpoint: String,
+        command: String,
+    ) -> Self {
         let mut buckets = HashMap::new();
         buckets.insert(
             FAILED_AUTH.to_string(),
@@ -97,8 +116,17 @@ impl AgentsState {
                 burst: 20,
             },
         );
+        buckets.insert(
+            REGISTRATIONS.to_string(),
+            BucketConfig {
+                per_minute: 20.0,
+                burst: 10,
+            },
+        );
         Self {
             store,
+            clients,
+            grants: Grants::default(),
             hub: Hub::new(),
             sessions: Sessions::new(),
             guard,
@@ -119,6 +147,11 @@ impl AgentsState {
     /// A failed credential; `Err` holds how long the next must wait.
     pub fn limit_failure(&self) -> Result<(), Duration> {
         self.limiter.check(FAILED_AUTH)
+    }
+
+    /// One OAuth client registration; `Err` holds how long to wait.
+    pub fn limit_registration(&self) -> Result<(), Duration> {
+        self.limiter.check(REGISTRATIONS)
     }
 
     /// One request of `agent`; `Err` holds how long to wait.

@@ -55,7 +55,7 @@ pub fn router(state: Arc<AgentsState>, guard: Arc<AppGuard>) -> Router {
     guard::protect(routes, guard)
 }
 
-fn registry_error(e: RegistryError) -> Response {
+pub(super) fn registry_error(e: RegistryError) -> Response {
     let (status, code) = match &e {
         RegistryError::BadName | RegistryError::TooMany | RegistryError::BadSkill(_) => {
             (StatusCode::BAD_REQUEST, ApiErrorCode::InvalidRequest)
@@ -91,10 +91,15 @@ async fn list(State(state): State<Arc<AgentsState>>) -> Json<AgentsListing> {
     Json(listing(&state))
 }
 
-/// How many agents there are: all the app asks at start-up, to know
-/// whether to open its channel.
+/// How many agents there are, and OAuth clients that may ask to connect:
+/// all the app asks at start-up, to know whether to open its channel.
 async fn summary(State(state): State<Arc<AgentsState>>) -> Response {
-    Json(json!({"agents": state.store.list().len(), "tabs": state.hub.tabs()})).into_response()
+    Json(json!({
+        "agents": state.store.list().len(),
+        "clients": state.clients.len(),
+        "tabs": state.hub.tabs(),
+    }))
+    .into_response()
 }
 
 async fn create(
@@ -182,6 +187,7 @@ async fn channel(State(state): State<Arc<AgentsState>>) -> Response {
                 ev = rx.recv() => match ev? {
                     TabEvent::Request(r) => event("request", &r),
                     TabEvent::Cancel(c) => event("cancel", &c),
+                    TabEvent::Consent(c) => event("consent", &c),
                 },
                 _ = tick.tick() => ": keep-alive\n\n".to_string(),
             };
