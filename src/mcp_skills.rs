@@ -1,5 +1,6 @@
 //! MCP servers' tools as a source of skills for the app's call path: the
-//! connected servers' clients (core's `McpExecutor`), the call itself, and
+//! connected servers' clients and the call (core's `McpExecutor`, the one
+//! `tools/call` path, here through the MCP chunk), and
 //! the server's original answer kept for a while by call id, because an
 //! MCP App wants the exact `CallToolResult` (its `structuredContent` is not
 //! all in the skill result). It sits below both the runtime, which runs
@@ -10,18 +11,18 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 use hearth_core::mcp::model::CallToolResult;
 use hearth_core::mcp::skills::{
-    McpExecutor, ServerCatalog, ServerId, instructions_for_loaded, to_skill_error, to_skill_output,
+    CALL_OPTIONS, CallFailure, McpExecutor, ServerCatalog, ServerId, instructions_for_loaded,
+    to_skill_output,
 };
-use hearth_core::mcp::{CallOptions, McpClient, McpError};
+use hearth_core::mcp::{McpClient, McpError};
 use hearth_core::skill::source::{SkillSource, Turn};
-use hearth_core::{
-    Registry, SkillDefinition, SkillError, SkillKind, SkillOutput, SourceKey, ToolCall,
-};
+use hearth_core::{Registry, SkillDefinition, SkillError, SkillOutput, SourceKey, ToolCall};
 use serde_json::Value;
 
 use crate::split::{LoadError, split_point};
@@ -29,12 +30,21 @@ use crate::split::{LoadError, split_point};
 /// How many original answers are kept.
 const KEPT: usize = 64;
 
-#[derive(Default)]
 pub struct McpSkills {
     clients: McpExecutor,
     answers: RefCell<VecDeque<(String, CallToolResult)>>,
     /// The connected servers' catalogs (their instructions included).
     catalogs: RefCell<BTreeMap<ServerId, ServerCatalog>>,
+}
+
+impl Default for McpSkills {
+    fn default() -> Self {
+        McpSkills {
+            clients: McpExecutor::with_caller(Rc::new(call_tool)),
+            answers: RefCell::default(),
+            catalogs: RefCell::default(),
+        }
+    }
 }
 
 impl McpSkills {
@@ -102,23 +112,7 @@ impl SkillSource for McpSkills {
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         async move {
-            let (server, tool) = match &skill.kind {
-                SkillKind::Mcp { server, tool } => (server, tool),
-                SkillKind::Builtin | SkillKind::AgentSkill { .. } => {
-                    return Err(SkillError::new(format!("{} is not an MCP skill", skill.id)));
-                }
-            };
-            let client = self.clients.client(server).ok_or_else(|| {
-                SkillError::new(format!(
-                    "the MCP server {server} is not connected; turn it on in the Servers panel"
-                ))
-            })?;
-            // The client's protocol code loads with the first MCP call or
-            // connection (the chunk `crate::mcp` connects servers in).
-            let result = call_tool(client, tool, call.arguments.clone())
-                .await
-                .map_err(SkillError::new)?
-                .map_err(|e| to_skill_error(server, e))?;
+            let result = self.clients.call_tool(skill, call).await?;
             self.keep(&call.id, &result);
             to_skill_output(result)
         }
@@ -144,30 +138,20 @@ split_point!(
         tool: String,
         arguments: Value,
     ) -> LocalBoxFuture<'static, Result<CallToolResult, McpError>> {
-        Box::pin(async move {
-            client
-                .call_tool(
-                    &tool,
-                    arguments,
-                    CallOptions {
-                        progress: true,
-                        cancel: None,
-                    },
-                )
-                .await
-        })
+        Box::pin(async move { client.call_tool(&tool, arguments, CALL_OPTIONS).await })
     }
 );
 
-/// `tools/call` on `client`, through the chunk; `Err` when the chunk
-/// could not be loaded.
-async fn call_tool(
+/// `tools/call` on `client`, through the chunk.
+fn call_tool(
     client: McpClient,
-    tool: &str,
+    tool: String,
     arguments: Value,
-) -> Result<Result<CallToolResult, McpError>, String> {
-    match call_tool_in_chunk(client, tool.to_string(), arguments).await {
-        Ok(calling) => Ok(calling.await),
-        Err(LoadError) => Err(not_loaded()),
-    }
+) -> LocalBoxFuture<'static, Result<CallToolResult, CallFailure>> {
+    Box::pin(async move {
+        match call_tool_in_chunk(client, tool, arguments).await {
+            Ok(calling) => calling.await.map_err(CallFailure::Mcp),
+            Err(LoadError) => Err(CallFailure::NotLoaded(not_loaded())),
+        }
+    })
 }

@@ -67,7 +67,7 @@ function oauthAgent(name, steps) {
 
 test('an OAuth client asks in the Hearth tab, the person allows it, and it lists the tools; Deny is an error', async ({ page }) => {
   const errors = await openApp(page);
-  const agent = oauthAgent('Claude Code', [{ do: 'list_tools' }]);
+  const agent = oauthAgent('Zed', [{ do: 'list_tools' }]);
   try {
     const seen = [];
     const authorize = await agent.until('authorize', seen);
@@ -76,7 +76,7 @@ test('an OAuth client asks in the Hearth tab, the person allows it, and it lists
     // channel yet; the person comes back to it from the agent's page
     // (the tab is shown again), it asks once more, and the consent comes.
     await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
-    const dialog = page.getByRole('dialog', { name: 'Claude Code wants to connect to Hearth' });
+    const dialog = page.getByRole('dialog', { name: 'Zed wants to connect to Hearth' });
     await expect(dialog).toBeVisible({ timeout: 15_000 });
     await expect(dialog).toContainText('127.0.0.1:');
     for (const skill of ['notes', 'tasks', 'memory']) {
@@ -93,20 +93,20 @@ test('an OAuth client asks in the Hearth tab, the person allows it, and it lists
 
     // The agent is in Settings → Agents like one connected there.
     await page.goto('/#/settings');
-    await expect(page.locator('.agent-card[data-agent="Claude Code"]')).toBeVisible();
+    await expect(page.locator('.agent-card[data-agent="Zed"]')).toBeVisible();
   } finally {
     agent.stop();
   }
 
-  const denied = oauthAgent('Codex', [{ do: 'list_tools' }]);
+  const denied = oauthAgent('Cursor', [{ do: 'list_tools' }]);
   try {
-    const dialog = page.getByRole('dialog', { name: 'Codex wants to connect to Hearth' });
+    const dialog = page.getByRole('dialog', { name: 'Cursor wants to connect to Hearth' });
     await expect(dialog).toBeVisible({ timeout: 30_000 });
     await dialog.getByRole('button', { name: 'Deny' }).click();
     const failed = await denied.until('failed');
     expect(failed.error).toContain('access_denied');
     await page.goto('/#/settings');
-    await expect(page.locator('.agent-card[data-agent="Codex"]')).toHaveCount(0);
+    await expect(page.locator('.agent-card[data-agent="Cursor"]')).toHaveCount(0);
   } finally {
     denied.stop();
   }

@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use futures::FutureExt;
 use futures::future::LocalBoxFuture;
@@ -357,15 +358,66 @@ pub fn to_skill_error(server: &str, error: McpError) -> SkillError {
     }
 }
 
-/// Runs MCP skills on the connected servers.
-#[derive(Default)]
+/// How a tool call reaches its server's client: directly, or (in the app)
+/// through the lazily loaded chunk that holds the client's request code,
+/// which answers `Err` with a message when it could not be loaded.
+pub type CallTool = Rc<
+    dyn Fn(
+        McpClient,
+        String,
+        Value,
+    ) -> LocalBoxFuture<'static, Result<CallToolResult, CallFailure>>,
+>;
+
+/// Why a tool call got no answer from its server.
+#[derive(Debug)]
+pub enum CallFailure {
+    /// The server answered with an error, or the exchange failed.
+    Mcp(McpError),
+    /// The code that makes the call could not be loaded.
+    NotLoaded(String),
+}
+
+/// Runs MCP skills on the connected servers: the one `tools/call` path,
+/// for the app (whose MCP source calls [`McpExecutor::call_tool`]) and
+/// for the tests (through its [`Executor`]).
 pub struct McpExecutor {
     clients: RefCell<HashMap<String, McpClient>>,
+    caller: CallTool,
 }
+
+impl Default for McpExecutor {
+    fn default() -> Self {
+        Self::with_caller(Rc::new(
+            |client: McpClient, tool: String, arguments: Value| {
+                Box::pin(async move {
+                    client
+                        .call_tool(&tool, arguments, CALL_OPTIONS)
+                        .await
+                        .map_err(CallFailure::Mcp)
+                }) as LocalBoxFuture<'static, _>
+            },
+        ))
+    }
+}
+
+/// Every tool call asks for progress; cancelling is the call path's.
+pub const CALL_OPTIONS: CallOptions = CallOptions {
+    progress: true,
+    cancel: None,
+};
 
 impl McpExecutor {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An executor whose calls go through `caller`.
+    pub fn with_caller(caller: CallTool) -> Self {
+        McpExecutor {
+            clients: RefCell::default(),
+            caller,
+        }
     }
 
     pub fn connect(&self, server: &ServerId, client: McpClient) {
@@ -379,6 +431,33 @@ impl McpExecutor {
     pub fn client(&self, server: &str) -> Option<McpClient> {
         self.clients.borrow().get(server).cloned()
     }
+
+    /// Calls the tool behind the MCP skill `skill` with `call`'s
+    /// arguments on its connected server, and gives the server's own
+    /// answer; every failure is a message a person can act on.
+    pub async fn call_tool(
+        &self,
+        skill: &SkillDefinition,
+        call: &ToolCall,
+    ) -> Result<CallToolResult, SkillError> {
+        let (server, tool) = match &skill.kind {
+            SkillKind::Mcp { server, tool } => (server, tool),
+            SkillKind::Builtin | SkillKind::AgentSkill { .. } => {
+                return Err(SkillError::new(format!("{} is not an MCP skill", skill.id)));
+            }
+        };
+        let client = self.client(server).ok_or_else(|| {
+            SkillError::new(format!(
+                "the MCP server {server} is not connected; turn it on in the Servers panel"
+            ))
+        })?;
+        (self.caller)(client, tool.clone(), call.arguments.clone())
+            .await
+            .map_err(|failure| match failure {
+                CallFailure::Mcp(e) => to_skill_error(server, e),
+                CallFailure::NotLoaded(message) => SkillError::new(message),
+            })
+    }
 }
 
 impl Executor for McpExecutor {
@@ -387,30 +466,7 @@ impl Executor for McpExecutor {
         skill: &'a SkillDefinition,
         call: &'a ToolCall,
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        async move {
-            let (server, tool) = match &skill.kind {
-                SkillKind::Mcp { server, tool } => (server, tool),
-                SkillKind::Builtin | SkillKind::AgentSkill { .. } => {
-                    return Err(SkillError::new(format!("{} is not an MCP skill", skill.id)));
-                }
-            };
-            let client = self.client(server).ok_or_else(|| {
-                SkillError::new(format!("the MCP server {server} is not connected"))
-            })?;
-            let result = client
-                .call_tool(
-                    tool,
-                    call.arguments.clone(),
-                    CallOptions {
-                        progress: true,
-                        cancel: None,
-                    },
-                )
-                .await
-                .map_err(|e| to_skill_error(server, e))?;
-            to_skill_output(result)
-        }
-        .boxed_local()
+        async move { to_skill_output(self.call_tool(skill, call).await?) }.boxed_local()
     }
 }
 
