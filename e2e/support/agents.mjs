@@ -33,17 +33,10 @@ export async function connectAgent(page, name, { client = 'claude-code' } = {}) 
   return key;
 }
 
-/// The Python SDK as an agent, running `steps` (see agent_client.py).
-/// `transport` is 'http' or 'stdio'; `mode` 'auto' (2026-07-28) or
-/// 'legacy' (2025-11-25).
-export function pythonAgent(key, steps, { transport = 'http', mode = 'auto', url = endpoint() } = {}) {
-  const args = transport === 'stdio'
-    ? [script, 'stdio', hearthBin, url, mode, JSON.stringify(steps)]
-    : [script, 'http', url, mode, JSON.stringify(steps)];
-  const child = spawn(python, args, {
-    env: { ...process.env, HEARTH_AGENT_KEY: key },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+/// Reads a child process's stdout as one JSON record a line: `next()`
+/// gives the next record (failing with the end of its stderr when none
+/// comes in time).
+export function jsonLines(child) {
   const lines = [];
   const waiters = [];
   let buffer = '';
@@ -63,7 +56,6 @@ export function pythonAgent(key, steps, { transport = 'http', mode = 'auto', url
   });
   child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-8000); });
   return {
-    /// The next step's report.
     next(timeoutMs = 60_000) {
       if (lines.length) return Promise.resolve(lines.shift());
       return new Promise((resolve, reject) => {
@@ -71,6 +63,25 @@ export function pythonAgent(key, steps, { transport = 'http', mode = 'auto', url
         waiters.push((r) => { clearTimeout(timer); resolve(r); });
       });
     },
+    stderr: () => stderr,
+  };
+}
+
+/// The Python SDK as an agent, running `steps` (see agent_client.py).
+/// `transport` is 'http' or 'stdio'; `mode` 'auto' (2026-07-28) or
+/// 'legacy' (2025-11-25).
+export function pythonAgent(key, steps, { transport = 'http', mode = 'auto', url = endpoint() } = {}) {
+  const args = transport === 'stdio'
+    ? [script, 'stdio', hearthBin, url, mode, JSON.stringify(steps)]
+    : [script, 'http', url, mode, JSON.stringify(steps)];
+  const child = spawn(python, args, {
+    env: { ...process.env, HEARTH_AGENT_KEY: key },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const { next, stderr } = jsonLines(child);
+  return {
+    /// The next step's report.
+    next,
     /// Lets a paused agent go on.
     resume() {
       child.stdin.write('\n');
@@ -78,7 +89,7 @@ export function pythonAgent(key, steps, { transport = 'http', mode = 'auto', url
     stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
     },
-    stderr: () => stderr,
+    stderr,
   };
 }
 

@@ -10,7 +10,7 @@ import { test, expect } from '@playwright/test';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { openApp, saveScreenshot } from '../support/app.mjs';
-import { endpoint } from '../support/agents.mjs';
+import { endpoint, jsonLines } from '../support/agents.mjs';
 import { peersDir, requirePeers } from '../support/mcp.mjs';
 
 test.beforeAll(() => requirePeers());
@@ -23,31 +23,7 @@ function oauthAgent(name, steps) {
     [path.join(peersDir, 'oauth_client.py'), endpoint(), JSON.stringify(steps), name],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
-  const lines = [];
-  const waiters = [];
-  let buffer = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    buffer += d;
-    let at;
-    while ((at = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, at).trim();
-      buffer = buffer.slice(at + 1);
-      if (!line) continue;
-      const record = JSON.parse(line);
-      const w = waiters.shift();
-      if (w) w(record);
-      else lines.push(record);
-    }
-  });
-  child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-8000); });
-  const next = (timeoutMs = 60_000) => {
-    if (lines.length) return Promise.resolve(lines.shift());
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the agent said nothing in ${timeoutMs} ms; stderr:\n${stderr}`)), timeoutMs);
-      waiters.push((r) => { clearTimeout(timer); resolve(r); });
-    });
-  };
+  const { next } = jsonLines(child);
   return {
     /// The next line whose step is `step`; pages and the authorization
     /// URL on the way are kept in `seen`.
