@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use super::headers::{METHOD, NAME, PROTOCOL_VERSION, SESSION_ID, name_source};
 use super::jsonrpc::{
-    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, JSONRPC_VERSION, Message, PARSE_ERROR,
-    RequestId, RpcError, UNSUPPORTED_PROTOCOL_VERSION,
+    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, JSONRPC_VERSION, METHOD_NOT_FOUND, Message,
+    PARSE_ERROR, RequestId, RpcError, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use super::model::{Implementation, ServerCapabilities};
 use super::version::{LEGACY, LEGACY_VERSIONS, MODERN, MODERN_VERSIONS, era_of};
@@ -196,12 +196,15 @@ pub fn unsupported_version(requested: &str) -> RpcError {
 }
 
 /// Which era `incoming` opens, checking what the era requires:
-/// - `initialize` opens a legacy session;
-/// - a request whose `_meta` names a protocol version is modern: the
-///   version must be one this server speaks, `MCP-Protocol-Version`,
-///   `Mcp-Method` and `Mcp-Name` must agree with the body (names decoded
-///   from the Base64 form first), and the client's capabilities must be
-///   there;
+/// - `initialize` opens a legacy session, unless its `_meta` names a
+///   protocol version: the modern era removed `initialize`, so that is a
+///   method not found (404);
+/// - a request whose `_meta` names a protocol version is modern:
+///   `MCP-Protocol-Version` must agree with it (checked first, so a
+///   header that disagrees is a mismatch whatever the body says), the
+///   version must be one this server speaks, `Mcp-Method` and `Mcp-Name`
+///   must agree with the body (names decoded from the Base64 form first),
+///   and the client's capabilities must be there;
 /// - anything else must belong to a legacy session (`Mcp-Session-Id`).
 ///
 /// `header` reads a request header by name (any case).
@@ -212,7 +215,16 @@ pub fn route(
     let id = incoming.id();
     let method = incoming.method();
     let params = incoming.params();
+    let meta = params.get("_meta").and_then(Value::as_object);
     if method == "initialize" {
+        if meta.is_some_and(|m| m.contains_key(META_VERSION)) {
+            return Err(Rejection::new(
+                404,
+                id.cloned(),
+                METHOD_NOT_FOUND,
+                "Method not found: initialize (this protocol version has no initialize)",
+            ));
+        }
         let offered = params
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -220,7 +232,6 @@ pub fn route(
             .to_string();
         return Ok(Route::Initialize { offered });
     }
-    let meta = params.get("_meta").and_then(Value::as_object);
     if let Some(version) = meta.and_then(|m| m.get(META_VERSION)) {
         let Some(version) = version.as_str() else {
             return Err(Rejection::new(
@@ -230,13 +241,6 @@ pub fn route(
                 format!("Invalid params: _meta.{META_VERSION} must be a string"),
             ));
         };
-        if era_of(version) != Some(super::version::Era::Modern) {
-            return Err(Rejection {
-                status: 400,
-                id: id.cloned(),
-                error: Box::new(unsupported_version(version)),
-            });
-        }
         match header(PROTOCOL_VERSION) {
             Some(h) if h == version => {}
             Some(h) => {
@@ -251,6 +255,13 @@ pub fn route(
                     format!("the {PROTOCOL_VERSION} header is missing"),
                 ));
             }
+        }
+        if era_of(version) != Some(super::version::Era::Modern) {
+            return Err(Rejection {
+                status: 400,
+                id: id.cloned(),
+                error: Box::new(unsupported_version(version)),
+            });
         }
         match header(METHOD) {
             Some(h) if h == method => {}
@@ -585,6 +596,26 @@ mod tests {
                 Err(UNSUPPORTED_PROTOCOL_VERSION),
             ),
             (
+                "a version header that disagrees with an unknown version",
+                Incoming::Request {
+                    id: RequestId::Number(1),
+                    method: "tools/list".into(),
+                    params: json!({"_meta": {META_VERSION: "2099-01-01", META_CAPABILITIES: {}}}),
+                },
+                owned(&[(PROTOCOL_VERSION, MODERN), (METHOD, "tools/list")]),
+                Err(HEADER_MISMATCH),
+            ),
+            (
+                "initialize in the modern era, which removed it",
+                Incoming::Request {
+                    id: RequestId::Number(1),
+                    method: "initialize".into(),
+                    params: json!({"_meta": {META_VERSION: MODERN, META_CAPABILITIES: {}}}),
+                },
+                owned(&[(PROTOCOL_VERSION, MODERN), (METHOD, "initialize")]),
+                Err(METHOD_NOT_FOUND),
+            ),
+            (
                 "no client capabilities",
                 Incoming::Request {
                     id: RequestId::Number(1),
@@ -644,9 +675,12 @@ mod tests {
                 | (Ok(Route::Initialize { .. }), Ok("initialize"))
                 | (Ok(Route::Legacy { .. }), Ok("legacy")) => {}
                 (Err(r), Err(code)) => {
+                    // A method the era does not have is not found; every
+                    // other refusal is a bad request.
+                    let status = if code == METHOD_NOT_FOUND { 404 } else { 400 };
                     assert_eq!(
                         (r.status, r.error.code),
-                        (400, code),
+                        (status, code),
                         "{what}: {}",
                         r.error.message
                     )
