@@ -562,9 +562,16 @@ impl Work {
     }
 
     async fn step(&mut self, tick: Option<Duration>) -> Step {
+        // A cancellation is the agent's `notifications/cancelled`. A
+        // session that ended (its sender dropped, as revoking the agent
+        // does) is not one: the call's own answer (for a revocation, the
+        // hub's error) still comes through the relay and is sent.
         let cancel = async {
             match &mut self.cancelled {
-                Some((_, rx)) => rx.await.ok(),
+                Some((_, rx)) => match rx.await {
+                    Ok(reason) => reason,
+                    Err(_) => std::future::pending().await,
+                },
                 None => std::future::pending().await,
             }
         };
@@ -583,7 +590,6 @@ impl Work {
                 ),
             },
             reason = cancel => {
-                let reason = reason.unwrap_or_else(|| "the agent cancelled the request".into());
                 self.cancelled = None;
                 self.relay_cancel(&reason);
                 Step::Cancelled
