@@ -20,6 +20,7 @@ pub mod platform;
 pub mod pwa;
 pub mod runtime;
 pub mod sandbox;
+pub mod shared;
 pub mod skill_import;
 pub mod split;
 pub mod storage;

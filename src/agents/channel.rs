@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use hearth_core::agents::consent::ConsentRequest;
+use hearth_core::agents::consent::{CONSENT_PATH, ConsentAnswer, ConsentOutcome, ConsentRequest};
 use hearth_core::agents::wire::{
     CHANNEL_PATH, RelayCancel, RelayReply, RelayedRequest, ReplyBody, TabHello,
 };
@@ -278,7 +278,15 @@ pub async fn run(rt: Runtime, answerer: Answerer) {
         waiting: RefCell::new(HashMap::new()),
         consents: RefCell::new(None),
     });
-    *channel.consents.borrow_mut() = Some(super::consent::Consents::mount(channel.clone()));
+    let answering = channel.clone();
+    *channel.consents.borrow_mut() = Some(super::consent::Consents::mount(Rc::new(
+        move |request, allow, shared| {
+            let channel = answering.clone();
+            leptos::task::spawn_local(async move {
+                answer_consent(&channel, request, allow, shared).await;
+            });
+        },
+    )));
     on_page_hide(channel.clone());
     let mut failures = 0usize;
     loop {
@@ -295,5 +303,38 @@ pub async fn run(rt: Runtime, answerer: Answerer) {
         channel.tab.borrow_mut().clear();
         let wait = RETRY_MS[failures.min(RETRY_MS.len() - 1)];
         gloo_timers::future::TimeoutFuture::new(wait).await;
+    }
+}
+
+/// Sends the person's answer to an OAuth consent to `hearth serve`, with
+/// the app's key; an allowed agent's grant is remembered here.
+async fn answer_consent(
+    channel: &Channel,
+    request: ConsentRequest,
+    allow: bool,
+    shared: Vec<String>,
+) {
+    let changed = shared != request.shared;
+    let body = ConsentAnswer {
+        consent: request.consent.clone(),
+        tab: channel.tab.borrow().clone(),
+        allow,
+        shared: (allow && changed).then_some(shared),
+    };
+    let sent: Result<ConsentOutcome, _> = channel.rt.web().client.post(CONSENT_PATH, &body).await;
+    match sent {
+        Ok(outcome) => {
+            if let Some(agent) = outcome.agent {
+                channel.grants.remember(&agent);
+            }
+        }
+        Err(e) => web_sys::console::warn_1(
+            &format!(
+                "agents: the answer to {} was not taken: {}",
+                request.client_name,
+                crate::mcp::proxy::failure_text(&e)
+            )
+            .into(),
+        ),
     }
 }

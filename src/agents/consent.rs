@@ -7,12 +7,11 @@
 
 use std::rc::Rc;
 
-use hearth_core::agents::consent::{CONSENT_PATH, ConsentAnswer, ConsentOutcome, ConsentRequest};
+use hearth_core::agents::consent::ConsentRequest;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::channel::Channel;
-use crate::views::modal::Modal;
+use crate::shared::modal::Modal;
 
 /// The consents waiting in this tab, first asked first.
 #[derive(Clone, Copy)]
@@ -21,8 +20,9 @@ pub struct Consents {
 }
 
 impl Consents {
-    /// Shows the dialog whenever a consent waits, from now on.
-    pub fn mount(channel: Rc<Channel>) -> Consents {
+    /// Shows the dialog whenever a consent waits, from now on; the
+    /// person's answer goes to `answer`.
+    pub fn mount(answer: AnswerFn) -> Consents {
         let consents = Consents {
             queue: RwSignal::new(Vec::new()),
         };
@@ -33,12 +33,6 @@ impl Consents {
             el.dyn_into::<web_sys::HtmlElement>().ok()
         });
         if let Some(host) = host {
-            let answer: AnswerFn = Rc::new(move |request, allow, shared| {
-                let channel = channel.clone();
-                leptos::task::spawn_local(async move {
-                    answer(&channel, request, allow, shared).await;
-                });
-            });
             let handle = leptos::mount::mount_to(host, move || {
                 view! { <ConsentDialog queue=consents.queue answer=answer.clone()/> }
             });
@@ -57,37 +51,13 @@ impl Consents {
     }
 }
 
-type AnswerFn = Rc<dyn Fn(ConsentRequest, bool, Vec<String>)>;
+/// Takes the person's answer to a consent: allowed or not, and the
+/// skills the agent will see.
+pub type AnswerFn = Rc<dyn Fn(ConsentRequest, bool, Vec<String>)>;
 
 /// Sends the person's answer; an answer the server no longer waits for
 /// (it expired, the server restarted) is reported in the console only,
 /// since the agent's page says what to do next.
-async fn answer(channel: &Channel, request: ConsentRequest, allow: bool, shared: Vec<String>) {
-    let changed = shared != request.shared;
-    let body = ConsentAnswer {
-        consent: request.consent.clone(),
-        tab: channel.tab.borrow().clone(),
-        allow,
-        shared: (allow && changed).then_some(shared),
-    };
-    let sent: Result<ConsentOutcome, _> = channel.rt.web().client.post(CONSENT_PATH, &body).await;
-    match sent {
-        Ok(outcome) => {
-            if let Some(agent) = outcome.agent {
-                channel.grants.remember(&agent);
-            }
-        }
-        Err(e) => web_sys::console::warn_1(
-            &format!(
-                "agents: the answer to {} was not taken: {}",
-                request.client_name,
-                crate::mcp::proxy::failure_text(&e)
-            )
-            .into(),
-        ),
-    }
-}
-
 #[component]
 fn ConsentDialog(queue: RwSignal<Vec<ConsentRequest>>, answer: AnswerFn) -> impl IntoView {
     let answer = StoredValue::new_local(answer);

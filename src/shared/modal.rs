@@ -23,7 +23,7 @@ pub fn Modal(
     children: Children,
 ) -> impl IntoView {
     let dialog = NodeRef::<html::Div>::new();
-    crate::views::focus::return_on_close();
+    crate::shared::focus::return_on_close();
     Effect::new(move |_| {
         if let Some(el) = dialog.get() {
             let target = el

@@ -17,8 +17,8 @@ use crate::agent_skills::{
     self as adapter, ImportReport, Installed, PackageOrigin, StoredPackage, import_problem,
 };
 use crate::runtime::use_runtime;
+use crate::shared::modal::Modal;
 use crate::skill_import::{self, Incoming};
-use crate::views::modal::Modal;
 
 fn format_bytes(n: usize) -> String {
     if n < 1024 {

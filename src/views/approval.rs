@@ -20,7 +20,7 @@ use wasm_bindgen::JsCast;
 use crate::assistant::Assistant;
 use crate::icons::Icon;
 use crate::runtime::{Pending, use_runtime};
-use crate::views::modal::Modal;
+use crate::shared::modal::Modal;
 
 /// The conversation whose approvals are shown inline right now.
 fn visible_conversation() -> Signal<Option<String>> {
@@ -96,7 +96,7 @@ fn InlineApproval(pending: Pending) -> impl IntoView {
     let title_id = format!("approval-title-{id}");
     let body_title = title_id.clone();
     let card = NodeRef::<html::Div>::new();
-    crate::views::focus::return_on_close();
+    crate::shared::focus::return_on_close();
     // Like the modal, focus goes to Deny so Enter never allows by accident.
     Effect::new(move |_| {
         if let Some(el) = card.get()

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::views::modal::Modal;
+use crate::shared::modal::Modal;
 
 #[component]
 pub fn ConfirmDialog(

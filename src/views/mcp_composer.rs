@@ -11,7 +11,7 @@ use leptos::task::spawn_local;
 
 use crate::icons::Icon;
 use crate::mcp::use_mcp;
-use crate::views::modal::Modal;
+use crate::shared::modal::Modal;
 
 /// Picks a server resource and reads it into an attachment.
 #[component]

@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::icons::Icon;
-use crate::views::modal::Modal;
+use crate::shared::modal::Modal;
 
 fn text_of(values: &Values, name: &str) -> String {
     match values.get(name) {

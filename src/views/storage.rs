@@ -18,8 +18,8 @@ use crate::icons::Icon;
 use crate::platform::{Estimate, persisted, request_persist, storage_estimate};
 use crate::pwa::{Offline, PythonCache, use_pwa};
 use crate::runtime::use_runtime;
+use crate::shared::modal::Modal;
 use crate::views::confirm::ConfirmDialog;
-use crate::views::modal::Modal;
 
 /// "1 item", "12,345 items".
 fn items(n: u64) -> String {
