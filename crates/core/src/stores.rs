@@ -53,6 +53,10 @@ pub const SETTINGS: &str = "settings";
 pub const USAGE: &str = "usage";
 
 /// Version 2: the core skills' data, settings and usage counts.
+///
+/// Each version spells its stores whole rather than sharing specs with the
+/// next: a shipped version is a record of what databases of that version
+/// hold, so a later change must not be able to alter it.
 pub const SCHEMA_V2: Schema = Schema {
     version: 2,
     stores: &[
