@@ -19,6 +19,9 @@
 //! - [`library`] and [`catalog`]: the installed skills, and the
 //!   `<available_skills>` catalog that discloses them.
 //! - [`virtual_skill`]: skills written in the app's editor.
+//!
+//! With the `testing` feature, which only dev-dependencies turn on,
+//! `testing` reads fixture folders from disk for tests.
 
 pub mod archive;
 pub mod catalog;
@@ -30,6 +33,8 @@ pub mod package;
 pub mod paths;
 pub mod properties;
 pub mod scan;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod virtual_skill;
 mod yaml;
 

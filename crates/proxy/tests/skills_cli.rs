@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/agent-skills")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-skills/tests/fixtures")
 }
 
 /// (exit code, stdout, stderr)

@@ -4,12 +4,16 @@
 //!
 //! Each case is `rules/<case>/<skill-folder>/…` plus `rules/<case>/expected.txt`.
 
-mod support;
-
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
-use hearth_core::agent_skills::package::{PackageFile, PackageSource, load_package};
-use hearth_core::agent_skills::{Problem, ValidationMode};
+use hearth_agent_skills::package::{PackageFile, PackageSource, load_package};
+use hearth_agent_skills::testing::{check_file, read_tree};
+use hearth_agent_skills::{Problem, Severity, ValidationMode};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
 
 fn render_problems(out: &mut String, problems: &[Problem]) {
     for p in problems {
@@ -32,7 +36,7 @@ fn run_case(case: &std::path::Path) -> String {
     );
     let folder = &folders[0];
     let folder_name = folder.file_name().unwrap().to_string_lossy().into_owned();
-    let files: Vec<PackageFile> = support::read_tree(folder)
+    let files: Vec<PackageFile> = read_tree(folder)
         .into_iter()
         .map(|f| PackageFile::new(f.path, f.bytes))
         .collect();
@@ -47,7 +51,7 @@ fn run_case(case: &std::path::Path) -> String {
     let valid = !strict
         .problems
         .iter()
-        .any(|p| p.severity == hearth_core::agent_skills::Severity::Error);
+        .any(|p| p.severity == Severity::Error);
     writeln!(out, "strict: {}", if valid { "valid" } else { "invalid" }).unwrap();
     render_problems(&mut out, &strict.problems);
 
@@ -86,7 +90,7 @@ fn run_case(case: &std::path::Path) -> String {
 
 #[test]
 fn every_rule_has_a_fixture_and_gives_the_expected_messages() {
-    let root = support::fixtures().join("rules");
+    let root = fixtures().join("rules");
     let mut cases: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -98,7 +102,7 @@ fn every_rule_has_a_fixture_and_gives_the_expected_messages() {
     for case in &cases {
         let actual = run_case(case);
         let result = std::panic::catch_unwind(|| {
-            support::check_file(&case.join("expected.txt"), &actual);
+            check_file(&case.join("expected.txt"), &actual);
         });
         if result.is_err() {
             failures.push(case.file_name().unwrap().to_string_lossy().into_owned());
