@@ -11,15 +11,18 @@
 //! `cargo test -p hearth --release --features bench --target wasm32-unknown-unknown --test bench_discovery -- --nocapture`.
 #![cfg(all(target_arch = "wasm32", feature = "bench"))]
 
-use hearth_core::SkillDefinition;
 use hearth_core::discovery::{self, IndexedSkill, PackageText, SkillIndex};
 use hearth_core::skill::permission::PermissionSettings;
 use serde::Deserialize;
 use wasm_bindgen_test::*;
 
+/// The scaled catalog, shared with the native benches.
+#[path = "../crates/core/tests/support/scaled.rs"]
+mod scaled;
+use scaled::scaled_catalog;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
-const CATALOG: &str = include_str!("../crates/core/tests/fixtures/discovery/catalog.json");
 const QUERIES: &str = include_str!("../crates/core/tests/fixtures/discovery/queries.json");
 const HOLDOUT: &str = include_str!("../crates/core/tests/fixtures/discovery/queries_holdout.json");
 const PACKAGE_QUERIES: &str =
@@ -31,56 +34,6 @@ const PACKAGES: &str = include_str!("../target/skill-collections/bench-packages.
 #[derive(Deserialize)]
 struct Query {
     query: String,
-}
-
-/// The fixture catalog plus the built-ins, copied with distinct ids and
-/// a few distinct words per copy until there are `n` skills (as the
-/// native bench does).
-fn scaled_catalog(n: usize) -> Vec<SkillDefinition> {
-    let mut base: Vec<SkillDefinition> = serde_json::from_str(CATALOG).expect("catalog parses");
-    for builtin in hearth_core::builtin::definitions() {
-        base.retain(|s| s.id != builtin.id);
-        base.push(builtin);
-    }
-    let vendors = [
-        "acme",
-        "globex",
-        "initech",
-        "umbrella",
-        "hooli",
-        "vandelay",
-        "stark",
-        "wayne",
-        "wonka",
-        "tyrell",
-        "cyberdyne",
-        "soylent",
-        "oscorp",
-        "aperture",
-        "monarch",
-        "dunder",
-    ];
-    let mut out = Vec::with_capacity(n);
-    let mut copy = 0usize;
-    while out.len() < n {
-        for s in &base {
-            if out.len() == n {
-                break;
-            }
-            let mut s = s.clone();
-            if copy > 0 {
-                let vendor = vendors[(copy + out.len()) % vendors.len()];
-                s.id = hearth_core::SkillId::new(format!("{}_{vendor}{copy}", s.id))
-                    .unwrap_or_else(|e| panic!("{e}"));
-                s.name = format!("{} ({vendor} {copy})", s.name);
-                s.description = format!("{} Provided by {vendor} instance {copy}.", s.description);
-                s.tags.push(format!("{vendor}{copy}"));
-            }
-            out.push(s);
-        }
-        copy += 1;
-    }
-    out
 }
 
 fn now() -> f64 {

@@ -7,6 +7,8 @@
 mod collections;
 #[path = "../tests/support/eval.rs"]
 mod eval;
+#[path = "../tests/support/scaled.rs"]
+mod scaled;
 
 use std::time::Instant;
 

@@ -9,6 +9,8 @@
 mod collections;
 #[path = "../tests/support/eval.rs"]
 mod eval;
+#[path = "../tests/support/scaled.rs"]
+mod scaled;
 
 use hearth_core::agent_skills::activation::{self, ConversationSkills, SkillLibrary};
 use hearth_core::agent_skills::catalog;

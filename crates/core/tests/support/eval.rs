@@ -6,9 +6,12 @@
 
 use std::path::PathBuf;
 
-use hearth_core::SkillDefinition;
 use hearth_core::discovery::{IndexedSkill, SkillIndex};
 use serde::Deserialize;
+
+// Not every test or bench that includes this module uses both.
+#[allow(unused_imports)]
+pub use super::scaled::{catalog, scaled_catalog};
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct LabelledQuery {
@@ -25,18 +28,6 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The fixture catalog with the real built-in definitions; a built-in
-/// replaces a fixture skill with the same id.
-pub fn catalog() -> Vec<SkillDefinition> {
-    let text = std::fs::read_to_string(fixture("catalog.json")).expect("catalog.json");
-    let mut skills: Vec<SkillDefinition> = serde_json::from_str(&text).expect("catalog parses");
-    for builtin in hearth_core::builtin::definitions() {
-        skills.retain(|s| s.id != builtin.id);
-        skills.push(builtin);
-    }
-    skills
-}
-
 /// The labelled set the ranking was developed against.
 pub fn queries() -> Vec<LabelledQuery> {
     load_queries("queries.json")
@@ -51,52 +42,6 @@ pub fn holdout_queries() -> Vec<LabelledQuery> {
 fn load_queries(name: &str) -> Vec<LabelledQuery> {
     let text = std::fs::read_to_string(fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// A catalog of about `n` skills: the fixture catalog copied with
-/// distinct ids and a few distinct words per copy, as a stand-in for a
-/// registry grown by many MCP servers.
-pub fn scaled_catalog(n: usize) -> Vec<SkillDefinition> {
-    let base = catalog();
-    let vendors = [
-        "acme",
-        "globex",
-        "initech",
-        "umbrella",
-        "hooli",
-        "vandelay",
-        "stark",
-        "wayne",
-        "wonka",
-        "tyrell",
-        "cyberdyne",
-        "soylent",
-        "oscorp",
-        "aperture",
-        "monarch",
-        "dunder",
-    ];
-    let mut out = Vec::with_capacity(n);
-    let mut copy = 0usize;
-    while out.len() < n {
-        for s in &base {
-            if out.len() == n {
-                break;
-            }
-            let mut s = s.clone();
-            if copy > 0 {
-                let vendor = vendors[(copy + out.len()) % vendors.len()];
-                s.id = hearth_core::SkillId::new(format!("{}_{vendor}{copy}", s.id))
-                    .unwrap_or_else(|e| panic!("{e}"));
-                s.name = format!("{} ({vendor} {copy})", s.name);
-                s.description = format!("{} Provided by {vendor} instance {copy}.", s.description);
-                s.tags.push(format!("{vendor}{copy}"));
-            }
-            out.push(s);
-        }
-        copy += 1;
-    }
-    out
 }
 
 pub fn everything(_: &IndexedSkill) -> bool {

@@ -17,3 +17,4 @@ pub fn fixtures() -> PathBuf {
 
 pub mod collections;
 pub mod eval;
+pub mod scaled;
