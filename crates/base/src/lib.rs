@@ -2,11 +2,13 @@
 //! platform's clock ([`TimeSource`]), the incremental SSE parser ([`sse`])
 //! that model providers and MCP both stream through, the id a skill is
 //! called by ([`skill_id`]), the JSON Schema subset skills declare their
-//! inputs and outputs in ([`schema`]) and which addresses are not the
-//! public internet ([`address`]); with the `testing` feature, the fakes
+//! inputs and outputs in ([`schema`]), which addresses are not the
+//! public internet ([`address`]) and how text is escaped for HTML
+//! ([`html`]); with the `testing` feature, the fakes
 //! tests share (`testing`).
 
 pub mod address;
+pub mod html;
 pub mod schema;
 pub mod skill_id;
 pub mod sse;

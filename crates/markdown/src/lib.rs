@@ -14,6 +14,7 @@
 pub mod safe;
 mod stream;
 
+use hearth_base::html::escape;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html};
 
 pub use safe::SafeHtml;
@@ -93,12 +94,6 @@ pub fn to_chat_html_with(source: &str, enhance: &dyn Enhance) -> Rendered {
     render(source, Some(enhance))
 }
 
-fn escape_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    safe::escape_into(s, &mut out);
-    out
-}
-
 fn fence_language(kind: &CodeBlockKind<'_>) -> String {
     match kind {
         CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or("").to_string(),
@@ -109,7 +104,7 @@ fn fence_language(kind: &CodeBlockKind<'_>) -> String {
 fn code_head(lang: &str) -> String {
     format!(
         "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">{}</span><button type=\"button\" class=\"copy-code\" aria-label=\"Copy code\">Copy</button></div>",
-        escape_text(lang)
+        escape(lang)
     )
 }
 
@@ -257,7 +252,7 @@ fn code_block(block: OpenBlock, enhance: &dyn Enhance, pending: &mut Vec<Pending
     let class = if block.language.is_empty() {
         String::new()
     } else {
-        format!(" class=\"language-{}\"", escape_text(&block.language))
+        format!(" class=\"language-{}\"", escape(&block.language))
     };
     let wants_highlight = block.closed && !block.language.is_empty();
     let body = match wants_highlight.then(|| enhance.code(&block.language, &block.code)) {
@@ -272,9 +267,9 @@ fn code_block(block: OpenBlock, enhance: &dyn Enhance, pending: &mut Vec<Pending
                 language: block.language.clone(),
                 code: block.code.clone(),
             });
-            escape_text(&block.code)
+            escape(&block.code)
         }
-        None => escape_text(&block.code),
+        None => escape(&block.code),
     };
     format!("<pre><code{class}>{body}</code></pre>\n</div>\n")
 }
@@ -307,7 +302,7 @@ fn math(tex: &str, display: bool, enhance: &dyn Enhance, pending: &mut Vec<Pendi
     };
     format!(
         "<span class=\"math math-{kind}\" data-state=\"{state_attr}\"{title}><code>{fence}{}{fence}</code></span>",
-        escape_text(tex)
+        escape(tex)
     )
 }
 

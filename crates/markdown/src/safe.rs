@@ -6,6 +6,8 @@
 //! know, text that is not the code that was asked for) refuses the whole
 //! answer, and the block or formula stays as its plain source.
 
+use hearth_base::html::escape_into;
+
 /// Markup that passed these checks; only this module makes one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SafeHtml(String);
@@ -217,21 +219,6 @@ fn is_layout_style(s: &str) -> bool {
         })
         && !lower.contains("url")
         && !lower.contains("expression")
-}
-
-/// `s` as HTML text or attribute value: the five characters that could
-/// end either are written as references.
-pub(super) fn escape_into(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -32,6 +32,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use hearth_base::html::escape;
 use hearth_core::agents::consent::{CONSENT_PATH, ConsentAnswer, ConsentOutcome};
 use hearth_core::agents::wire::{AgentUpdate, ENDPOINT_PATH};
 use hearth_core::api::error::ApiErrorCode;
@@ -281,22 +282,6 @@ async fn register(State(state): State<Arc<AgentsState>>, req: Request) -> Respon
         )
             .into_response(),
     )
-}
-
-/// Escapes text for HTML.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A small page of Hearth's own, with no script, that no other page may
