@@ -9,7 +9,6 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use hearth_base::testing::FakeClock;
 use hearth_core::assistant::agent::{
     Action, AgentLoop, CallState, Conversation, Event, LoopConfig, LoopEnv, LoopError, LoopState,
     MessageStatus, RequestId, Role, TurnOutcome,
@@ -18,15 +17,12 @@ use hearth_core::assistant::providers::{
     ChatRequest, ErrorKind, FinishReason, HttpRequest, Method, Protocol, Provider, ProviderConfig,
     ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
 };
-use hearth_core::builtin::calculator::{self, Clock};
-use hearth_core::discovery::{self, SkillIndex};
+use hearth_core::discovery;
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::skill::invoke::{CallContext, Executor, Hook, Invoker};
+use hearth_core::skill::invoke::{CallContext, Hook, Invoker};
 use hearth_core::skill::permission::{PermissionMode, PermissionSettings};
-use hearth_core::{
-    Category, SkillDefinition, SkillError, SkillId, SkillOutput, Tier, ToolCall, ToolResult,
-    ToolStatus,
-};
+use hearth_core::testing::{self, FakeClock, Skills};
+use hearth_core::{SkillDefinition, SkillId, Tier, ToolCall, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------- the model
@@ -160,21 +156,6 @@ fn body(events: &[StreamEvent], end: bool) -> Vec<u8> {
 
 // ----------------------------------------------------------------- the app
 
-fn web_fetch() -> SkillDefinition {
-    SkillDefinition::new(
-        SkillId::new("web_fetch").unwrap(),
-        "Web fetch",
-        Tier::Network,
-        Category::Network,
-    )
-    .with_description("Download a web page and return its readable text.")
-    .with_tags(["web", "fetch", "url"])
-    .with_examples(["read this page"])
-    .with_input_schema(
-        json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
-    )
-}
-
 struct App {
     skills: Vec<SkillDefinition>,
     enabled: RefCell<Vec<String>>,
@@ -182,49 +163,6 @@ struct App {
     invoker: Invoker,
     /// Calls given an id so far.
     ids: Cell<u32>,
-}
-
-struct Handlers {
-    index: SkillIndex,
-    enabled: Vec<String>,
-}
-
-impl Executor for Handlers {
-    fn execute<'a>(
-        &'a self,
-        skill: &'a SkillDefinition,
-        call: &'a ToolCall,
-    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        async move {
-            match skill.id.as_str() {
-                "discover_skills" => {
-                    let enabled = |s: &discovery::IndexedSkill| {
-                        self.enabled.iter().any(|e| e == s.id.as_str())
-                    };
-                    discovery::discover_output(&self.index, &call.arguments, &enabled)
-                        .map_err(|e| SkillError::new(e.to_string()))
-                }
-                "calculator" => {
-                    let expr = call.arguments["expression"].as_str().unwrap_or_default();
-                    let c = calculator::evaluate(
-                        expr,
-                        Clock {
-                            unix_ms: 0.0,
-                            utc_offset_minutes: 0,
-                        },
-                    )
-                    .map_err(|e| SkillError::new(e.to_string()))?;
-                    Ok(SkillOutput::text_and_json(
-                        c.result.clone(),
-                        json!({"expression": c.expression, "result": c.result}),
-                    ))
-                }
-                "web_fetch" => Ok(SkillOutput::text("<html>fetched</html>")),
-                other => Err(SkillError::new(format!("no handler for {other}"))),
-            }
-        }
-        .boxed_local()
-    }
 }
 
 /// Plays the person answering every approval dialog with Deny for
@@ -245,21 +183,20 @@ impl App {
         let skills = vec![
             discovery::discover_skills_definition(),
             hearth_core::builtin::calculator(),
-            web_fetch(),
+            testing::web_fetch(),
         ];
         let enabled = vec![
             "discover_skills".to_string(),
             "calculator".to_string(),
             "web_fetch".to_string(),
         ];
-        let index = SkillIndex::build(&skills);
         let registry = skills.clone();
+        let on = enabled.clone();
         let invoker = Invoker::new(
             move |id: &SkillId| registry.iter().find(|s| s.id == *id).cloned(),
-            Rc::new(Handlers {
-                index,
-                enabled: enabled.clone(),
-            }),
+            Rc::new(Skills::new(&skills, move |s| {
+                on.iter().any(|e| e == s.id.as_str())
+            })),
             Rc::new(FakeClock::at(1_700_000_000_000.0)),
             // Nothing asks (the loop's own tests are not about approval);
             // the person's Deny for network skills is played by the hook
@@ -1240,16 +1177,7 @@ fn stale_and_unknown_events_are_ignored() {
         ),
         vec![]
     );
-    let stray = ToolResult::denied(
-        &ToolCall {
-            id: "nope".into(),
-            skill_id: SkillId::new("calculator").unwrap(),
-            arguments: json!({}),
-            conversation_id: None,
-            origin: hearth_core::CallOrigin::Model,
-        },
-        "x",
-    );
+    let stray = ToolResult::denied(&testing::call("calculator").id("nope").build(), "x");
     assert_eq!(
         lp.handle(
             Event::ToolFinished {
