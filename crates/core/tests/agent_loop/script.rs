@@ -9,8 +9,8 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `max-steps N` | (first line only) the loop's step limit |
-//! | `provider PRESET` | (first line only) the real protocol of PRESET plays the model instead |
+//! | `max-steps N` | (before any other line) the loop's step limit |
+//! | `provider PRESET` | (before any line but `max-steps`) the real protocol of PRESET plays the model instead |
 //! | `load SKILL` / `disable SKILL` | load a skill in the conversation / turn it off in the app |
 //! | `ids A B ...` | the environment mints these call ids, then none |
 //! | `user TEXT` | the person sends TEXT (a JSON string when quoted) |
@@ -30,9 +30,10 @@
 //!
 //! The transcript repeats each command's first line and, indented, what
 //! the loop did: every action in order (`(nothing)` when none), a result
-//! for `run`, or the rendering `show` asked for. Every request the loop
-//! sends is also checked to answer every tool call right after it, in a
-//! form both real protocols accept.
+//! for `run`, or the rendering `show` asked for (the two opening lines
+//! above are settings and not repeated). Every request the loop sends to
+//! the scripted model is also checked to answer every tool call right
+//! after it, in a form both real protocols accept.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -746,7 +747,12 @@ impl Player {
                         output_tokens,
                     }) = &m.usage
                     {
-                        self.say(format!("  usage in {input_tokens:?} out {output_tokens:?}"));
+                        let n = |t: &Option<u64>| t.map_or("-".into(), |t| t.to_string());
+                        self.say(format!(
+                            "  usage in {} out {}",
+                            n(input_tokens),
+                            n(output_tokens)
+                        ));
                     }
                     if let Some(e) = &m.error {
                         self.say(format!("  error {}", error_line(e)));
