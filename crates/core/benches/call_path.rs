@@ -18,11 +18,10 @@ use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
 use hearth_core::builtin::notes::{Note, Notebook, search};
 use hearth_core::skill::activity::{ActivityHook, ActivityRecord, ActivityStore};
-use hearth_core::skill::approval::{
-    ApprovalAnswer, ApprovalRequest, Approver, PermissionHook, PolicySource,
-};
+use hearth_core::skill::approval::{ApprovalAnswer, PermissionHook, PolicySource};
 use hearth_core::skill::invoke::{Executor, Invoker, TimeSource};
 use hearth_core::skill::permission::{PermissionSettings, Policy};
+use hearth_core::testing::{self, ScriptedApprover};
 use hearth_core::{CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall};
 use serde_json::json;
 
@@ -77,13 +76,6 @@ impl PolicySource for Defaults {
     }
 }
 
-struct Nobody;
-impl Approver for Nobody {
-    fn ask<'a>(&'a self, _: ApprovalRequest) -> LocalBoxFuture<'a, ApprovalAnswer> {
-        async { ApprovalAnswer::Deny }.boxed_local()
-    }
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -95,18 +87,18 @@ fn main() {
         move |_| Some(calc.clone()),
         Rc::new(Nothing),
         Rc::new(Clock(Instant::now())),
-        Rc::new(PermissionHook::new(Rc::new(Defaults), Rc::new(Nobody))),
+        Rc::new(PermissionHook::new(
+            Rc::new(Defaults),
+            Rc::new(ScriptedApprover::always(ApprovalAnswer::Deny)),
+        )),
     )
     .with_hook(Rc::new(ActivityHook::new(Rc::new(Log(RefCell::new(
         Vec::new(),
     ))))));
-    let call = ToolCall {
-        id: "c".into(),
-        skill_id: SkillId::new("calculator").unwrap(),
-        arguments: json!({"expression": "15% of 847"}),
-        conversation_id: None,
-        origin: CallOrigin::User,
-    };
+    let call = testing::call("calculator")
+        .args(json!({"expression": "15% of 847"}))
+        .origin(CallOrigin::User)
+        .build();
     for _ in 0..1_000 {
         block_on(invoker.invoke(call.clone()));
     }

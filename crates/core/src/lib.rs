@@ -15,6 +15,8 @@ pub mod discovery;
 pub mod mcp;
 pub mod skill;
 pub mod stores;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod ui;
 pub mod util;
 

@@ -8,15 +8,13 @@ use std::rc::Rc;
 use futures::FutureExt;
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use hearth_base::testing::FakeClock;
 use hearth_core::builtin::collection::Stamp;
 use hearth_core::builtin::notes::{self, Notebook};
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
 use hearth_core::skill::invoke::{Executor, Invoker};
 use hearth_core::skill::permission::PermissionSettings;
-use hearth_core::{
-    CallOrigin, SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolStatus,
-};
+use hearth_core::testing::{self, FakeClock};
+use hearth_core::{SkillDefinition, SkillError, SkillOutput, ToolCall, ToolStatus};
 use serde_json::{Value, json};
 
 /// The notes skill over an in-memory notebook, applying changes the way
@@ -58,13 +56,7 @@ fn setup() -> (Invoker, Rc<RefCell<Notebook>>) {
 }
 
 fn call(id: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        skill_id: SkillId::new("notes").unwrap(),
-        arguments: args,
-        conversation_id: None,
-        origin: CallOrigin::Model,
-    }
+    testing::call("notes").id(id).args(args).build()
 }
 
 #[test]

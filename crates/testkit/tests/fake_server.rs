@@ -7,9 +7,6 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::FutureExt;
-use futures::future::LocalBoxFuture;
-use hearth_base::testing::FakeClock;
 use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, MessageStatus, TurnOutcome,
 };
@@ -17,12 +14,12 @@ use hearth_core::assistant::providers::{
     AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpRequest, Method,
     Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
 };
-use hearth_core::builtin::calculator::{self, Clock};
-use hearth_core::discovery::{self, SkillIndex};
+use hearth_core::discovery;
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
-use hearth_core::skill::invoke::{Executor, Invoker};
+use hearth_core::skill::invoke::Invoker;
 use hearth_core::skill::permission::PermissionSettings;
-use hearth_core::{SkillDefinition, SkillError, SkillId, SkillOutput, ToolCall, ToolResult};
+use hearth_core::testing::{FakeClock, Skills};
+use hearth_core::{SkillDefinition, SkillId, ToolResult};
 use hearth_testkit::{Failure, FakeModel, Reply, Script, ScriptedCall, Turn, When};
 use serde_json::{Value, json};
 
@@ -127,44 +124,6 @@ fn reply_script(reply: Reply) -> Script {
 
 // ------------------------------------------------------------- the app half
 
-struct Skills {
-    index: SkillIndex,
-}
-
-impl Executor for Skills {
-    fn execute<'a>(
-        &'a self,
-        skill: &'a SkillDefinition,
-        call: &'a ToolCall,
-    ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
-        async move {
-            match skill.id.as_str() {
-                "discover_skills" => {
-                    discovery::discover_output(&self.index, &call.arguments, &|s| s.default_enabled)
-                        .map_err(|e| SkillError::new(e.to_string()))
-                }
-                "calculator" => {
-                    let expr = call.arguments["expression"].as_str().unwrap_or_default();
-                    let c = calculator::evaluate(
-                        expr,
-                        Clock {
-                            unix_ms: 0.0,
-                            utc_offset_minutes: 0,
-                        },
-                    )
-                    .map_err(|e| SkillError::new(e.to_string()))?;
-                    Ok(SkillOutput::text_and_json(
-                        c.result.clone(),
-                        json!({"expression": c.expression, "result": c.result}),
-                    ))
-                }
-                other => Err(SkillError::new(format!("no handler for {other}"))),
-            }
-        }
-        .boxed_local()
-    }
-}
-
 struct App {
     skills: Vec<SkillDefinition>,
     invoker: Invoker,
@@ -178,11 +137,10 @@ impl App {
             discovery::discover_skills_definition(),
             hearth_core::builtin::calculator(),
         ];
-        let index = SkillIndex::build(&skills);
         let lookup = skills.clone();
         let invoker = Invoker::new(
             move |id: &SkillId| lookup.iter().find(|s| s.id == *id).cloned(),
-            Rc::new(Skills { index }),
+            Rc::new(Skills::new(&skills, |s| s.default_enabled)),
             Rc::new(FakeClock::at(0.0)),
             Rc::new(PermissionHook::new(
                 Rc::new(MemoryPolicy::new(PermissionSettings::default())),

@@ -199,8 +199,8 @@ mod tests {
     use crate::skill::invoke::{Executor, Invoker};
     use crate::skill::permission::{ApprovalSetting, CallFacts, PermissionMode, SkillSettings};
     use crate::skill::{Category, Tier};
+    use crate::testing::{self, FakeClock, ScriptedApprover};
     use futures::executor::block_on;
-    use hearth_base::testing::FakeClock;
     use serde_json::{Value, json};
     use std::cell::{Cell, RefCell};
 
@@ -249,19 +249,6 @@ mod tests {
         }
     }
 
-    /// Answers with a scripted sequence and keeps what it was asked.
-    struct Person {
-        answers: RefCell<Vec<ApprovalAnswer>>,
-        asked: RefCell<Vec<ApprovalRequest>>,
-    }
-    impl Approver for Person {
-        fn ask<'a>(&'a self, request: ApprovalRequest) -> LocalBoxFuture<'a, ApprovalAnswer> {
-            self.asked.borrow_mut().push(request);
-            let answer = self.answers.borrow_mut().remove(0);
-            async move { answer }.boxed_local()
-        }
-    }
-
     fn web_skill() -> SkillDefinition {
         let mut s = SkillDefinition::new(SkillId::new("web_fetch").unwrap(), "Web fetch", Tier::Network, Category::Network)
             .with_input_schema(json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}));
@@ -273,16 +260,13 @@ mod tests {
         invoker: Invoker,
         ran: Rc<Ran>,
         settings: Rc<Settings>,
-        person: Rc<Person>,
+        person: Rc<ScriptedApprover>,
     }
 
     fn rig(answers: Vec<ApprovalAnswer>) -> Rig {
         let ran = Rc::new(Ran(Cell::new(0)));
         let settings = Rc::new(Settings::default());
-        let person = Rc::new(Person {
-            answers: RefCell::new(answers),
-            asked: RefCell::new(Vec::new()),
-        });
+        let person = Rc::new(ScriptedApprover::new(answers));
         let invoker = Invoker::new(
             |_| Some(web_skill()),
             ran.clone(),
@@ -298,13 +282,7 @@ mod tests {
     }
 
     fn call(args: Value, origin: CallOrigin) -> ToolCall {
-        ToolCall {
-            id: "c".into(),
-            skill_id: SkillId::new("web_fetch").unwrap(),
-            arguments: args,
-            conversation_id: None,
-            origin,
-        }
+        testing::call("web_fetch").args(args).origin(origin).build()
     }
 
     /// Takes 1.9 s to answer.
@@ -397,7 +375,7 @@ mod tests {
         assert_eq!(res.error.as_deref(), Some("you denied this Web fetch call"));
         assert_eq!(res.decision.unwrap().by, DecidedBy::User);
         assert_eq!(r.ran.0.get(), 0);
-        let asked = r.person.asked.borrow();
+        let asked = r.person.asked();
         assert_eq!(
             asked[0].call.arguments,
             json!({"url": "https://example.com"}),
@@ -428,18 +406,14 @@ mod tests {
                 reason: None
             }
         );
-        assert_eq!(
-            r.person.asked.borrow().len(),
-            1,
-            "no dialog the second time"
-        );
+        assert_eq!(r.person.asked().len(), 1, "no dialog the second time");
         // Revoked in the Skills panel: the dialog is back.
         *r.settings.approval.borrow_mut() = None;
         block_on(
             r.invoker
                 .invoke(call(json!({"url": "u"}), CallOrigin::Model)),
         );
-        assert_eq!(r.person.asked.borrow().len(), 2);
+        assert_eq!(r.person.asked().len(), 2);
         assert_eq!(r.ran.0.get(), 3);
     }
 
@@ -448,7 +422,7 @@ mod tests {
         let r = rig(vec![]);
         let res = block_on(r.invoker.invoke(call(json!({"url": 5}), CallOrigin::Model)));
         assert_eq!(res.status, ToolStatus::Failed);
-        assert!(r.person.asked.borrow().is_empty());
+        assert!(r.person.asked().is_empty());
     }
 
     #[test]
@@ -471,7 +445,7 @@ mod tests {
                 .invoke(call(json!({"url": "u", "bulk": true}), CallOrigin::User)),
         );
         assert_eq!(res.status, ToolStatus::Completed);
-        let asked = r.person.asked.borrow();
+        let asked = r.person.asked();
         assert_eq!(asked.len(), 1);
         assert!(!asked[0].always_offered);
     }
@@ -582,10 +556,7 @@ mod tests {
             setup(&mut settings);
             let exec = Rc::new(Dispatch(RefCell::new(Vec::new())));
             let log = Rc::new(Log(RefCell::new(Vec::new())));
-            let person = Rc::new(Person {
-                answers: RefCell::new(answer.into_iter().collect()),
-                asked: RefCell::new(Vec::new()),
-            });
+            let person = Rc::new(ScriptedApprover::new(answer));
             let invoker = Invoker::new(
                 |id: &SkillId| match id.as_str() {
                     "call_skill_tool" => Some(def("call_skill_tool", Tier::Core)),
@@ -600,13 +571,13 @@ mod tests {
                 )),
             )
             .with_hook(log.clone());
-            let outer = block_on(invoker.invoke(ToolCall {
-                id: "c".into(),
-                skill_id: SkillId::new("call_skill_tool").unwrap(),
-                arguments: json!({"skill": "pdf", "tool": "word_count", "input": {"text": "a b c"}}),
-                conversation_id: None,
-                origin: CallOrigin::Model,
-            }));
+            let outer = block_on(
+                invoker.invoke(
+                    testing::call("call_skill_tool")
+                        .args(json!({"skill": "pdf", "tool": "word_count", "input": {"text": "a b c"}}))
+                        .build(),
+                ),
+            );
             assert_eq!(outer.status, status, "case {i}: {:?}", outer.error);
             assert_eq!(outer.id, "c", "case {i}");
             let expected_ran: Vec<String> = if ran {
@@ -624,7 +595,7 @@ mod tests {
                 ],
                 "case {i}"
             );
-            if let Some(asked) = person.asked.borrow().first() {
+            if let Some(asked) = person.asked().first() {
                 assert_eq!(asked.skill.id.as_str(), "word_count", "case {i}");
             }
         }

@@ -264,8 +264,8 @@ mod tests {
     use crate::skill::call::{CallOrigin, Content};
     use crate::skill::permission::PermissionSettings;
     use crate::skill::{Category, Tier};
+    use crate::testing::{self, FakeClock};
     use futures::executor::block_on;
-    use hearth_base::testing::FakeClock;
     use serde_json::{Value, json};
     use std::cell::{Cell, RefCell};
 
@@ -365,13 +365,12 @@ mod tests {
     }
 
     fn call(skill: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: "c1".into(),
-            skill_id: SkillId::new(skill).unwrap(),
-            arguments: args,
-            conversation_id: Some("conv".into()),
-            origin: CallOrigin::User,
-        }
+        testing::call(skill)
+            .id("c1")
+            .args(args)
+            .in_conversation("conv")
+            .origin(CallOrigin::User)
+            .build()
     }
 
     fn outcome(r: &ToolResult) -> String {

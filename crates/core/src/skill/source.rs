@@ -251,9 +251,9 @@ mod tests {
     use crate::skill::invoke::Invoker;
     use crate::skill::permission::{CallFacts, PermissionSettings};
     use crate::skill::{Category, Tier};
+    use crate::testing::{self, FakeClock};
     use futures::executor::block_on;
-    use hearth_base::testing::FakeClock;
-    use serde_json::{Value, json};
+    use serde_json::json;
     use std::cell::RefCell;
 
     fn skill(id: &str) -> SkillDefinition {
@@ -323,13 +323,10 @@ mod tests {
     }
 
     fn call(skill: &str) -> ToolCall {
-        ToolCall {
-            id: "c1".into(),
-            skill_id: SkillId::new(skill).unwrap(),
-            arguments: Value::Object(Default::default()),
-            conversation_id: None,
-            origin: CallOrigin::User,
-        }
+        testing::call(skill)
+            .id("c1")
+            .origin(CallOrigin::User)
+            .build()
     }
 
     /// The call path over `sources`, finding skills in `registry`.
