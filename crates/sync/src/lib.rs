@@ -17,6 +17,9 @@
 //!   name and vault are bound in as associated data, so an object copied
 //!   to another name or from another vault does not open.
 //!
+//! - [`s3`]: the S3 requests sync sends, signed with Signature Version 4,
+//!   and the answers it reads.
+//!
 //! Nothing here touches the network, storage or a clock, and randomness is
 //! handed in ([`Entropy`]): the app gives the browser's
 //! `crypto.getRandomValues`, tests a seeded source.
@@ -25,6 +28,7 @@ pub mod keyfile;
 pub mod object;
 pub mod primitives;
 pub mod recovery;
+pub mod s3;
 pub mod vault;
 
 pub use keyfile::{KdfParams, Keyfile};
