@@ -199,20 +199,15 @@ fn signature(secret: &str, date: &str, region: &str, string_to_sign: &str) -> St
     hex(&hmac(&k, string_to_sign.as_bytes()))
 }
 
-/// The `Authorization` header for a request whose headers (with `host`
-/// and `x-amz-date`) are given.
+/// The `Authorization` header for a request, from its canonical form
+/// (`canonical`, whose headers include `host` and `x-amz-date`).
 fn authorization(
     creds: &Credentials,
     region: &str,
     stamp: (&str, &str),
-    method: &str,
-    path: &str,
-    query: &[(String, String)],
-    headers: &[(String, String)],
-    payload_hash: &str,
+    (canonical, signed): (String, String),
 ) -> String {
     let (date, amz) = stamp;
-    let (canonical, signed) = canonical(method, path, query, headers, payload_hash);
     let scope = format!("{date}/{region}/s3/aws4_request");
     let to_sign = format!(
         "AWS4-HMAC-SHA256\n{amz}\n{scope}\n{}",
@@ -244,11 +239,7 @@ impl Bucket {
             creds,
             &self.region,
             (&date, &amz),
-            req.method,
-            &path,
-            &req.query,
-            &to_sign,
-            &payload_hash,
+            canonical(req.method, &path, &req.query, &to_sign, &payload_hash),
         );
         headers.push(("authorization".into(), auth));
         let mut url = format!("{scheme}://{host}{}", encode(&path, true));
@@ -523,11 +514,7 @@ mod tests {
             &aws(),
             "us-east-1",
             STAMP,
-            method,
-            path,
-            &query,
-            &headers,
-            payload,
+            canonical(method, path, &query, &headers, payload),
         );
         auth.rsplit("Signature=").next().unwrap().to_string()
     }
