@@ -30,6 +30,8 @@
 //!   engine's SIMD, and convert the test model to the quantizations the
 //!   tests and the bench run.
 //! - `cargo xtask test-model`: install the small model the tests run.
+//! - `cargo xtask seaweedfs`: install the S3 store sync's tests start
+//!   (`HEARTH_WEED=<the path it prints>` for a hand-run `cargo test`).
 //! - `cargo xtask fuzz [--cases N]`: the property tests of every parser of
 //!   outside input, with many more cases than `cargo xtask test` runs, in
 //!   release (not part of the test command).
@@ -200,6 +202,7 @@ fn main() -> ExitCode {
                 step("test models (Q4_0, Q8_0, Q4_K_M)", llama::test_models).map(|_| ())
             }),
         "test-model" => step("the test model", setup::test_model).map(|_| ()),
+        "seaweedfs" => step("SeaweedFS into the cache", setup::seaweedfs).map(|_| ()),
         "fuzz" => fuzz::run(rest),
         "lexicon" => step(
             "discovery's lexicon into crates/core/src/discovery/lexicon.txt",

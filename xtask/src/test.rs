@@ -375,6 +375,19 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
         // The calculator's differential test asks GNU units.
         let units = step("GNU units (the calculator's reference)", setup::units);
         summary.check("units", units);
+        // Sync's storage tests start a real SeaweedFS; they fail with the
+        // reason when HEARTH_WEED is missing.
+        let weed = step(
+            "SeaweedFS (the S3 store sync is tested against)",
+            setup::seaweedfs,
+        );
+        let weed = match weed {
+            Ok(path) => Some(path),
+            Err(e) => {
+                summary.check("seaweedfs", Err(e));
+                None
+            }
+        };
         let native = step_said(
             "3. native tests",
             || {
@@ -392,6 +405,7 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
                         // The property tests run a fixed number of cases
                         // here; `cargo xtask fuzz` runs many more.
                         .env("PROPTEST_CASES", crate::fuzz::TEST_CASES.to_string())
+                        .envs(weed.iter().map(|w| ("HEARTH_WEED", w)))
                         .current_dir(&root),
                 )
             },

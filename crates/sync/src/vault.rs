@@ -1,0 +1,116 @@
+//! An unlocked vault. The vault key never seals anything itself: HKDF
+//! derives one key per purpose from it, so a key that names objects can
+//! never be confused with one that seals them.
+
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::object;
+use crate::primitives::{KEY_LEN, hkdf, hmac};
+use crate::{Entropy, SyncError, hex};
+
+/// A vault's public identity: random, and bound into every object sealed
+/// in it, so an object from another vault does not open here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VaultId(pub [u8; 16]);
+
+impl std::fmt::Display for VaultId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&hex(&self.0))
+    }
+}
+
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub struct Vault {
+    #[zeroize(skip)]
+    id: VaultId,
+    root: [u8; KEY_LEN],
+    objects: [u8; KEY_LEN],
+    names: [u8; KEY_LEN],
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Vault({})", self.id)
+    }
+}
+
+impl Vault {
+    pub(crate) fn from_root(id: VaultId, root: [u8; KEY_LEN]) -> Self {
+        Vault {
+            id,
+            objects: hkdf(&root, &id.0, b"hearth-sync objects 1"),
+            names: hkdf(&root, &id.0, b"hearth-sync names 1"),
+            root,
+        }
+    }
+
+    pub(crate) fn generate(entropy: &mut dyn Entropy) -> Self {
+        let mut id = [0u8; 16];
+        entropy.fill(&mut id);
+        let mut root = [0u8; KEY_LEN];
+        entropy.fill(&mut root);
+        Vault::from_root(VaultId(id), root)
+    }
+
+    pub(crate) fn root(&self) -> &[u8; KEY_LEN] {
+        &self.root
+    }
+
+    pub fn id(&self) -> VaultId {
+        self.id
+    }
+
+    /// The name an object about `id` is stored under: 128 bits of HMAC, so
+    /// the bucket shows neither the id nor a title, and the same id always
+    /// lands on the same name within this vault.
+    pub fn object_name(&self, id: &str) -> String {
+        hex(&hmac(&self.names, id.as_bytes())[..16])
+    }
+
+    /// `plaintext` sealed for storage under `name`.
+    pub fn seal(&self, name: &str, plaintext: &[u8], entropy: &mut dyn Entropy) -> Vec<u8> {
+        object::seal(&self.objects, self.id, name, plaintext, entropy)
+    }
+
+    /// The plaintext of an object read from `name`, or why it was refused.
+    pub fn open(&self, name: &str, sealed: &[u8]) -> Result<Vec<u8>, SyncError> {
+        object::open(&self.objects, self.id, name, sealed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Seeded;
+
+    #[test]
+    fn names_are_stable_per_vault_and_reveal_nothing_of_the_id() {
+        let v = Vault::generate(&mut Seeded::new(1));
+        let w = Vault::generate(&mut Seeded::new(2));
+        let name = v.object_name("note:groceries");
+        assert_eq!(name, v.object_name("note:groceries"));
+        assert_ne!(name, v.object_name("note:groceries "));
+        assert_ne!(
+            name,
+            w.object_name("note:groceries"),
+            "another vault, another name"
+        );
+        assert_eq!(name.len(), 32);
+        assert!(name.bytes().all(|b| b.is_ascii_hexdigit()), "{name}");
+        assert!(!name.contains("groceries"));
+    }
+
+    #[test]
+    fn purposes_get_different_keys() {
+        let v = Vault::generate(&mut Seeded::new(3));
+        assert_ne!(v.objects, v.names);
+        assert_ne!(&v.objects, v.root());
+        assert_ne!(&v.names, v.root());
+    }
+
+    #[test]
+    fn debug_output_shows_the_id_and_no_key() {
+        let v = Vault::generate(&mut Seeded::new(4));
+        assert_eq!(format!("{v:?}"), format!("Vault({})", v.id()));
+    }
+}
