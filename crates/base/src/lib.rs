@@ -1,12 +1,14 @@
 //! hearth-base: the vocabulary every layer of Hearth shares: the
 //! platform's clock ([`TimeSource`]), the incremental SSE parser ([`sse`])
-//! that model providers and MCP both stream through, the id a skill is
+//! that model providers and MCP both stream through, the one HTTP request
+//! type they both ask the platform to send ([`http`]), the id a skill is
 //! called by ([`skill_id`]), the JSON Schema subset skills declare their
 //! inputs and outputs in ([`schema`]) and which addresses are not the
 //! public internet ([`address`]); with the `testing` feature, the fakes
 //! tests share (`testing`).
 
 pub mod address;
+pub mod http;
 pub mod schema;
 pub mod skill_id;
 pub mod sse;

@@ -15,8 +15,8 @@ use hearth_core::assistant::agent::{
     MessageStatus, RequestId, Role, TurnOutcome,
 };
 use hearth_core::assistant::providers::{
-    ChatRequest, ErrorKind, FinishReason, HttpRequest, Method, Protocol, Provider, ProviderConfig,
-    ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
+    ChatRequest, ErrorKind, FinishReason, HttpMethod, HttpRequest, Protocol, Provider,
+    ProviderConfig, ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
 };
 use hearth_core::builtin::calculator::{self, Clock};
 use hearth_core::discovery::{self, SkillIndex};
@@ -100,10 +100,10 @@ impl Protocol for Scripted {
     fn chat_request(&self, request: &ChatRequest) -> HttpRequest {
         self.log.borrow_mut().push(request.clone());
         HttpRequest {
-            method: Method::Post,
+            method: HttpMethod::Post,
             url: "http://scripted.test/chat".into(),
             headers: vec![],
-            body: Some(serde_json::to_string(request).unwrap()),
+            body: Some(serde_json::to_vec(request).unwrap()),
         }
     }
 
@@ -442,7 +442,8 @@ fn assert_valid_history(messages: &[WireMessage]) {
             tools: vec![],
         };
         let body: Value =
-            serde_json::from_str(provider.chat_request(&request).body.as_deref().unwrap()).unwrap();
+            serde_json::from_slice(provider.chat_request(&request).body.as_deref().unwrap())
+                .unwrap();
         if p == "anthropic" {
             let roles: Vec<&str> = body["messages"]
                 .as_array()
@@ -1307,7 +1308,7 @@ fn real_protocols_drive_the_loop() {
         else {
             panic!()
         };
-        assert!(http.body.as_deref().unwrap().contains("discover_skills"));
+        assert!(http.body_text().unwrap().contains("discover_skills"));
         lp.handle(
             Event::ResponseStarted {
                 request,
@@ -1441,7 +1442,7 @@ fn each_accepted_call_gets_one_minted_id_and_the_model_gets_its_own_back() {
         "m",
     ));
     let body: Value =
-        serde_json::from_str(openai.chat_request(&request).body.as_deref().unwrap()).unwrap();
+        serde_json::from_slice(openai.chat_request(&request).body.as_deref().unwrap()).unwrap();
     let messages = body["messages"].as_array().unwrap();
     let asked: Vec<&str> = messages
         .iter()
@@ -1460,7 +1461,7 @@ fn each_accepted_call_gets_one_minted_id_and_the_model_gets_its_own_back() {
         "m",
     ));
     let body: Value =
-        serde_json::from_str(anthropic.chat_request(&request).body.as_deref().unwrap()).unwrap();
+        serde_json::from_slice(anthropic.chat_request(&request).body.as_deref().unwrap()).unwrap();
     let blocks: Vec<&Value> = body["messages"]
         .as_array()
         .unwrap()

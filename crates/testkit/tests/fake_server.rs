@@ -14,7 +14,7 @@ use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, MessageStatus, TurnOutcome,
 };
 use hearth_core::assistant::providers::{
-    AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpRequest, Method,
+    AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpMethod, HttpRequest,
     Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
 };
 use hearth_core::builtin::calculator::{self, Clock};
@@ -54,8 +54,9 @@ struct Response {
 
 async fn send(client: &reqwest::Client, http: &HttpRequest) -> Result<Response, reqwest::Error> {
     let method = match http.method {
-        Method::Get => reqwest::Method::GET,
-        Method::Post => reqwest::Method::POST,
+        HttpMethod::Get => reqwest::Method::GET,
+        HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Delete => reqwest::Method::DELETE,
     };
     let mut rb = client.request(method, &http.url);
     for (k, v) in &http.headers {
