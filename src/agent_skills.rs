@@ -34,8 +34,8 @@ use js_sys::{Reflect, Uint8Array};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
+use crate::files;
 use crate::sandbox::Sandbox;
 use crate::split::{enter, not_loaded};
 use crate::storage::{Db, StorageError};
@@ -878,16 +878,11 @@ pub fn import_problem(file: &str, message: impl Into<String>) -> Problem {
 }
 
 pub async fn blob_bytes(blob: &web_sys::Blob) -> Result<Vec<u8>, String> {
-    let buffer = JsFuture::from(blob.array_buffer())
-        .await
-        .map_err(js_error)?;
-    Ok(Uint8Array::new(&buffer).to_vec())
+    files::fs::blob_bytes(blob).await.map_err(js_error)
 }
 
 /// Copies a live `FileList` (which empties when its input is reset).
-pub fn list_files(list: &web_sys::FileList) -> Vec<web_sys::File> {
-    (0..list.length()).filter_map(|i| list.item(i)).collect()
-}
+pub use files::picker::list_files;
 
 /// The files of an `<input type=file webkitdirectory>`, by their paths
 /// relative to the picked folder's parent (`folder/…`). Files under
@@ -895,11 +890,7 @@ pub fn list_files(list: &web_sys::FileList) -> Vec<web_sys::File> {
 pub async fn files_from_list(list: Vec<web_sys::File>) -> Result<Vec<SourceFile>, ImportError> {
     let mut out = Vec::new();
     for file in list {
-        let relative = Reflect::get(&file, &"webkitRelativePath".into())
-            .ok()
-            .and_then(|v| v.as_string())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| file.name());
+        let relative = files::picker::relative_path(&file);
         if relative
             .split('/')
             .any(|part| scan::SKIPPED_FOLDERS.contains(&part))
@@ -929,109 +920,40 @@ pub fn common_root(files: &[SourceFile]) -> Option<String> {
         .then_some(first)
 }
 
-async fn call_promise(target: &JsValue, method: &str) -> Result<JsValue, String> {
-    let f: js_sys::Function = Reflect::get(target, &method.into())
-        .map_err(js_error)?
-        .dyn_into()
-        .map_err(|_| format!("{method} is not available"))?;
-    let promise: js_sys::Promise = f
-        .call0(target)
-        .map_err(js_error)?
-        .dyn_into()
-        .map_err(|_| format!("{method} did not return a promise"))?;
-    JsFuture::from(promise).await.map_err(js_error)
-}
-
 /// Reads a File System Access directory handle (from the picker or a
 /// drop) into files named `folder/…`, going no deeper than a skill can
 /// sit plus the deepest path a package may hold, and skipping
 /// `node_modules` and `.git`.
 pub async fn files_from_handle(handle: &JsValue) -> Result<Vec<SourceFile>, ImportError> {
-    let root = Reflect::get(handle, &"name".into())
-        .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    let mut pending: Vec<(JsValue, String, usize)> = vec![(handle.clone(), root, 0)];
-    let max_depth = scan::MAX_SCAN_DEPTH + paths::MAX_DEPTH;
-    while let Some((dir, prefix, depth)) = pending.pop() {
-        let read = |reason: String| ImportError::Read {
-            name: prefix.clone(),
-            reason,
-        };
-        let iterator = Reflect::get(&dir, &"values".into())
-            .map_err(|e| read(js_error(e)))?
-            .dyn_into::<js_sys::Function>()
-            .map_err(|_| read("not a folder".into()))?
-            .call0(&dir)
-            .map_err(|e| read(js_error(e)))?;
-        loop {
-            let step = call_promise(&iterator, "next").await.map_err(read)?;
-            if Reflect::get(&step, &"done".into())
-                .ok()
-                .and_then(|d| d.as_bool())
-                .unwrap_or(true)
-            {
-                break;
-            }
-            let entry = Reflect::get(&step, &"value".into()).map_err(|e| read(js_error(e)))?;
-            let name = Reflect::get(&entry, &"name".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default();
-            let kind = Reflect::get(&entry, &"kind".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default();
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if kind == "directory" {
-                if depth < max_depth && !scan::SKIPPED_FOLDERS.contains(&name.as_str()) {
-                    pending.push((entry, path, depth + 1));
-                }
-            } else {
-                let file: web_sys::Blob = call_promise(&entry, "getFile")
-                    .await
-                    .map_err(read)?
-                    .unchecked_into();
-                let bytes = blob_bytes(&file)
-                    .await
-                    .map_err(|reason| ImportError::Read {
-                        name: path.clone(),
-                        reason,
-                    })?;
-                out.push(SourceFile::new(path, bytes));
-                if out.len() > scan::MAX_SCAN_FILES {
-                    return Ok(out);
-                }
-            }
-        }
-    }
-    Ok(out)
+    let limits = files::fs::TreeLimits {
+        max_depth: scan::MAX_SCAN_DEPTH + paths::MAX_DEPTH,
+        skipped: &scan::SKIPPED_FOLDERS,
+        max_files: scan::MAX_SCAN_FILES,
+    };
+    let tree = files::fs::read_tree(handle.unchecked_ref(), &limits)
+        .await
+        .map_err(|e| ImportError::Read {
+            name: e.path,
+            reason: js_error(e.error),
+        })?;
+    Ok(tree
+        .into_iter()
+        .map(|(path, bytes)| SourceFile::new(path, bytes))
+        .collect())
 }
 
 /// Opens the File System Access directory picker (Chromium).
 pub async fn pick_directory() -> Result<JsValue, ImportError> {
-    let window: JsValue = web_sys::window()
-        .ok_or(ImportError::NoDirectoryPicker)?
-        .into();
-    let has = Reflect::get(&window, &"showDirectoryPicker".into())
-        .map(|f| f.is_function())
-        .unwrap_or(false);
-    if !has {
+    if !has_directory_picker() {
         return Err(ImportError::NoDirectoryPicker);
     }
-    call_promise(&window, "showDirectoryPicker")
-        .await
-        .map_err(|_| ImportError::Cancelled)
+    match files::picker::open_directory().await {
+        Ok(Some(handle)) => Ok(handle.into()),
+        _ => Err(ImportError::Cancelled),
+    }
 }
 
 /// Whether the directory picker exists in this browser.
 pub fn has_directory_picker() -> bool {
-    web_sys::window()
-        .and_then(|w| Reflect::get(&w, &"showDirectoryPicker".into()).ok())
-        .is_some_and(|f| f.is_function())
+    files::picker::has_directory_picker()
 }

@@ -142,10 +142,9 @@ pub async fn download_conversations_markdown(db: &Db) -> Result<Option<String>, 
 /// Reads the backup file the person picked and opens it (see
 /// [`open_file`]).
 pub async fn open_picked(file: web_sys::File, schema: &Schema) -> Result<Backup, String> {
-    let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+    let bytes = crate::files::fs::blob_bytes(&file)
         .await
         .map_err(|e| format!("the browser could not read the file ({e:?})"))?;
-    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
     open_file(&bytes, schema).map_err(|e| e.to_string())
 }
 

@@ -9,6 +9,7 @@ pub mod assistant;
 pub mod backup;
 pub mod codec;
 pub mod enhance;
+pub mod fetch;
 pub mod files;
 pub mod icons;
 pub mod launch;

@@ -124,24 +124,24 @@ fn download_name(name: &str) -> String {
 
 /// Offers `text` to the person as a file download.
 pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), String> {
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(download_type(mime));
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
-        .map_err(|e| format!("cannot build the file: {e:?}"))?;
-    download_blob(filename, &blob)
+    download_bytes(filename, mime, text.as_bytes())
 }
 
 /// Offers `bytes` to the person as a file download. Every download of the
 /// app goes through here or [`download_text`].
 pub fn download_bytes(filename: &str, mime: &str, bytes: &[u8]) -> Result<(), String> {
+    let blob =
+        blob(bytes, download_type(mime)).map_err(|e| format!("cannot build the file: {e:?}"))?;
+    download_blob(filename, &blob)
+}
+
+/// `bytes` as a Blob of type `mime`.
+pub fn blob(bytes: &[u8], mime: &str) -> Result<web_sys::Blob, wasm_bindgen::JsValue> {
     let array = js_sys::Uint8Array::from(bytes);
     let parts = js_sys::Array::of1(&array);
     let options = web_sys::BlobPropertyBag::new();
-    options.set_type(download_type(mime));
-    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
-        .map_err(|e| format!("cannot build the file: {e:?}"))?;
-    download_blob(filename, &blob)
+    options.set_type(mime);
+    web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
 }
 
 fn download_blob(filename: &str, blob: &web_sys::Blob) -> Result<(), String> {

@@ -9,7 +9,7 @@ use hearth::storage::Db;
 use hearth_core::assistant::agent::{
     CallState, Conversation, Message, MessageStatus, ToolCallRecord,
 };
-use hearth_core::assistant::providers::{HttpRequest, Method, ProviderConfig, preset};
+use hearth_core::assistant::providers::{HttpMethod, HttpRequest, ProviderConfig, preset};
 use hearth_core::stores::current_schema;
 use hearth_core::{CallOrigin, Content, SkillId, ToolCall, ToolResult, ToolStatus};
 use serde_json::json;
@@ -209,10 +209,10 @@ async fn error_bodies_are_read_whole_up_to_a_limit() {
 #[wasm_bindgen_test]
 async fn an_aborted_request_says_so_and_a_bad_url_is_a_network_error() {
     let request = HttpRequest {
-        method: Method::Post,
+        method: HttpMethod::Post,
         url: "http://127.0.0.1:1/v1/chat/completions".into(),
         headers: vec![("content-type".into(), "application/json".into())],
-        body: Some("{}".into()),
+        body: Some(b"{}".to_vec()),
     };
     let controller = web_sys::AbortController::new().unwrap();
     controller.abort();

@@ -1,17 +1,16 @@
-//! Streaming HTTP for model providers: `fetch` with an abort signal, and
-//! the response body read chunk by chunk from its `ReadableStream`, so
-//! tokens reach core's decoder as they arrive.
+//! Streaming HTTP for model providers: the app's one streaming fetch
+//! (`src/fetch.rs`) with an abort signal and no referrer, so tokens reach
+//! core's decoder as they arrive, and its errors in the providers' words.
 //!
 //! Error texts here never include request headers (the API key travels in
 //! one); they are the browser's own words about the failure.
 
-use hearth_core::assistant::providers::{HttpRequest, Method};
-use js_sys::{Reflect, Uint8Array};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, AbortSignal, Headers, ReadableStreamDefaultReader, RequestInit, Response,
-};
+use hearth_core::assistant::providers::HttpRequest;
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+use web_sys::{AbortController, AbortSignal, ReferrerPolicy, Response};
+
+use crate::fetch::{self, BodyReader, SendError};
 
 /// Why a request or its body failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -47,66 +46,29 @@ pub struct StreamingResponse {
     /// The headers the browser exposes (CORS limits cross-origin ones to
     /// those the server lists in `Access-Control-Expose-Headers`).
     pub headers: Vec<(String, String)>,
-    reader: Option<ReadableStreamDefaultReader>,
+    body: BodyReader,
 }
 
 impl StreamingResponse {
     /// Wraps a response (from `fetch`, or built in a test).
     pub fn new(response: &Response) -> Result<StreamingResponse, FetchError> {
-        let mut headers = Vec::new();
-        if let Ok(Some(iter)) = js_sys::try_iter(&response.headers()) {
-            for entry in iter.flatten() {
-                let pair: js_sys::Array = entry.unchecked_into();
-                if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-                    headers.push((k, v));
-                }
-            }
-        }
-        let reader = match response.body() {
-            Some(body) => Some(
-                body.get_reader()
-                    .dyn_into::<ReadableStreamDefaultReader>()
-                    .map_err(|_| FetchError::Network("cannot read the response body".into()))?,
-            ),
-            None => None,
-        };
+        let body = BodyReader::new(response)
+            .ok_or_else(|| FetchError::Network("cannot read the response body".into()))?;
         Ok(StreamingResponse {
             status: response.status(),
-            headers,
-            reader,
+            headers: fetch::header_pairs(&response.headers()),
+            body,
         })
     }
 
     /// The next piece of the body; `None` at its end.
     pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
-        let Some(reader) = &self.reader else {
-            return Ok(None);
-        };
-        let result = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| describe(&e))?;
-        let done = Reflect::get(&result, &"done".into())
-            .ok()
-            .and_then(|v| v.as_bool())
-            .unwrap_or(true);
-        if done {
-            self.reader = None;
-            return Ok(None);
-        }
-        let value = Reflect::get(&result, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-        Ok(Some(Uint8Array::new(&value).to_vec()))
+        self.body.next_chunk().await.map_err(|e| describe(&e))
     }
 
     /// Stops reading; the browser drops the rest of the body.
     pub fn cancel(&mut self) {
-        if let Some(reader) = self.reader.take() {
-            // On an aborted stream the promise rejects; that is expected,
-            // so it is awaited here rather than left unhandled.
-            let done = JsFuture::from(reader.cancel());
-            wasm_bindgen_futures::spawn_local(async move {
-                let _ = done.await;
-            });
-        }
+        self.body.cancel();
     }
 
     /// The whole body as text, up to `limit` bytes (the rest is dropped).
@@ -136,37 +98,20 @@ pub async fn send(
     request: &HttpRequest,
     signal: Option<&AbortSignal>,
 ) -> Result<StreamingResponse, FetchError> {
-    let window = web_sys::window().ok_or_else(|| FetchError::Network("no window".into()))?;
-    let init = RequestInit::new();
-    init.set_method(match request.method {
-        Method::Get => "GET",
-        Method::Post => "POST",
-    });
-    let headers = Headers::new().map_err(|e| describe(&e))?;
-    for (k, v) in &request.headers {
+    let options = fetch::Options {
+        signal,
+        // Model servers are other origins; the provider's key must not
+        // leak to referrers.
+        referrer_policy: Some(ReferrerPolicy::NoReferrer),
+        ..fetch::Options::default()
+    };
+    let response = fetch::send(request, &options).await.map_err(|e| match e {
         // A header the browser refuses is reported by name only.
-        headers
-            .append(k, v)
-            .map_err(|_| FetchError::Network(format!("the browser refused the header '{k}'")))?;
-    }
-    init.set_headers(&headers);
-    if let Some(body) = &request.body {
-        init.set_body(&JsValue::from_str(body));
-    }
-    // Model servers are other origins; the provider's key must not leak
-    // to referrers.
-    init.set_mode(web_sys::RequestMode::Cors);
-    init.set_referrer_policy(web_sys::ReferrerPolicy::NoReferrer);
-    init.set_cache(web_sys::RequestCache::NoStore);
-    if let Some(signal) = signal {
-        init.set_signal(Some(signal));
-    }
-    let response = JsFuture::from(window.fetch_with_str_and_init(&request.url, &init))
-        .await
-        .map_err(|e| describe(&e))?;
-    let response: Response = response
-        .dyn_into()
-        .map_err(|_| FetchError::Network("the browser returned no response".into()))?;
+        SendError::Header(k) => {
+            FetchError::Network(format!("the browser refused the header '{k}'"))
+        }
+        SendError::Setup(e) | SendError::Browser(e) => describe(&e),
+    })?;
     StreamingResponse::new(&response)
 }
 

@@ -1115,7 +1115,7 @@ impl Assistant {
             self.handle(id, Event::ResponseEnded { request });
             return;
         };
-        let body = http_request.body.unwrap_or_default();
+        let body = http_request.body_text().unwrap_or_default().to_string();
         let (worker_id, mut events) = self.tab.worker.chat(&load, &body);
         let tab = self.tab.clone();
         let on_abort = Closure::<dyn FnMut()>::new(move || tab.worker.stop(worker_id));

@@ -1,12 +1,14 @@
 //! Walking File System Access handles: one checked name at a time, so a
-//! path can only ever go down from a grant's root.
+//! path can only ever go down from a grant's root; a folder's entries,
+//! a file's contents, and a whole tree read for an import.
 
 use hearth_core::builtin::code::grant::RelPath;
 use js_sys::{ArrayBuffer, AsyncIterator, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    File, FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemHandle, FileSystemHandleKind,
+    Blob, File, FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemHandle,
+    FileSystemHandleKind,
 };
 
 use super::{FilesError, js_error_name, js_message};
@@ -74,17 +76,13 @@ pub async fn resolve(root: Node, inner: &[String], shown: &RelPath) -> Result<No
     Ok(node)
 }
 
-/// A folder's entries, sorted by name.
-pub async fn children(
-    dir: &FileSystemDirectoryHandle,
-    shown: &RelPath,
-) -> Result<Vec<(String, Node)>, FilesError> {
+/// A folder's entries in the order the browser lists them. The error is
+/// the browser's.
+pub async fn entries(dir: &FileSystemDirectoryHandle) -> Result<Vec<(String, Node)>, JsValue> {
     let iter: AsyncIterator = dir.values();
     let mut out = Vec::new();
     loop {
-        let step = JsFuture::from(iter.next().map_err(|e| read_error(shown, &e))?)
-            .await
-            .map_err(|e| read_error(shown, &e))?;
+        let step = JsFuture::from(iter.next()?).await?;
         if Reflect::get(&step, &"done".into())
             .ok()
             .and_then(|v| v.as_bool())
@@ -92,20 +90,37 @@ pub async fn children(
         {
             break;
         }
-        let handle: FileSystemHandle = Reflect::get(&step, &"value".into())
-            .map_err(|e| read_error(shown, &e))?
-            .unchecked_into();
+        let handle: FileSystemHandle = Reflect::get(&step, &"value".into())?.unchecked_into();
         out.push((handle.name(), Node::from_handle(handle)));
     }
+    Ok(out)
+}
+
+/// A folder's entries, sorted by name.
+pub async fn children(
+    dir: &FileSystemDirectoryHandle,
+    shown: &RelPath,
+) -> Result<Vec<(String, Node)>, FilesError> {
+    let mut out = entries(dir).await.map_err(|e| read_error(shown, &e))?;
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 
-pub async fn file(handle: &FileSystemFileHandle, shown: &RelPath) -> Result<File, FilesError> {
+/// The file behind a handle. The error is the browser's.
+pub async fn file_of(handle: &FileSystemFileHandle) -> Result<File, JsValue> {
     JsFuture::from(handle.get_file())
         .await
         .map(|f| f.unchecked_into())
-        .map_err(|e| read_error(shown, &e))
+}
+
+pub async fn file(handle: &FileSystemFileHandle, shown: &RelPath) -> Result<File, FilesError> {
+    file_of(handle).await.map_err(|e| read_error(shown, &e))
+}
+
+/// All of a blob's bytes. The error is the browser's.
+pub async fn blob_bytes(blob: &Blob) -> Result<Vec<u8>, JsValue> {
+    let buffer = JsFuture::from(blob.array_buffer()).await?;
+    Ok(Uint8Array::new(&buffer).to_vec())
 }
 
 /// Bytes `start..end` of `file`.
@@ -118,10 +133,7 @@ pub async fn read(
     let blob = file
         .slice_with_f64_and_f64(start as f64, end as f64)
         .map_err(|e| read_error(shown, &e))?;
-    let buffer = JsFuture::from(blob.array_buffer())
-        .await
-        .map_err(|e| read_error(shown, &e))?;
-    Ok(Uint8Array::new(&buffer).to_vec())
+    blob_bytes(&blob).await.map_err(|e| read_error(shown, &e))
 }
 
 /// The whole file as an ArrayBuffer, for handing to code.
@@ -183,4 +195,64 @@ pub async fn walk(
         stack.extend(subdirs.into_iter().rev());
     }
     Ok((out, truncated))
+}
+
+/// A tree read whole for an import: where to stop, and what to leave out.
+pub struct TreeLimits<'a> {
+    /// Folders deeper than this below the root are not opened.
+    pub max_depth: usize,
+    /// Folders with these names are not opened at all.
+    pub skipped: &'a [&'a str],
+    /// Reading stops once more than this many files were read.
+    pub max_files: usize,
+}
+
+/// Why reading a tree failed: the path being read (a folder, or the file
+/// whose bytes would not come) and the browser's error.
+pub struct TreeError {
+    pub path: String,
+    pub error: JsValue,
+}
+
+/// Every file below `root`, each with its path from the root's own name
+/// (`folder/…`) and its bytes, within `limits`.
+pub async fn read_tree(
+    root: &FileSystemDirectoryHandle,
+    limits: &TreeLimits<'_>,
+) -> Result<Vec<(String, Vec<u8>)>, TreeError> {
+    let mut out = Vec::new();
+    let mut pending: Vec<(FileSystemDirectoryHandle, String, usize)> =
+        vec![(root.clone(), root.name(), 0)];
+    while let Some((dir, prefix, depth)) = pending.pop() {
+        let failed = |error: JsValue| TreeError {
+            path: prefix.clone(),
+            error,
+        };
+        for (name, node) in entries(&dir).await.map_err(failed)? {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            match node {
+                Node::Dir(sub) => {
+                    if depth < limits.max_depth && !limits.skipped.contains(&name.as_str()) {
+                        pending.push((sub, path, depth + 1));
+                    }
+                }
+                Node::File(handle) => {
+                    let file = file_of(&handle).await.map_err(failed)?;
+                    let bytes = blob_bytes(&file).await.map_err(|error| TreeError {
+                        path: path.clone(),
+                        error,
+                    })?;
+                    out.push((path, bytes));
+                    if out.len() > limits.max_files {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }

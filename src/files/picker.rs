@@ -1,6 +1,9 @@
-//! Choosing what to grant: the File System Access pickers where the browser
-//! has them (Chromium), `<input type=file>` (with `webkitdirectory` for
-//! folders) everywhere else. Must be called from a click.
+//! Choosing files and folders: the File System Access pickers where the
+//! browser has them (Chromium), `<input type=file>` (with
+//! `webkitdirectory` for folders) everywhere else. Must be called from a
+//! click. Granting what was picked is here too; the other pickers of the
+//! app (importing a skill folder, adding a model file) open the browser's
+//! pickers through [`open_directory`] and [`open_file`].
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -12,8 +15,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    DirectoryPickerOptions, File, FileSystemHandle, FileSystemPermissionMode, HtmlInputElement,
-    OpenFilePickerOptions,
+    DirectoryPickerOptions, File, FileList, FileSystemDirectoryHandle, FileSystemFileHandle,
+    FileSystemHandle, FileSystemPermissionMode, HtmlInputElement, OpenFilePickerOptions,
 };
 
 use super::grants::{self, GrantRecord};
@@ -37,9 +40,101 @@ pub struct Picked {
 
 /// Whether this browser has the File System Access pickers.
 pub fn has_pickers() -> bool {
+    has_directory_picker()
+}
+
+/// Whether this browser has the File System Access directory picker.
+pub fn has_directory_picker() -> bool {
+    window_has("showDirectoryPicker")
+}
+
+/// Whether this browser has the File System Access file picker.
+pub fn has_file_picker() -> bool {
+    window_has("showOpenFilePicker")
+}
+
+fn window_has(function: &str) -> bool {
     web_sys::window()
-        .map(|w| Reflect::has(&w, &"showDirectoryPicker".into()).unwrap_or(false))
-        .unwrap_or(false)
+        .and_then(|w| Reflect::get(&w, &function.into()).ok())
+        .is_some_and(|f| f.is_function())
+}
+
+/// Opens the directory picker, for reading; `None` when the person
+/// cancelled. The error is the browser's.
+pub async fn open_directory() -> Result<Option<FileSystemDirectoryHandle>, wasm_bindgen::JsValue> {
+    let window = web_sys::window().ok_or_else(|| wasm_bindgen::JsValue::from_str("no window"))?;
+    let options = DirectoryPickerOptions::new();
+    options.set_mode(FileSystemPermissionMode::Read);
+    match JsFuture::from(window.show_directory_picker_with_options(&options)?).await {
+        Ok(handle) => Ok(Some(handle.unchecked_into())),
+        Err(e) if js_error_name(&e) == "AbortError" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A kind of file the file picker offers, e.g. "GGUF model",
+/// `application/octet-stream`, `.gguf`.
+pub struct Accept<'a> {
+    pub description: &'a str,
+    pub mime: &'a str,
+    pub extension: &'a str,
+}
+
+/// Opens the file picker; no handles when the person cancelled. The error
+/// is the browser's.
+pub async fn open_files(
+    multiple: bool,
+    accept: Option<&Accept<'_>>,
+) -> Result<Vec<FileSystemFileHandle>, wasm_bindgen::JsValue> {
+    let window = web_sys::window().ok_or_else(|| wasm_bindgen::JsValue::from_str("no window"))?;
+    let options = OpenFilePickerOptions::new();
+    if multiple {
+        options.set_multiple(true);
+    }
+    if let Some(accept) = accept {
+        let types = js_sys::Object::new();
+        let _ = Reflect::set(
+            &types,
+            &accept.mime.into(),
+            &Array::of1(&accept.extension.into()),
+        );
+        let kind = js_sys::Object::new();
+        let _ = Reflect::set(&kind, &"description".into(), &accept.description.into());
+        let _ = Reflect::set(&kind, &"accept".into(), &types);
+        let _ = Reflect::set(&options, &"types".into(), &Array::of1(&kind));
+    }
+    match JsFuture::from(window.show_open_file_picker_with_options(&options)?).await {
+        Ok(list) => Ok(Array::from(&list)
+            .iter()
+            .map(JsCast::unchecked_into)
+            .collect()),
+        Err(e) if js_error_name(&e) == "AbortError" => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// One file from the file picker; `None` when the person cancelled.
+pub async fn open_file(accept: Option<&Accept<'_>>) -> Result<Option<File>, wasm_bindgen::JsValue> {
+    let Some(handle) = open_files(false, accept).await?.into_iter().next() else {
+        return Ok(None);
+    };
+    super::fs::file_of(&handle).await.map(Some)
+}
+
+/// Copies a live `FileList` (which empties when its input is reset).
+pub fn list_files(list: &FileList) -> Vec<File> {
+    (0..list.length()).filter_map(|i| list.item(i)).collect()
+}
+
+/// A file's path below the folder an `<input webkitdirectory>` picked,
+/// that folder first (`picked-folder/sub/file.txt`); its name when the
+/// input picked files.
+pub fn relative_path(file: &File) -> String {
+    Reflect::get(file, &"webkitRelativePath".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| file.name())
 }
 
 /// Lets the person pick a folder or files and grants them. Cancelling
@@ -53,41 +148,18 @@ pub async fn pick(db: &Db, what: Pick) -> Result<Picked, FilesError> {
 }
 
 async fn with_pickers(db: &Db, what: Pick) -> Result<Picked, FilesError> {
-    let window = web_sys::window().ok_or_else(|| FilesError::Browser("no window".into()))?;
-    let chosen = match what {
-        Pick::Folder => {
-            let options = DirectoryPickerOptions::new();
-            options.set_mode(FileSystemPermissionMode::Read);
-            let promise = window
-                .show_directory_picker_with_options(&options)
-                .map_err(|e| FilesError::Browser(js_message(&e)))?;
-            JsFuture::from(promise)
-                .await
-                .map(|h| vec![wasm_bindgen::JsValue::from(h)])
-        }
-        Pick::Files => {
-            let options = OpenFilePickerOptions::new();
-            options.set_multiple(true);
-            let promise = window
-                .show_open_file_picker_with_options(&options)
-                .map_err(|e| FilesError::Browser(js_message(&e)))?;
-            JsFuture::from(promise).await.map(|list| {
-                Array::from(&wasm_bindgen::JsValue::from(list))
-                    .iter()
-                    .collect()
-            })
-        }
+    let chosen: Result<Vec<FileSystemHandle>, _> = match what {
+        Pick::Folder => open_directory()
+            .await
+            .map(|h| h.into_iter().map(Into::into).collect()),
+        Pick::Files => open_files(true, None)
+            .await
+            .map(|list| list.into_iter().map(Into::into).collect()),
     };
-    let handles = match chosen {
-        Ok(h) => h,
-        Err(e) if js_error_name(&e) == "AbortError" => return Ok(Picked::default()),
-        Err(e) => return Err(FilesError::Browser(js_message(&e))),
-    };
+    let handles = chosen.map_err(|e| FilesError::Browser(js_message(&e)))?;
     let mut picked = Picked::default();
     for handle in handles {
-        picked
-            .granted
-            .push(grants::add_handle(db, handle.unchecked_into::<FileSystemHandle>()).await?);
+        picked.granted.push(grants::add_handle(db, handle).await?);
     }
     Ok(picked)
 }
@@ -102,11 +174,7 @@ async fn with_input(db: &Db, what: Pick) -> Result<Picked, FilesError> {
             let mut root: Option<String> = None;
             let mut entries = Vec::new();
             for file in files {
-                let relative = Reflect::get(&file, &"webkitRelativePath".into())
-                    .ok()
-                    .and_then(|v| v.as_string())
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| file.name());
+                let relative = relative_path(&file);
                 let mut names: Vec<String> = relative.split('/').map(str::to_string).collect();
                 let first = names.remove(0);
                 if names.is_empty() {
@@ -185,16 +253,10 @@ async fn choose_with_input(what: Pick) -> Result<Vec<File>, FilesError> {
     if !chose {
         return Ok(Vec::new());
     }
-    let list = input.files();
-    let mut files = Vec::new();
-    if let Some(list) = list {
-        for i in 0..list.length() {
-            if let Some(f) = list.get(i) {
-                files.push(f);
-            }
-        }
-    }
-    Ok(files)
+    Ok(input
+        .files()
+        .map(|list| list_files(&list))
+        .unwrap_or_default())
 }
 
 /// Grants files the app already has (dropped or attached), as copies,

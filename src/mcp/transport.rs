@@ -1,8 +1,8 @@
-//! The browser's side of core's `HttpTransport`: `fetch`, with the response
-//! body read from its `ReadableStream` chunk by chunk (so SSE arrives as it
-//! is sent), an `AbortController` that aborts the request when the body
-//! stream is dropped (how a 2026-07-28 request is cancelled), and
-//! `setTimeout` for waiting.
+//! The browser's side of core's `HttpTransport`: the app's one streaming
+//! fetch (`src/fetch.rs`, so SSE arrives as it is sent), an
+//! `AbortController` that aborts the request when the body stream is
+//! dropped (how a 2026-07-28 request is cancelled), and `setTimeout` for
+//! waiting.
 //!
 //! Requests to `hearth serve` (a stdio server, or the CORS relay) carry the
 //! key from the launch link; the proxy's own JSON errors are told apart
@@ -16,15 +16,12 @@ use hearth_core::api::error::ApiErrorBody;
 use hearth_core::mcp::hosted::{RELAY_UPSTREAM, RELAY_UPSTREAM_HEADER};
 use hearth_core::mcp::transport::BodyStream;
 use hearth_core::mcp::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use js_sys::{Reflect, Uint8Array};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, RequestCache, RequestCredentials,
-    RequestInit, RequestMode, RequestRedirect, Response,
-};
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+use web_sys::{AbortController, RequestCredentials, RequestRedirect};
 
 use super::proxy::HearthProxy;
+use crate::fetch::{self, BodyReader, SendError};
 
 /// Proxy error bodies are read up to this size.
 const MAX_PROXY_ERROR: usize = 64 * 1024;
@@ -84,53 +81,25 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The chunks of `reader`; dropping the stream aborts through `controller`.
-pub fn body_stream(
-    reader: Option<ReadableStreamDefaultReader>,
-    controller: AbortController,
-) -> BodyStream {
-    let state = (reader, AbortOnDrop(controller));
-    futures::stream::unfold(state, |(reader, guard)| async move {
-        let r = reader.as_ref()?;
-        let step = match JsFuture::from(r.read()).await {
-            Ok(step) => step,
+/// The chunks of `body` (none without one); dropping the stream aborts
+/// through `controller`.
+pub fn body_stream(body: Option<BodyReader>, controller: AbortController) -> BodyStream {
+    let state = (body, AbortOnDrop(controller));
+    futures::stream::unfold(state, |(body, guard)| async move {
+        let mut body = body?;
+        match body.next_chunk().await {
+            Ok(Some(bytes)) => Some((Ok(bytes), (Some(body), guard))),
+            Ok(None) => None,
             Err(e) => {
                 let message = Reflect::get(&e, &"message".into())
                     .ok()
                     .and_then(|m| m.as_string())
                     .unwrap_or_else(|| format!("{e:?}"));
-                return Some((Err(TransportError::Interrupted(message)), (None, guard)));
+                Some((Err(TransportError::Interrupted(message)), (None, guard)))
             }
-        };
-        let done = Reflect::get(&step, &"done".into())
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
-            return None;
         }
-        let value = Reflect::get(&step, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-        let bytes = value
-            .dyn_into::<Uint8Array>()
-            .map(|a| a.to_vec())
-            .unwrap_or_default();
-        Some((Ok(bytes), (reader, guard)))
     })
     .boxed_local()
-}
-
-/// Every header of `headers`, as sent.
-pub fn header_pairs(headers: &Headers) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    if let Ok(Some(iter)) = js_sys::try_iter(headers) {
-        for entry in iter.flatten() {
-            let pair: js_sys::Array = entry.unchecked_into();
-            if let (Some(n), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-                out.push((n, v));
-            }
-        }
-    }
-    out
 }
 
 async fn fetch_once(
@@ -139,41 +108,33 @@ async fn fetch_once(
     through_hearth: bool,
 ) -> Result<HttpResponse, TransportError> {
     let other = |e: JsValue| TransportError::Other(format!("{e:?}"));
-    let init = RequestInit::new();
-    init.set_method(request.method.as_str());
-    let headers = Headers::new().map_err(other)?;
-    for (name, value) in &request.headers {
-        headers.append(name, value).map_err(|_| {
-            TransportError::Other(format!("the header {name} cannot be sent from a browser"))
-        })?;
-    }
-    if let Some((name, value)) = token {
-        headers.set(name, value).map_err(other)?;
-    }
-    init.set_headers(&headers);
-    if let Some(body) = &request.body {
-        init.set_body(&Uint8Array::from(body.as_slice()));
-    }
     let controller = AbortController::new().map_err(other)?;
-    init.set_signal(Some(&controller.signal()));
-    init.set_mode(RequestMode::Cors);
-    init.set_credentials(RequestCredentials::Omit);
-    init.set_cache(RequestCache::NoStore);
-    init.set_redirect(RequestRedirect::Follow);
-    let window = web_sys::window().ok_or_else(|| TransportError::Other("no window".into()))?;
-    let answer = JsFuture::from(window.fetch_with_str_and_init(&request.url, &init))
-        .await
-        .map_err(|e| fetch_failure(&e, through_hearth))?;
-    let response: Response = answer.dyn_into().map_err(other)?;
-    let reader = response.body().and_then(|b| {
-        b.get_reader()
-            .dyn_into::<ReadableStreamDefaultReader>()
-            .ok()
-    });
+    let signal = controller.signal();
+    let options = fetch::Options {
+        signal: Some(&signal),
+        extra_header: token,
+        credentials: Some(RequestCredentials::Omit),
+        redirect: Some(RequestRedirect::Follow),
+        ..fetch::Options::default()
+    };
+    let response = match fetch::send(request, &options).await {
+        Ok(response) => response,
+        Err(SendError::Header(name)) => {
+            return Err(TransportError::Other(format!(
+                "the header {name} cannot be sent from a browser"
+            )));
+        }
+        Err(SendError::Setup(e)) => {
+            return Err(TransportError::Other(
+                e.as_string().unwrap_or_else(|| format!("{e:?}")),
+            ));
+        }
+        Err(SendError::Browser(e)) => return Err(fetch_failure(&e, through_hearth)),
+    };
     Ok(HttpResponse {
         status: response.status(),
-        headers: header_pairs(&response.headers()),
-        body: body_stream(reader, controller),
+        headers: fetch::header_pairs(&response.headers()),
+        body: body_stream(BodyReader::new(&response), controller),
     })
 }
 

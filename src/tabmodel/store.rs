@@ -11,7 +11,7 @@
 
 use hearth_core::assistant::gguf::{self, GgufError, HeaderReadError};
 use hearth_core::assistant::providers::in_tab::{NoSpace, StoredModel, space_check};
-use js_sys::{Reflect, Uint8Array};
+use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -19,6 +19,7 @@ use web_sys::{
     FileSystemGetFileOptions, FileSystemWritableFileStream,
 };
 
+use crate::files::fs::{blob_bytes, entries, file_of};
 use crate::files::{js_error_name, js_message};
 
 /// The folder of the private file system that holds the models.
@@ -85,42 +86,12 @@ async fn file_handle(
     }
 }
 
-async fn get_file(handle: &FileSystemFileHandle) -> Result<File, JsValue> {
-    JsFuture::from(handle.get_file())
-        .await
-        .map(JsCast::unchecked_into)
-}
-
 async fn remove(dir: &FileSystemDirectoryHandle, name: &str) -> Result<(), JsValue> {
     match JsFuture::from(dir.remove_entry(name)).await {
         Ok(_) => Ok(()),
         Err(e) if js_error_name(&e) == "NotFoundError" => Ok(()),
         Err(e) => Err(e),
     }
-}
-
-async fn blob_bytes(blob: &Blob) -> Result<Vec<u8>, JsValue> {
-    let buffer = JsFuture::from(blob.array_buffer()).await?;
-    Ok(Uint8Array::new(&buffer).to_vec())
-}
-
-/// The names of every entry in the models folder.
-async fn entries(dir: &FileSystemDirectoryHandle) -> Result<Vec<String>, JsValue> {
-    let iter = dir.keys();
-    let mut out = Vec::new();
-    loop {
-        let step = JsFuture::from(iter.next()?).await?;
-        if Reflect::get(&step, &"done".into())?
-            .as_bool()
-            .unwrap_or(true)
-        {
-            break;
-        }
-        if let Some(name) = Reflect::get(&step, &"value".into())?.as_string() {
-            out.push(name);
-        }
-    }
-    Ok(out)
 }
 
 /// The stored models, oldest first. With `clean_up`, files without a
@@ -130,9 +101,12 @@ pub async fn list(clean_up: bool, writing: &[String]) -> Result<Vec<StoredModel>
     let Some(dir) = dir(false).await? else {
         return Ok(Vec::new());
     };
-    let names = entries(&dir)
+    let names: Vec<String> = entries(&dir)
         .await
-        .map_err(|e| StoreError::Read(js_message(&e)))?;
+        .map_err(|e| StoreError::Read(js_message(&e)))?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
     let mut models = Vec::new();
     for name in &names {
         let Some(id) = name.strip_suffix(".json") else {
@@ -140,7 +114,7 @@ pub async fn list(clean_up: bool, writing: &[String]) -> Result<Vec<StoredModel>
         };
         let record = async {
             let handle = file_handle(&dir, name, false).await.ok()??;
-            let text = JsFuture::from(get_file(&handle).await.ok()?.text())
+            let text = JsFuture::from(file_of(&handle).await.ok()?.text())
                 .await
                 .ok()?
                 .as_string()?;
@@ -148,7 +122,7 @@ pub async fn list(clean_up: bool, writing: &[String]) -> Result<Vec<StoredModel>
             let gguf = file_handle(&dir, &format!("{id}.gguf"), false)
                 .await
                 .ok()??;
-            let size = get_file(&gguf).await.ok()?.size() as u64;
+            let size = file_of(&gguf).await.ok()?.size() as u64;
             (model.id == id && size == model.size).then_some(model)
         }
         .await;

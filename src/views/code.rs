@@ -92,11 +92,7 @@ pub struct ArtifactFile {
 }
 
 fn blob_url(bytes: &[u8], mime: &str) -> Option<String> {
-    let array = js_sys::Uint8Array::from(bytes);
-    let parts = js_sys::Array::of1(&array);
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
-    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options).ok()?;
+    let blob = crate::platform::blob(bytes, mime).ok()?;
     web_sys::Url::create_object_url_with_blob(&blob).ok()
 }
 

@@ -9,55 +9,25 @@ use hearth_core::assistant::providers::in_tab::{
     DEFAULT_MAX_TOKENS, SUGGESTIONS, StoredModel, Suggestion, context_to_load, group,
 };
 use hearth_core::util::display::bytes;
-use js_sys::{Array, Object, Reflect};
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{File, FileSystemFileHandle, OpenFilePickerOptions};
+use web_sys::File;
 
 use crate::assistant::use_assistant;
 use crate::tabmodel::{Adding, Runtime};
 use crate::views::confirm::ConfirmDialog;
 
-/// Whether this browser has the File System Access file picker.
-fn has_picker() -> bool {
-    web_sys::window()
-        .map(|w| Reflect::has(&w, &"showOpenFilePicker".into()).unwrap_or(false))
-        .unwrap_or(false)
-}
-
 /// A GGUF file from the File System Access picker; `None` when the person
 /// cancelled.
 async fn pick_with_picker() -> Result<Option<File>, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let options = OpenFilePickerOptions::new();
-    let accept = Object::new();
-    let _ = Reflect::set(
-        &accept,
-        &"application/octet-stream".into(),
-        &Array::of1(&".gguf".into()),
-    );
-    let kind = Object::new();
-    let _ = Reflect::set(&kind, &"description".into(), &"GGUF model".into());
-    let _ = Reflect::set(&kind, &"accept".into(), &accept);
-    let _ = Reflect::set(&options, &"types".into(), &Array::of1(&kind));
-    let promise = window
-        .show_open_file_picker_with_options(&options)
-        .map_err(|e| format!("{e:?}"))?;
-    let handles = match JsFuture::from(promise).await {
-        Ok(h) => Array::from(&h),
-        Err(e) if crate::files::js_error_name(&e) == "AbortError" => return Ok(None),
-        Err(e) => return Err(crate::files::js_message(&e)),
+    let gguf = crate::files::picker::Accept {
+        description: "GGUF model",
+        mime: "application/octet-stream",
+        extension: ".gguf",
     };
-    let Some(handle) = handles.iter().next() else {
-        return Ok(None);
-    };
-    let handle: FileSystemFileHandle = handle.unchecked_into();
-    JsFuture::from(handle.get_file())
+    crate::files::picker::open_file(Some(&gguf))
         .await
-        .map(|f| Some(f.unchecked_into()))
         .map_err(|e| crate::files::js_message(&e))
 }
 
@@ -144,7 +114,7 @@ pub fn TabModelPanel(
     let pick = {
         let add_file = add_file.clone();
         move || {
-            if has_picker() {
+            if crate::files::picker::has_file_picker() {
                 let add_file = add_file.clone();
                 spawn_local(async move {
                     match pick_with_picker().await {

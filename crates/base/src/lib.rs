@@ -1,6 +1,7 @@
 //! hearth-base: the vocabulary every layer of Hearth shares: the
 //! platform's clock ([`TimeSource`]), the incremental SSE parser ([`sse`])
-//! that model providers and MCP both stream through, the id a skill is
+//! that model providers and MCP both stream through, the one HTTP request
+//! type they both ask the platform to send ([`http`]), the id a skill is
 //! called by ([`skill_id`]), the JSON Schema subset skills declare their
 //! inputs and outputs in ([`schema`]), which addresses are not the
 //! public internet ([`address`]) and how text is escaped for HTML
@@ -9,6 +10,7 @@
 
 pub mod address;
 pub mod html;
+pub mod http;
 pub mod schema;
 pub mod skill_id;
 pub mod sse;

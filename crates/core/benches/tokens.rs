@@ -31,7 +31,7 @@ use tiktoken_rs::CoreBPE;
 fn opening_text(kind: &str, request: &ChatRequest) -> String {
     let provider = Provider::new(ProviderConfig::from_preset(preset(kind).unwrap(), "k", "m"));
     let body: Value =
-        serde_json::from_str(provider.chat_request(request).body.as_deref().unwrap()).unwrap();
+        serde_json::from_slice(provider.chat_request(request).body.as_deref().unwrap()).unwrap();
     let tools = body.get("tools").map(Value::to_string).unwrap_or_default();
     format!("{}\n{}", request.system, tools)
 }

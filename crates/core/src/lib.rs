@@ -21,6 +21,7 @@ pub mod ui;
 pub mod util;
 
 pub use hearth_base::address;
+pub use hearth_base::http;
 pub use hearth_base::schema;
 pub use hearth_base::sse;
 

@@ -132,7 +132,7 @@ fn each_accepted_call_gets_one_minted_id_and_the_model_gets_its_own_back() {
         "m",
     ));
     let body: Value =
-        serde_json::from_str(openai.chat_request(&request).body.as_deref().unwrap()).unwrap();
+        serde_json::from_slice(openai.chat_request(&request).body.as_deref().unwrap()).unwrap();
     let messages = body["messages"].as_array().unwrap();
     let asked: Vec<&str> = messages
         .iter()
@@ -151,7 +151,7 @@ fn each_accepted_call_gets_one_minted_id_and_the_model_gets_its_own_back() {
         "m",
     ));
     let body: Value =
-        serde_json::from_str(anthropic.chat_request(&request).body.as_deref().unwrap()).unwrap();
+        serde_json::from_slice(anthropic.chat_request(&request).body.as_deref().unwrap()).unwrap();
     let blocks: Vec<&Value> = body["messages"]
         .as_array()
         .unwrap()

@@ -147,7 +147,7 @@ fn the_loop_hands_out_a_recorded_call_like_any_providers() {
         })
         .unwrap();
     assert_eq!(http.url, IN_TAB_URL);
-    let body: Value = serde_json::from_str(http.body.as_deref().unwrap()).unwrap();
+    let body: Value = serde_json::from_slice(http.body.as_deref().unwrap()).unwrap();
     assert_eq!(body["tools"][0]["function"]["name"], "discover_skills");
     agent.handle(
         Event::ResponseStarted {
@@ -191,7 +191,7 @@ fn the_loop_hands_out_a_recorded_call_like_any_providers() {
             _ => None,
         })
         .unwrap();
-    let body: Value = serde_json::from_str(http.body.as_deref().unwrap()).unwrap();
+    let body: Value = serde_json::from_slice(http.body.as_deref().unwrap()).unwrap();
     let messages = body["messages"].as_array().unwrap();
     let tool = messages.last().unwrap();
     assert_eq!(tool["role"], "tool");

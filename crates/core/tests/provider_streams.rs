@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use hearth_core::assistant::providers::{
-    AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, Method, Protocol, Provider,
-    ProviderConfig, ProviderError, ProviderKind, Retry, StreamEvent, ToolSpec, Usage, WireMessage,
-    WireToolCall, WireToolResult, preset,
+    AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpMethod, Protocol,
+    Provider, ProviderConfig, ProviderError, ProviderKind, Retry, StreamEvent, ToolSpec, Usage,
+    WireMessage, WireToolCall, WireToolResult, preset,
 };
 use serde_json::{Value, json};
 
@@ -397,7 +397,7 @@ fn sample_request() -> ChatRequest {
 
 fn body(provider: &Provider) -> Value {
     let r = provider.chat_request(&sample_request());
-    serde_json::from_str(r.body.as_deref().unwrap()).unwrap()
+    serde_json::from_slice(r.body.as_deref().unwrap()).unwrap()
 }
 
 #[test]
@@ -405,10 +405,13 @@ fn openai_request_shape() {
     let r = openai().chat_request(&sample_request());
     assert_eq!(
         (r.method, r.url.as_str()),
-        (Method::Post, "https://api.openai.com/v1/chat/completions")
+        (
+            HttpMethod::Post,
+            "https://api.openai.com/v1/chat/completions"
+        )
     );
-    assert_eq!(r.header("authorization"), Some("Bearer sk-test"));
-    assert_eq!(r.header("accept"), Some("text/event-stream"));
+    assert_eq!(r.header_value("authorization"), Some("Bearer sk-test"));
+    assert_eq!(r.header_value("accept"), Some("text/event-stream"));
     assert_eq!(
         body(&openai()),
         json!({
@@ -433,7 +436,7 @@ fn openai_request_shape() {
     // Local servers without a key get no Authorization header at all.
     let local = ollama().chat_request(&sample_request());
     assert_eq!(local.url, "http://localhost:11434/v1/chat/completions");
-    assert_eq!(local.header("authorization"), None);
+    assert_eq!(local.header_value("authorization"), None);
 }
 
 #[test]
@@ -442,10 +445,10 @@ fn anthropic_request_shape() {
     assert_eq!(r.url, "https://api.anthropic.com/v1/messages");
     assert_eq!(
         (
-            r.header("x-api-key"),
-            r.header("anthropic-version"),
-            r.header("anthropic-dangerous-direct-browser-access"),
-            r.header("authorization"),
+            r.header_value("x-api-key"),
+            r.header_value("anthropic-version"),
+            r.header_value("anthropic-dangerous-direct-browser-access"),
+            r.header_value("authorization"),
         ),
         (Some("sk-ant-test"), Some("2023-06-01"), Some("true"), None)
     );
@@ -516,7 +519,7 @@ fn model_lists() {
         next.url,
         "https://api.anthropic.com/v1/models?limit=1000&after_id=claude-sonnet-4-5-20250929"
     );
-    assert_eq!(next.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(next.header_value("x-api-key"), Some("sk-ant-test"));
     assert_eq!(
         openai().models_request(None).url,
         "https://api.openai.com/v1/models"

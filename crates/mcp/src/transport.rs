@@ -11,57 +11,8 @@ use futures::StreamExt;
 use futures::future::LocalBoxFuture;
 use futures::stream::LocalBoxStream;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HttpMethod {
-    Get,
-    Post,
-    Delete,
-}
-
-impl HttpMethod {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HttpMethod::Get => "GET",
-            HttpMethod::Post => "POST",
-            HttpMethod::Delete => "DELETE",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HttpRequest {
-    pub method: HttpMethod,
-    pub url: String,
-    /// Header names as sent; comparisons elsewhere ignore case.
-    pub headers: Vec<(String, String)>,
-    pub body: Option<Vec<u8>>,
-}
-
-impl HttpRequest {
-    pub fn new(method: HttpMethod, url: impl Into<String>) -> Self {
-        Self {
-            method,
-            url: url.into(),
-            headers: Vec::new(),
-            body: None,
-        }
-    }
-
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
-        self.body = Some(body.into());
-        self
-    }
-
-    /// The first value of a header, by case-insensitive name.
-    pub fn header_value(&self, name: &str) -> Option<&str> {
-        find_header(&self.headers, name)
-    }
-}
+/// The request is hearth-base's, the one type model providers send too.
+pub use hearth_base::http::{HttpMethod, HttpRequest};
 
 /// A chunked response body. Dropping it aborts the request.
 pub type BodyStream = LocalBoxStream<'static, Result<Vec<u8>, TransportError>>;

@@ -11,7 +11,7 @@ use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, MessageStatus, TurnOutcome,
 };
 use hearth_core::assistant::providers::{
-    AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpRequest, Method,
+    AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpMethod, HttpRequest,
     Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
 };
 use hearth_core::discovery;
@@ -51,8 +51,9 @@ struct Response {
 
 async fn send(client: &reqwest::Client, http: &HttpRequest) -> Result<Response, reqwest::Error> {
     let method = match http.method {
-        Method::Get => reqwest::Method::GET,
-        Method::Post => reqwest::Method::POST,
+        HttpMethod::Get => reqwest::Method::GET,
+        HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Delete => reqwest::Method::DELETE,
     };
     let mut rb = client.request(method, &http.url);
     for (k, v) in &http.headers {

@@ -48,7 +48,7 @@ use hearth_core::assistant::agent::{
     TurnOutcome,
 };
 use hearth_core::assistant::providers::{
-    ChatRequest, FinishReason, HttpRequest, Method, Protocol, Provider, ProviderConfig,
+    ChatRequest, FinishReason, HttpMethod, HttpRequest, Protocol, Provider, ProviderConfig,
     ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
 };
 use hearth_core::discovery;
@@ -131,10 +131,10 @@ impl Protocol for Scripted {
     fn chat_request(&self, request: &ChatRequest) -> HttpRequest {
         self.log.borrow_mut().push(request.clone());
         HttpRequest {
-            method: Method::Post,
+            method: HttpMethod::Post,
             url: "http://scripted.test/chat".into(),
             headers: vec![],
-            body: Some(serde_json::to_string(request).unwrap()),
+            body: Some(serde_json::to_vec(request).unwrap()),
         }
     }
 
@@ -325,7 +325,8 @@ pub fn assert_valid_history(messages: &[WireMessage]) {
             tools: vec![],
         };
         let body: Value =
-            serde_json::from_str(provider.chat_request(&request).body.as_deref().unwrap()).unwrap();
+            serde_json::from_slice(provider.chat_request(&request).body.as_deref().unwrap())
+                .unwrap();
         if p == "anthropic" {
             let roles: Vec<&str> = body["messages"]
                 .as_array()
@@ -819,7 +820,7 @@ impl Player {
 /// The tool names a real protocol's request body offers (OpenAI-compatible
 /// `tools[].function.name`, Anthropic `tools[].name`).
 fn body_tools(http: &HttpRequest) -> Vec<String> {
-    let body: Value = serde_json::from_str(http.body.as_deref().unwrap()).unwrap();
+    let body: Value = serde_json::from_slice(http.body.as_deref().unwrap()).unwrap();
     body["tools"]
         .as_array()
         .into_iter()

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::error::{self, ErrorBody};
 use super::{
-    ChatRequest, DEFAULT_MAX_TOKENS, FinishReason, HttpRequest, Method, ModelInfo, ModelList,
+    ChatRequest, DEFAULT_MAX_TOKENS, FinishReason, HttpMethod, HttpRequest, ModelInfo, ModelList,
     ProviderConfig, ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, join,
 };
 use hearth_base::sse::{SseEvent, SseParser};
@@ -172,10 +172,10 @@ pub(super) fn chat_request(config: &ProviderConfig, request: &ChatRequest) -> Ht
     h.push(("content-type".to_string(), "application/json".to_string()));
     h.push(("accept".to_string(), "text/event-stream".to_string()));
     HttpRequest {
-        method: Method::Post,
+        method: HttpMethod::Post,
         url: url(config, "/messages"),
         headers: h,
-        body: Some(chat_body(config, request).to_string()),
+        body: Some(chat_body(config, request).to_string().into_bytes()),
     }
 }
 
@@ -190,7 +190,7 @@ pub(super) fn models_request(config: &ProviderConfig, page: Option<&str>) -> Htt
         u.push_str(&safe);
     }
     HttpRequest {
-        method: Method::Get,
+        method: HttpMethod::Get,
         url: u,
         headers: headers(config),
         body: None,

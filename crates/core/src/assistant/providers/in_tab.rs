@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use super::error::{ErrorBody, ErrorContext, ErrorKind, ProviderError, Retry};
 use super::openai::{OpenAiDecoder, chat_body};
 use super::{
-    ChatRequest, HttpRequest, Method, ModelLimits, ProviderConfig, Speed, StreamDecoder,
+    ChatRequest, HttpMethod, HttpRequest, ModelLimits, ProviderConfig, Speed, StreamDecoder,
     StreamEvent, Usage,
 };
 use crate::assistant::gguf::GgufInfo;
@@ -241,10 +241,10 @@ pub(super) fn chat_request(config: &ProviderConfig, request: &ChatRequest) -> Ht
         map.remove("stream_options");
     }
     HttpRequest {
-        method: Method::Post,
+        method: HttpMethod::Post,
         url: IN_TAB_URL.to_string(),
         headers: Vec::new(),
-        body: Some(body.to_string()),
+        body: Some(body.to_string().into_bytes()),
     }
 }
 
@@ -465,7 +465,7 @@ mod tests {
         let http = provider().chat_request(&request);
         assert_eq!(http.url, IN_TAB_URL);
         assert!(http.headers.is_empty());
-        let body: Value = serde_json::from_str(http.body.as_deref().unwrap()).unwrap();
+        let body: Value = serde_json::from_slice(http.body.as_deref().unwrap()).unwrap();
         assert_eq!(
             body,
             json!({

@@ -37,59 +37,9 @@ pub enum ProviderKind {
     InTab,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Method {
-    Get,
-    Post,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-        }
-    }
-}
-
-/// A request for the app to send with `fetch`.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HttpRequest {
-    pub method: Method,
-    pub url: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Option<String>,
-}
-
-impl HttpRequest {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Secrets never reach a log through `{:?}`.
-impl fmt::Debug for HttpRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let headers: Vec<(&str, &str)> = self
-            .headers
-            .iter()
-            .map(|(k, v)| {
-                let secret =
-                    k.eq_ignore_ascii_case("authorization") || k.eq_ignore_ascii_case("x-api-key");
-                (k.as_str(), if secret { "<redacted>" } else { v.as_str() })
-            })
-            .collect();
-        f.debug_struct("HttpRequest")
-            .field("method", &self.method)
-            .field("url", &self.url)
-            .field("headers", &headers)
-            .field("body", &self.body.as_ref().map(|b| b.len()))
-            .finish()
-    }
-}
+/// The request a provider asks the app to send with `fetch`: hearth-base's,
+/// the one type the MCP client sends too.
+pub use hearth_base::http::{HttpMethod, HttpRequest};
 
 /// A provider Hearth knows how to set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -821,7 +771,7 @@ mod tests {
         assert!(!shown.contains("sk-secret-123"), "{shown}");
         let request = Provider::new(config).chat_request(&ChatRequest::default());
         assert_eq!(
-            request.header("authorization"),
+            request.header_value("authorization"),
             Some("Bearer sk-secret-123")
         );
         let shown = format!("{request:?}");

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::error::{self, ErrorBody};
 use super::{
-    ChatRequest, FinishReason, HttpRequest, Method, ModelInfo, ModelList, ProviderConfig,
+    ChatRequest, FinishReason, HttpMethod, HttpRequest, ModelInfo, ModelList, ProviderConfig,
     ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, join,
 };
 use hearth_base::sse::{SseEvent, SseParser};
@@ -107,10 +107,10 @@ fn headers(config: &ProviderConfig, accept: &str) -> Vec<(String, String)> {
 
 pub(super) fn chat_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
     HttpRequest {
-        method: Method::Post,
+        method: HttpMethod::Post,
         url: join(&config.base_url, "/chat/completions"),
         headers: headers(config, "text/event-stream"),
-        body: Some(chat_body(config, request).to_string()),
+        body: Some(chat_body(config, request).to_string().into_bytes()),
     }
 }
 
@@ -118,7 +118,7 @@ pub(super) fn models_request(config: &ProviderConfig) -> HttpRequest {
     let mut h = headers(config, "application/json");
     h.retain(|(k, _)| k != "content-type");
     HttpRequest {
-        method: Method::Get,
+        method: HttpMethod::Get,
         url: join(&config.base_url, "/models"),
         headers: h,
         body: None,
