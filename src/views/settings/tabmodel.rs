@@ -18,8 +18,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{File, FileSystemFileHandle, OpenFilePickerOptions};
 
 use crate::assistant::use_assistant;
+use crate::shared::confirm::ConfirmDialog;
 use crate::tabmodel::{Adding, Runtime};
-use crate::views::confirm::ConfirmDialog;
 
 /// Whether this browser has the File System Access file picker.
 fn has_picker() -> bool {

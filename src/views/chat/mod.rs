@@ -4,6 +4,12 @@
 //! composer is a command bar: `/id text`, `/id {json}`, and free text
 //! that finds skills to run through a form.
 
+pub mod attachments;
+pub mod conversations;
+pub mod reply;
+pub mod resources;
+pub mod skill_form;
+
 use hearth_core::assistant::agent::{Conversation, Message, MessageStatus, Role, ToolCallRecord};
 use hearth_core::discovery::{Discovery, IndexedSkill, discover};
 use hearth_core::skill::activity::ActivityRecord;
@@ -22,13 +28,13 @@ use crate::icons::Icon;
 use crate::mcp::apps::McpAppSlot;
 use crate::mcp::use_mcp;
 use crate::runtime::{Runtime, use_runtime};
-use crate::views::approval::InlineApprovals;
-use crate::views::attach::{AttachButton, AttachmentList, Attachments, use_attachments};
-use crate::views::card::{CopyButton, ResultCard, ToolCallCard};
-use crate::views::conversations::ConversationList;
-use crate::views::mcp_composer::{AttachmentChips, ResourcePicker};
-use crate::views::reply::ReplyText;
-use crate::views::skill_form::SkillFormDialog;
+use crate::shared::approval::InlineApprovals;
+use crate::views::cards::{CopyButton, ResultCard, ToolCallCard};
+use crate::views::chat::attachments::{AttachButton, AttachmentList, Attachments, use_attachments};
+use crate::views::chat::conversations::ConversationList;
+use crate::views::chat::reply::ReplyText;
+use crate::views::chat::resources::{AttachmentChips, ResourcePicker};
+use crate::views::chat::skill_form::SkillFormDialog;
 
 const EXAMPLES: [&str; 3] = [
     "/calc 15% of 847",
@@ -157,7 +163,7 @@ pub fn ChatView() -> impl IntoView {
                             pinned.set(gap < 80.0);
                         }
                     }
-                    on:click=copy_code
+                    on:click=crate::shared::markdown::copy_code
                 >
                     <SaveError/>
                     <Show when=move || ready() && items.with(Vec::is_empty)>
@@ -171,7 +177,7 @@ pub fn ChatView() -> impl IntoView {
                     <InlineApprovals conversation_id=conv_id/>
                     <TurnStatus conversation=conversation/>
                 </div>
-                <crate::views::code::PythonStatus/>
+                <crate::shared::python::PythonStatus/>
                 <Composer conversation=conversation has_model=has_model example=example/>
                 <DeletedToast/>
             </section>
@@ -188,40 +194,6 @@ pub fn focus_composer() {
     {
         let _ = el.focus();
     }
-}
-
-/// The copy buttons hearth-markdown puts on code blocks, answered by one
-/// handler on whatever holds the rendered Markdown.
-pub fn copy_code(ev: leptos::ev::MouseEvent) {
-    let Some(target) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-    else {
-        return;
-    };
-    let Some(button) = target.closest(".copy-code").ok().flatten() else {
-        return;
-    };
-    let code = button
-        .closest(".code-block")
-        .ok()
-        .flatten()
-        .and_then(|b| b.query_selector("code").ok().flatten())
-        .and_then(|c| c.text_content())
-        .unwrap_or_default();
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let promise = window.navigator().clipboard().write_text(&code);
-    spawn_local(async move {
-        let label = match wasm_bindgen_futures::JsFuture::from(promise).await {
-            Ok(_) => "Copied",
-            Err(_) => "Copy failed",
-        };
-        button.set_text_content(Some(label));
-        gloo_timers::future::TimeoutFuture::new(1_500).await;
-        button.set_text_content(Some("Copy"));
-    });
 }
 
 #[component]

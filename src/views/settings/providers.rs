@@ -1,6 +1,6 @@
 //! Settings for the assistant: the model provider (preset, base URL, API
 //! key, a model picked from the server's list, "Test connection"; or "In
-//! this tab" with its stored models, `views::tabmodel`) and how the
+//! this tab" with its stored models, `views::settings::tabmodel`) and how the
 //! assistant behaves (step limit, always-loaded skills).
 //!
 //! The API key is stored in this browser's IndexedDB and sent only to the
@@ -278,7 +278,7 @@ pub fn ProviderPanel() -> impl IntoView {
                     </select>
                 </label>
                 <Show when=in_tab>
-                    <crate::views::tabmodel::TabModelPanel selected=tab_model max_tokens=tab_max_tokens context=tab_context/>
+                    <crate::views::settings::tabmodel::TabModelPanel selected=tab_model max_tokens=tab_max_tokens context=tab_context/>
                 </Show>
                 <Show when=move || !in_tab()>
                 <label class="field">
