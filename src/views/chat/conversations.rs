@@ -142,11 +142,7 @@ pub fn ConversationList() -> impl IntoView {
     let exporting: RwSignal<Option<String>> = RwSignal::new(None);
     let exported: RwSignal<Option<String>> = RwSignal::new(None);
     let queue = rt.approver().queue;
-    let (list, running, current) = (
-        assistant.conversations,
-        assistant.running,
-        assistant.current,
-    );
+    let (list, running) = (assistant.conversations, assistant.running);
     let rows = Memo::new(move |_| {
         let q = query.get();
         let running = running.get();
@@ -214,177 +210,8 @@ pub fn ConversationList() -> impl IntoView {
                 <For
                     each=move || rows.get()
                     key=|r| (r.id.clone(), r.title.clone(), r.detail.clone(), r.running, r.asking)
-                    children=move |r| {
-                        let a = assistant.clone();
-                        let id = r.id.clone();
-                        let selected = {
-                            let id = id.clone();
-                            move || current.get().as_deref() == Some(id.as_str())
-                        };
-                        let is_renaming = {
-                            let id = id.clone();
-                            move || renaming.get().as_deref() == Some(id.as_str())
-                        };
-                        let (open_id, del_id, ren_id, key_id, save_id) =
-                            (id.clone(), id.clone(), id.clone(), id.clone(), id.clone());
-                        let (a_open, a_del, a_key, a_save) = (a.clone(), a.clone(), a.clone(), a.clone());
-                        let a_export = a.clone();
-                        let menu_id = id.clone();
-                        let menu_open = {
-                            let id = id.clone();
-                            move || exporting.get().as_deref() == Some(id.as_str())
-                        };
-                        let title = r.title.clone();
-                        let title_for_input = r.title.clone();
-                        let save = move |value: String| {
-                            match a_save.rename(&save_id, &value) {
-                                Ok(()) => {
-                                    rename_error.set(None);
-                                    renaming.set(None);
-                                }
-                                Err(e) => rename_error.set(Some(e.to_string())),
-                            }
-                        };
-                        view! {
-                            <li class="conversation" class:selected=selected.clone() data-id=id.clone()>
-                                <Show
-                                    when=is_renaming
-                                    fallback={
-                                        let title = title.clone();
-                                        let detail = r.detail.clone();
-                                        let open_id = open_id.clone();
-                                        let a_open = a_open.clone();
-                                        let selected = selected.clone();
-                                        let key_id = key_id.clone();
-                                        let a_key = a_key.clone();
-                                        let ren_id = ren_id.clone();
-                                        move || {
-                                            let open_id = open_id.clone();
-                                            let a_open = a_open.clone();
-                                            let key_id = key_id.clone();
-                                            let a_key = a_key.clone();
-                                            let ren_id = ren_id.clone();
-                                            view! {
-                                                <button
-                                                    class="conversation-open"
-                                                    aria-current=selected().then_some("true")
-                                                    on:click=move |_| a_open.open(&open_id)
-                                                    on:keydown=move |ev: KeyboardEvent| match ev.key().as_str() {
-                                                        "ArrowDown" => { ev.prevent_default(); focus_row(1); }
-                                                        "ArrowUp" => { ev.prevent_default(); focus_row(-1); }
-                                                        "F2" => { ev.prevent_default(); renaming.set(Some(ren_id.clone())); }
-                                                        "Delete" => { ev.prevent_default(); a_key.delete(&key_id); }
-                                                        _ => {}
-                                                    }
-                                                >
-                                                    <span class="conversation-title" title=title.clone()>{title.clone()}</span>
-                                                    <span class="conversation-detail muted">{detail.clone()}</span>
-                                                    {r.running.then(|| view! { <span class="conversation-badge running">"Replying…"</span> })}
-                                                    {r.asking.then(|| view! { <span class="conversation-badge asking">"Needs approval"</span> })}
-                                                </button>
-                                            }
-                                        }
-                                    }
-                                >
-                                    <RenameInput
-                                        title=title_for_input.clone()
-                                        on_save=Callback::new(save.clone())
-                                        on_cancel=Callback::new(move |_| {
-                                            rename_error.set(None);
-                                            renaming.set(None);
-                                        })
-                                    />
-                                </Show>
-                                <div class="conversation-actions" class:open=menu_open.clone()>
-                                    <button class="icon-button" title="Export" aria-label=format!("Export {}", r.title)
-                                        aria-haspopup="menu"
-                                        aria-expanded={
-                                            let menu_open = menu_open.clone();
-                                            move || menu_open().to_string()
-                                        }
-                                        on:click={
-                                            let id = id.clone();
-                                            move |_| {
-                                                exporting.update(|e| {
-                                                    *e = if e.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
-                                                });
-                                                // The menu's first item takes the keyboard.
-                                                request_animation_frame(|| {
-                                                    if let Some(el) = web_sys::window()
-                                                        .and_then(|w| w.document())
-                                                        .and_then(|d| d.query_selector(".export-menu [role=menuitem]").ok().flatten())
-                                                        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-                                                    {
-                                                        let _ = el.focus();
-                                                    }
-                                                });
-                                            }
-                                        }>
-                                        <Icon name="download"/>
-                                    </button>
-                                    <button class="icon-button" title="Rename (F2)" aria-label=format!("Rename {}", r.title)
-                                        on:click={
-                                            let id = id.clone();
-                                            move |_| renaming.set(Some(id.clone()))
-                                        }>
-                                        <Icon name="pencil"/>
-                                    </button>
-                                    <button class="icon-button" title="Delete (Del)" aria-label=format!("Delete {}", r.title)
-                                        on:click={
-                                            let id = del_id.clone();
-                                            let a = a_del.clone();
-                                            move |_| a.delete(&id)
-                                        }>
-                                        <Icon name="trash"/>
-                                    </button>
-                                </div>
-                                <Show when=menu_open.clone()>
-                                    {
-                                        let id = menu_id.clone();
-                                        let a = a_export.clone();
-                                        let pick = move |format: Format| {
-                                            exporting.set(None);
-                                            exported.set(Some(match export(&a, &id, format) {
-                                                Ok(name) => format!("Saved {name}."),
-                                                Err(e) => e,
-                                            }));
-                                        };
-                                        let (pick_md, pick_json) = (pick.clone(), pick);
-                                        view! {
-                                            <div class="export-menu" role="menu" aria-label="Export as"
-                                                on:keydown=move |ev: KeyboardEvent| match ev.key().as_str() {
-                                                    "Escape" => {
-                                                        ev.prevent_default();
-                                                        ev.stop_propagation();
-                                                        // Back to the button that opened it.
-                                                        let opener = ev
-                                                            .target()
-                                                            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                                                            .and_then(|t| t.closest("li").ok().flatten())
-                                                            .and_then(|li| li.query_selector("[aria-haspopup=menu]").ok().flatten())
-                                                            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
-                                                        exporting.set(None);
-                                                        if let Some(b) = opener {
-                                                            let _ = b.focus();
-                                                        }
-                                                    }
-                                                    "ArrowDown" | "ArrowRight" => { ev.prevent_default(); if let Some(t) = ev.target() { focus_item(&t, 1); } }
-                                                    "ArrowUp" | "ArrowLeft" => { ev.prevent_default(); if let Some(t) = ev.target() { focus_item(&t, -1); } }
-                                                    _ => {}
-                                                }
-                                            >
-                                                <button role="menuitem" on:click=move |_| pick_md(Format::Markdown)>
-                                                    "Markdown (.md)"
-                                                </button>
-                                                <button role="menuitem" on:click=move |_| pick_json(Format::Json)>
-                                                    "JSON (.json)"
-                                                </button>
-                                            </div>
-                                        }
-                                    }
-                                </Show>
-                            </li>
-                        }
+                    children=move |r| view! {
+                        <ConversationRow row=r renaming=renaming rename_error=rename_error exporting=exporting exported=exported/>
                     }
                 />
             </ul>
@@ -400,6 +227,189 @@ pub fn ConversationList() -> impl IntoView {
 
 /// The title being renamed: focused and selected on open; Enter or
 /// leaving the field saves, Esc cancels.
+/// One conversation in the list: open it, rename it (F2), export it or
+/// delete it (Delete), with arrows moving between rows.
+#[component]
+fn ConversationRow(
+    row: Row,
+    renaming: RwSignal<Option<String>>,
+    rename_error: RwSignal<Option<String>>,
+    exporting: RwSignal<Option<String>>,
+    exported: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let assistant = use_assistant();
+    let current = assistant.current;
+    let r = row;
+    let a = assistant.clone();
+    let id = r.id.clone();
+    let selected = {
+        let id = id.clone();
+        move || current.get().as_deref() == Some(id.as_str())
+    };
+    let is_renaming = {
+        let id = id.clone();
+        move || renaming.get().as_deref() == Some(id.as_str())
+    };
+    let (open_id, del_id, ren_id, key_id, save_id) =
+        (id.clone(), id.clone(), id.clone(), id.clone(), id.clone());
+    let (a_open, a_del, a_key, a_save) = (a.clone(), a.clone(), a.clone(), a.clone());
+    let a_export = a.clone();
+    let menu_id = id.clone();
+    let menu_open = {
+        let id = id.clone();
+        move || exporting.get().as_deref() == Some(id.as_str())
+    };
+    let title = r.title.clone();
+    let title_for_input = r.title.clone();
+    let save = move |value: String| match a_save.rename(&save_id, &value) {
+        Ok(()) => {
+            rename_error.set(None);
+            renaming.set(None);
+        }
+        Err(e) => rename_error.set(Some(e.to_string())),
+    };
+    view! {
+        <li class="conversation" class:selected=selected.clone() data-id=id.clone()>
+            <Show
+                when=is_renaming
+                fallback={
+                    let title = title.clone();
+                    let detail = r.detail.clone();
+                    let open_id = open_id.clone();
+                    let a_open = a_open.clone();
+                    let selected = selected.clone();
+                    let key_id = key_id.clone();
+                    let a_key = a_key.clone();
+                    let ren_id = ren_id.clone();
+                    move || {
+                        let open_id = open_id.clone();
+                        let a_open = a_open.clone();
+                        let key_id = key_id.clone();
+                        let a_key = a_key.clone();
+                        let ren_id = ren_id.clone();
+                        view! {
+                            <button
+                                class="conversation-open"
+                                aria-current=selected().then_some("true")
+                                on:click=move |_| a_open.open(&open_id)
+                                on:keydown=move |ev: KeyboardEvent| match ev.key().as_str() {
+                                    "ArrowDown" => { ev.prevent_default(); focus_row(1); }
+                                    "ArrowUp" => { ev.prevent_default(); focus_row(-1); }
+                                    "F2" => { ev.prevent_default(); renaming.set(Some(ren_id.clone())); }
+                                    "Delete" => { ev.prevent_default(); a_key.delete(&key_id); }
+                                    _ => {}
+                                }
+                            >
+                                <span class="conversation-title" title=title.clone()>{title.clone()}</span>
+                                <span class="conversation-detail muted">{detail.clone()}</span>
+                                {r.running.then(|| view! { <span class="conversation-badge running">"Replying…"</span> })}
+                                {r.asking.then(|| view! { <span class="conversation-badge asking">"Needs approval"</span> })}
+                            </button>
+                        }
+                    }
+                }
+            >
+                <RenameInput
+                    title=title_for_input.clone()
+                    on_save=Callback::new(save.clone())
+                    on_cancel=Callback::new(move |_| {
+                        rename_error.set(None);
+                        renaming.set(None);
+                    })
+                />
+            </Show>
+            <div class="conversation-actions" class:open=menu_open.clone()>
+                <button class="icon-button" title="Export" aria-label=format!("Export {}", r.title)
+                    aria-haspopup="menu"
+                    aria-expanded={
+                        let menu_open = menu_open.clone();
+                        move || menu_open().to_string()
+                    }
+                    on:click={
+                        let id = id.clone();
+                        move |_| {
+                            exporting.update(|e| {
+                                *e = if e.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
+                            });
+                            // The menu's first item takes the keyboard.
+                            request_animation_frame(|| {
+                                if let Some(el) = web_sys::window()
+                                    .and_then(|w| w.document())
+                                    .and_then(|d| d.query_selector(".export-menu [role=menuitem]").ok().flatten())
+                                    .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                                {
+                                    let _ = el.focus();
+                                }
+                            });
+                        }
+                    }>
+                    <Icon name="download"/>
+                </button>
+                <button class="icon-button" title="Rename (F2)" aria-label=format!("Rename {}", r.title)
+                    on:click={
+                        let id = id.clone();
+                        move |_| renaming.set(Some(id.clone()))
+                    }>
+                    <Icon name="pencil"/>
+                </button>
+                <button class="icon-button" title="Delete (Del)" aria-label=format!("Delete {}", r.title)
+                    on:click={
+                        let id = del_id.clone();
+                        let a = a_del.clone();
+                        move |_| a.delete(&id)
+                    }>
+                    <Icon name="trash"/>
+                </button>
+            </div>
+            <Show when=menu_open.clone()>
+                {
+                    let id = menu_id.clone();
+                    let a = a_export.clone();
+                    let pick = move |format: Format| {
+                        exporting.set(None);
+                        exported.set(Some(match export(&a, &id, format) {
+                            Ok(name) => format!("Saved {name}."),
+                            Err(e) => e,
+                        }));
+                    };
+                    let (pick_md, pick_json) = (pick.clone(), pick);
+                    view! {
+                        <div class="export-menu" role="menu" aria-label="Export as"
+                            on:keydown=move |ev: KeyboardEvent| match ev.key().as_str() {
+                                "Escape" => {
+                                    ev.prevent_default();
+                                    ev.stop_propagation();
+                                    // Back to the button that opened it.
+                                    let opener = ev
+                                        .target()
+                                        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                                        .and_then(|t| t.closest("li").ok().flatten())
+                                        .and_then(|li| li.query_selector("[aria-haspopup=menu]").ok().flatten())
+                                        .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
+                                    exporting.set(None);
+                                    if let Some(b) = opener {
+                                        let _ = b.focus();
+                                    }
+                                }
+                                "ArrowDown" | "ArrowRight" => { ev.prevent_default(); if let Some(t) = ev.target() { focus_item(&t, 1); } }
+                                "ArrowUp" | "ArrowLeft" => { ev.prevent_default(); if let Some(t) = ev.target() { focus_item(&t, -1); } }
+                                _ => {}
+                            }
+                        >
+                            <button role="menuitem" on:click=move |_| pick_md(Format::Markdown)>
+                                "Markdown (.md)"
+                            </button>
+                            <button role="menuitem" on:click=move |_| pick_json(Format::Json)>
+                                "JSON (.json)"
+                            </button>
+                        </div>
+                    }
+                }
+            </Show>
+        </li>
+    }
+}
+
 #[component]
 fn RenameInput(title: String, on_save: Callback<String>, on_cancel: Callback<()>) -> impl IntoView {
     let input = NodeRef::<leptos::html::Input>::new();
