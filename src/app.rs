@@ -9,9 +9,9 @@ use crate::icons::Icon;
 use crate::online::provide_online;
 use crate::places::{LazyPlace, Place};
 use crate::runtime::Runtime;
-use crate::views::approval::ApprovalDialog;
+use crate::shared::approval::ApprovalDialog;
+use crate::shared::offline::OfflineIndicator;
 use crate::views::chat::ChatView;
-use crate::views::web::OfflineIndicator;
 
 /// Whether a key press lands in something that takes text.
 fn typing_in(ev: &web_sys::KeyboardEvent) -> bool {
@@ -128,8 +128,8 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                 <OfflineIndicator/>
             </nav>
             <main class="content" node_ref=content>
-                <crate::views::offline::UpdateBanner/>
-                <crate::views::set_aside::SetAsideNotice/>
+                <crate::shared::offline::UpdateBanner/>
+                <crate::shared::set_aside::SetAsideNotice/>
                 // Chat is the first screen; every other place loads its
                 // code the first time it opens.
                 {move || match place.get() {

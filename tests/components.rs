@@ -1,7 +1,7 @@
 //! Components mount and render in a real browser.
 #![cfg(target_arch = "wasm32")]
 
-use hearth::views::card::ResultCard;
+use hearth::views::cards::ResultCard;
 use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::{CallOrigin, Content, SkillId, ToolCall, ToolResult, ToolStatus};
 use leptos::prelude::*;
@@ -157,7 +157,7 @@ fn model_call(
 
 #[wasm_bindgen_test]
 fn a_tool_call_card_shows_where_the_call_stands() {
-    use hearth::views::card::ToolCallCard;
+    use hearth::views::cards::ToolCallCard;
     use hearth_core::assistant::agent::CallState;
     let cases = [
         (
@@ -257,7 +257,7 @@ async fn next_frame() {
 /// Painting then would read a disposed signal and abort the whole app.
 #[wasm_bindgen_test]
 async fn a_reply_that_leaves_before_its_frame_paints_nothing() {
-    use hearth::views::reply::ReplyText;
+    use hearth::views::chat::reply::ReplyText;
     use hearth_core::assistant::agent::{Message, MessageStatus};
 
     // A panic in a frame callback is not this test's own panic: the
@@ -349,7 +349,7 @@ fn seen(path: &str) -> wasm_bindgen::JsValue {
 async fn every_download_keeps_its_file_until_the_browser_has_read_it() {
     watch_downloads();
     // A file a code run wrote, and a backup: both go through the one helper.
-    hearth::views::code::download(
+    hearth::views::cards::code::download(
         "out/page.html",
         "text/html",
         "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",

@@ -5,7 +5,7 @@
 //! the files it wrote are offered for download.
 #![cfg(target_arch = "wasm32")]
 
-use hearth::views::card::ResultCard;
+use hearth::views::cards::ResultCard;
 use hearth_core::builtin::code::output::skill_result;
 use hearth_core::builtin::code::protocol::{ArtifactRef, Language, RunOutcome, RunStatus};
 use hearth_core::skill::activity::ActivityRecord;
@@ -138,7 +138,7 @@ fn what_a_run_prints_is_text_never_markup() {
 
 #[wasm_bindgen_test]
 fn the_code_panel_says_why_python_cannot_be_interrupted() {
-    use hearth::views::code::{InterruptNote, interrupt_note};
+    use hearth::views::settings::code::{InterruptNote, interrupt_note};
     let no_headers = "this host sends no cross-origin isolation headers (COOP and COEP)";
     // (sandbox isolated, page isolated, worker controls, worker possible)
     let cases = [

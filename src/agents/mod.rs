@@ -10,7 +10,7 @@
 //! fetches the chunk that opens the channel ([`channel`]), answers
 //! requests ([`answer`]), shows the calls under way ([`live`]) and asks
 //! the person about agents signing in through OAuth ([`consent`]).
-//! Settings → Agents (`crate::views::agents`) opens it too, when the first
+//! Settings → Agents (`crate::views::settings::agents`) opens it too, when the first
 //! agent is connected.
 
 pub mod answer;

@@ -11,9 +11,9 @@ use crate::activity::{Watched, matching};
 use crate::icons::Icon;
 use crate::platform::{download_text, format_time};
 use crate::runtime::use_runtime;
+use crate::shared::confirm::ConfirmDialog;
 use crate::shared::modal::Modal;
-use crate::views::card::{record_input, record_output};
-use crate::views::confirm::ConfirmDialog;
+use crate::views::cards::{record_input, record_output};
 
 const PERIODS: [(&str, &str, f64); 4] = [
     ("all", "All time", 0.0),

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde_json::json;
 
 use crate::runtime::use_runtime;
-use crate::views::toast::{Toast, ToastBar, edit};
+use crate::shared::toast::{Toast, ToastBar, edit};
 
 #[component]
 pub fn MemoryView() -> impl IntoView {

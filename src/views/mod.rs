@@ -1,31 +1,14 @@
-//! The app's places and shared components. Components render and dispatch;
-//! the logic they call lives in hearth-core.
+//! The app's places, one folder or file each, and the result cards they
+//! show. Components render and dispatch; the logic they call lives in
+//! hearth-core. A place never names another place: what two places use
+//! lives in `cards` (result cards) or in `crate::shared`.
 
 pub mod activity;
-pub mod agent_skills;
-pub mod agents;
-pub mod approval;
-pub mod attach;
-pub mod card;
+pub mod cards;
 pub mod chat;
-pub mod code;
-pub mod confirm;
-pub mod conversations;
-pub mod enable;
-pub mod files;
-pub mod mcp_composer;
 pub mod memory;
 pub mod notes;
-pub mod offline;
-pub mod providers;
-pub mod reply;
 pub mod servers;
-pub mod set_aside;
 pub mod settings;
-pub mod skill_form;
 pub mod skills;
-pub mod storage;
-pub mod tabmodel;
 pub mod tasks;
-pub mod toast;
-pub mod web;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::icons::Icon;
 use crate::runtime::use_runtime;
-use crate::views::toast::{Toast, ToastBar, edit};
+use crate::shared::toast::{Toast, ToastBar, edit};
 
 #[component]
 pub fn NotesView() -> impl IntoView {
@@ -222,7 +222,7 @@ fn NoteEditor(
             </div>
             <Show
                 when=move || editing.get()
-                fallback=move || view! { <div class="markdown" inner_html=rendered on:click=crate::views::chat::copy_code></div> }
+                fallback=move || view! { <div class="markdown" inner_html=rendered on:click=crate::shared::markdown::copy_code></div> }
             >
                 <textarea class="body-input" aria-label="Body (Markdown)" prop:value=move || body.get() on:input=move |ev| body.set(event_target_value(&ev))></textarea>
             </Show>

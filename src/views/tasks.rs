@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::platform::local_clock;
 use crate::runtime::use_runtime;
-use crate::views::toast::{Toast, ToastBar, edit};
+use crate::shared::toast::{Toast, ToastBar, edit};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum View {

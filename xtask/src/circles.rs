@@ -19,7 +19,10 @@
 //! tests may reach anywhere.
 //!
 //! Crates listed in [`LAYERS`] also keep their top-level modules in
-//! layers: each module names only modules of a lower layer.
+//! layers: each module names only modules of a lower layer. [`INNER_LAYERS`]
+//! does the same for the children of a module deeper down (the app's
+//! places under `views`), and [`APART`] names top-level modules that never
+//! name certain others (the app's `shared` never names a place).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -76,6 +79,28 @@ pub const LAYERS: [(&str, &[&[&str]]); 2] = [
         ],
     ),
 ];
+
+/// Layers among the children of one module below a crate's root, kept as
+/// [`LAYERS`] keeps the root's: (crate, the module's path, layers lowest
+/// first). The app's views: the result cards, which several places show,
+/// sit below the places, and no place names another (what two places
+/// share lives in `crate::shared` or in `cards`).
+pub const INNER_LAYERS: [(&str, &str, &[&[&str]]); 1] = [(
+    "hearth (app lib)",
+    "views",
+    &[
+        &["cards"],
+        &[
+            "activity", "chat", "memory", "notes", "servers", "settings", "skills", "tasks",
+        ],
+    ],
+)];
+
+/// Top-level modules that never name some others: (crate, module, the
+/// modules it never names). The app's `shared` components sit below every
+/// place, so they never name the views, the place list or the shell.
+pub const APART: [(&str, &str, &[&str]); 1] =
+    [("hearth (app lib)", "shared", &["views", "places", "app"])];
 
 /// A module's path from its crate root (`[]` is the root).
 type ModPath = Vec<String>;
@@ -314,10 +339,17 @@ impl CrateGraph {
     /// Every edge among the crate root's children that breaks `layers`
     /// (lowest first): `from → to: file:line (written)`.
     pub fn layer_breaches(&self, layers: &[&[&str]]) -> Vec<String> {
+        self.layer_breaches_in(&[], layers)
+    }
+
+    /// Every edge among the children of the module at `level` (its path
+    /// from the root) that breaks `layers`, as [`Self::layer_breaches`].
+    pub fn layer_breaches_in(&self, level: &[&str], layers: &[&[&str]]) -> Vec<String> {
         let rank = |m: &str| layers.iter().position(|l| l.contains(&m));
         let mut out = Vec::new();
         let levels = self.levels();
-        let Some(top) = levels.get(&Vec::new()) else {
+        let level: ModPath = level.iter().map(|s| s.to_string()).collect();
+        let Some(top) = levels.get(&level) else {
             return out;
         };
         for ((from, to), sites) in top {
@@ -330,6 +362,30 @@ impl CrateGraph {
             for site in sites {
                 out.push(format!(
                     "{from} → {to}: {}:{} ({})",
+                    site.file.display(),
+                    site.line,
+                    site.written
+                ));
+            }
+        }
+        out
+    }
+
+    /// Every edge from the top-level module `from` to one of `never`:
+    /// `from → to: file:line (written)`.
+    pub fn apart_breaches(&self, from: &str, never: &[&str]) -> Vec<String> {
+        let mut out = Vec::new();
+        let levels = self.levels();
+        let Some(top) = levels.get(&Vec::new()) else {
+            return out;
+        };
+        for ((a, to), sites) in top {
+            if a != from || !never.contains(&to.as_str()) {
+                continue;
+            }
+            for site in sites {
+                out.push(format!(
+                    "{a} → {to}: {}:{} ({})",
                     site.file.display(),
                     site.line,
                     site.written
@@ -846,6 +902,39 @@ pub fn check() -> Result<(), Failure> {
                 ));
             }
         }
+        let inner = INNER_LAYERS
+            .iter()
+            .filter(|(c, _, _)| *c == name)
+            .map(|(_, level, layers)| {
+                let path: Vec<&str> = level.split("::").collect();
+                (
+                    format!("{level}'s layers {layers:?}"),
+                    graph.layer_breaches_in(&path, layers),
+                )
+            });
+        let apart = APART
+            .iter()
+            .filter(|(c, _, _)| *c == name)
+            .map(|(_, from, never)| {
+                (
+                    format!("{from} never naming {never:?}"),
+                    graph.apart_breaches(from, never),
+                )
+            });
+        for (rule, breaches) in inner.chain(apart) {
+            if breaches.is_empty() {
+                println!("  {name}: {rule} hold");
+            } else {
+                println!("  {name}: {} import(s) against {rule}", breaches.len());
+                for b in &breaches {
+                    println!("    {}", b.replace(&format!("{}/", root.display()), ""));
+                }
+                failures.push(format!(
+                    "{name}: {} import(s) against {rule}",
+                    breaches.len()
+                ));
+            }
+        }
         for path in &stale {
             failures.push(format!(
                 "{name}: the known circle {path} no longer occurs; remove it from circles::KNOWN"
@@ -960,6 +1049,31 @@ mod tests {
             ("src/web.rs", "use crate::client::C;\nuse crate::api::E;\n"),
         ]);
         assert!(fixed.layer_breaches(layers).is_empty());
+    }
+
+    #[test]
+    fn inner_layers_and_apart_refuse_a_place_naming_another() {
+        let g = graph(&[
+            ("src/lib.rs", "mod views;\nmod shared;\n"),
+            ("src/views/mod.rs", "mod cards;\nmod chat;\nmod notes;\n"),
+            ("src/views/cards.rs", "use crate::shared::Modal;\n"),
+            (
+                "src/views/chat.rs",
+                "use crate::views::cards::Card;\nuse crate::views::notes::N;\n",
+            ),
+            ("src/views/notes.rs", "use crate::shared::Modal;\n"),
+            ("src/shared.rs", "fn f() { crate::views::chat::focus(); }\n"),
+        ]);
+        let layers: &[&[&str]] = &[&["cards"], &["chat", "notes"]];
+        assert_eq!(
+            g.layer_breaches_in(&["views"], layers),
+            ["chat → notes: src/views/chat.rs:2 (crate::views::notes::N)"]
+        );
+        assert_eq!(
+            g.apart_breaches("shared", &["views"]),
+            ["shared → views: src/shared.rs:1 (crate::views::chat::focus)"]
+        );
+        assert!(g.apart_breaches("views", &["places"]).is_empty());
     }
 
     #[test]

@@ -11,11 +11,14 @@
 
 use serde_json::{Map, Value};
 
+use crate::assistant::agent::{Conversation, Role};
 use crate::discovery::Discovery;
 use crate::skill::SkillId;
 use crate::skill::registry::Registry;
 use crate::ui::command::{self, CommandError, CommandInput, Help};
-use crate::ui::mcp_composer::{Attachment, PromptCommand, attachments_text, matching};
+use crate::ui::mcp_composer::{
+    Attachment, PromptCommand, attachments_text, matching, split_attachments,
+};
 
 /// At most this many skill suggestions show under a `/` line.
 const MAX_SUGGESTIONS: usize = 8;
@@ -48,6 +51,44 @@ pub enum Key {
     /// Enter without Shift.
     Enter,
     Escape,
+}
+
+impl Key {
+    /// The key a browser names `key` (with Shift held or not), when the
+    /// composer acts on it.
+    pub fn from_name(key: &str, shift: bool) -> Option<Key> {
+        match key {
+            "ArrowDown" => Some(Key::Down),
+            "ArrowUp" => Some(Key::Up),
+            "Tab" if !shift => Some(Key::Tab),
+            "Enter" if !shift => Some(Key::Enter),
+            "Escape" => Some(Key::Escape),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a key the composer left alone stops the code run under way:
+/// Esc does, while code of this conversation runs and no reply is coming
+/// (a reply's own Stop ends its runs too).
+pub fn key_stops_code(key: Key, handled: &Handled, code_running: bool, replying: bool) -> bool {
+    !handled.prevent_default && key == Key::Escape && code_running && !replying
+}
+
+/// What the person typed in a conversation, oldest first: their messages
+/// (without attached resources) and the commands they ran (an undo is
+/// not typed, so it is not among them). Up in an empty line recalls them.
+pub fn lines_typed(c: &Conversation) -> Vec<String> {
+    c.messages
+        .iter()
+        .filter(|m| match m.role {
+            Role::User => true,
+            Role::Command => m.from_form || m.content.starts_with('/'),
+            Role::Assistant => false,
+        })
+        .map(|m| split_attachments(&m.content).0.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 /// What the view is asked to do.
@@ -552,6 +593,14 @@ impl Composer {
         let message = self.queued.remove(0);
         self.notice = (!self.queued.is_empty()).then(|| queued_notice(self.queued.len()));
         vec![Effect::Send { message }]
+    }
+
+    /// Another conversation opened: every queued message comes back into
+    /// the line, unsent.
+    pub fn left_conversation(&mut self) {
+        while !self.queued.is_empty() {
+            self.unqueue(0);
+        }
     }
 
     /// Takes a queued message back out, into the line.
@@ -1083,5 +1132,79 @@ mod tests {
         });
         c.detach(0);
         assert!(c.attachments.is_empty());
+    }
+
+    #[test]
+    fn keys_the_composer_acts_on_are_named_as_the_browser_names_them() {
+        assert_eq!(Key::from_name("ArrowUp", false), Some(Key::Up));
+        assert_eq!(Key::from_name("ArrowDown", true), Some(Key::Down));
+        assert_eq!(Key::from_name("Enter", false), Some(Key::Enter));
+        // Shift+Enter is a new line and Shift+Tab leaves the field.
+        assert_eq!(Key::from_name("Enter", true), None);
+        assert_eq!(Key::from_name("Tab", true), None);
+        assert_eq!(Key::from_name("Escape", true), Some(Key::Escape));
+        assert_eq!(Key::from_name("a", false), None);
+    }
+
+    #[test]
+    fn esc_stops_a_code_run_only_when_nothing_else_took_it() {
+        let left = Handled::default();
+        let taken = Handled {
+            prevent_default: true,
+            effects: Vec::new(),
+        };
+        assert!(key_stops_code(Key::Escape, &left, true, false));
+        assert!(!key_stops_code(Key::Escape, &taken, true, false));
+        assert!(!key_stops_code(Key::Escape, &left, false, false));
+        // During a reply Esc is the reply's: its Stop ends its runs too.
+        assert!(!key_stops_code(Key::Escape, &left, true, true));
+        assert!(!key_stops_code(Key::Up, &left, true, false));
+    }
+
+    #[test]
+    fn leaving_a_conversation_brings_every_queued_message_back_unsent() {
+        let mut w = World::new();
+        w.has_model = true;
+        w.replying = true;
+        let mut c = Composer::new();
+        assert_eq!(enter(&mut c, &w, "First"), []);
+        assert_eq!(enter(&mut c, &w, "Second"), []);
+        c.input("typing".into());
+        c.left_conversation();
+        assert!(c.queued.is_empty());
+        assert_eq!(c.text, "typing\n\nFirst\n\nSecond");
+        assert_eq!(c.reply_ended(), []);
+    }
+
+    #[test]
+    fn the_lines_typed_are_messages_and_commands_without_attachments() {
+        use crate::assistant::agent::Message;
+        let mut conv = Conversation::new("c1", 0.0);
+        let attached =
+            "Summarize\n\n<attachment server=\"s\" uri=\"u\" name=\"n\">\nx\n</attachment>";
+        conv.messages = vec![
+            Message::user("m1".into(), "hello", 0.0),
+            Message::assistant("m2".into(), 0.0),
+            Message::user("m3".into(), attached, 0.0),
+            Message {
+                role: Role::Command,
+                ..Message::user("m4".into(), "/calc 1+1", 0.0)
+            },
+            // An undo is not typed; a form's line is.
+            Message {
+                role: Role::Command,
+                ..Message::user("m5".into(), "Undo: note added", 0.0)
+            },
+            Message {
+                role: Role::Command,
+                from_form: true,
+                ..Message::user("m6".into(), "Add a note", 0.0)
+            },
+            Message::user("m7".into(), "   ", 0.0),
+        ];
+        assert_eq!(
+            lines_typed(&conv),
+            ["hello", "Summarize", "/calc 1+1", "Add a note"]
+        );
     }
 }

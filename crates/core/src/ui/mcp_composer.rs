@@ -285,6 +285,26 @@ pub fn attachment(
     }
 }
 
+/// How an attachment starts in a message ([`attachments_text`]).
+pub const ATTACHMENT_OPEN: &str = "<attachment server=";
+
+/// A person's message as (what they wrote, the attachments after it,
+/// with the blank line before them).
+pub fn split_attachments(content: &str) -> (&str, &str) {
+    match content.find(&format!("\n\n{ATTACHMENT_OPEN}")) {
+        Some(i) => content.split_at(i),
+        None => (content, ""),
+    }
+}
+
+/// How many server resources went with a message.
+pub fn attached_count(content: &str) -> usize {
+    split_attachments(content)
+        .1
+        .matches(ATTACHMENT_OPEN)
+        .count()
+}
+
 /// The attachments as the text that goes with a message to the model.
 pub fn attachments_text(attachments: &[Attachment]) -> String {
     attachments
@@ -517,5 +537,21 @@ mod tests {
         let cut = attachment(&sid(), "test://long", "long", &long);
         assert!(cut.truncated);
         assert_eq!(cut.text.unwrap().len(), MAX_ATTACHMENT_CHARS);
+    }
+
+    #[test]
+    fn a_message_splits_from_the_attachments_after_it() {
+        let hello: ReadResourceResult = serde_json::from_value(json!({
+            "contents": [{"uri": "test://static/hello", "text": "Hello"}]
+        }))
+        .unwrap();
+        let a = attachment(&sid(), "test://static/hello", "hello", &hello);
+        let message = format!("Summarize\n\n{}", attachments_text(&[a.clone(), a]));
+        let (text, tail) = split_attachments(&message);
+        assert_eq!(text, "Summarize");
+        assert!(tail.starts_with("\n\n<attachment server="));
+        assert_eq!(attached_count(&message), 2);
+        assert_eq!(split_attachments("no attachment"), ("no attachment", ""));
+        assert_eq!(attached_count("a <attachment server= typed inline"), 0);
     }
 }

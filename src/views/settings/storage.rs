@@ -18,8 +18,8 @@ use crate::icons::Icon;
 use crate::platform::{Estimate, persisted, request_persist, storage_estimate};
 use crate::pwa::{Offline, PythonCache, use_pwa};
 use crate::runtime::use_runtime;
+use crate::shared::confirm::ConfirmDialog;
 use crate::shared::modal::Modal;
-use crate::views::confirm::ConfirmDialog;
 
 /// "1 item", "12,345 items".
 fn items(n: u64) -> String {

@@ -1,6 +1,6 @@
 //! Settings for the assistant: the model provider (preset, base URL, API
 //! key, a model picked from the server's list, "Test connection"; or "In
-//! this tab" with its stored models, `views::tabmodel`) and how the
+//! this tab" with its stored models, `views::settings::tabmodel`) and how the
 //! assistant behaves (step limit, always-loaded skills).
 //!
 //! The API key is stored in this browser's IndexedDB and sent only to the
@@ -21,7 +21,7 @@ use hearth_core::ui::provider_form::{
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::assistant::{AssistantSettings, fetch_models, use_assistant};
+use crate::assistant::{Assistant, AssistantSettings, fetch_models, use_assistant};
 use crate::runtime::use_runtime;
 
 /// Where a connection test stands.
@@ -32,13 +32,69 @@ enum Check {
     Failed(ProviderError),
 }
 
+/// The provider form's fields, one signal each.
+#[derive(Clone, Copy)]
+struct Fields {
+    choice: RwSignal<String>,
+    base_url: RwSignal<String>,
+    api_key: RwSignal<String>,
+    model: RwSignal<String>,
+    /// "In this tab": the chosen stored model, the longest answer and the
+    /// context length, as typed.
+    tab_model: RwSignal<String>,
+    tab_max_tokens: RwSignal<String>,
+    tab_context: RwSignal<String>,
+}
+
+impl Fields {
+    fn new() -> Self {
+        Fields {
+            choice: RwSignal::new(String::from(FIRST_CHOICE)),
+            base_url: RwSignal::new(String::new()),
+            api_key: RwSignal::new(String::new()),
+            model: RwSignal::new(String::new()),
+            tab_model: RwSignal::new(String::new()),
+            tab_max_tokens: RwSignal::new(String::new()),
+            tab_context: RwSignal::new(String::new()),
+        }
+    }
+
+    /// The form's fields as one plain value.
+    fn form(self) -> ProviderForm {
+        ProviderForm {
+            choice: self.choice.get(),
+            base_url: self.base_url.get(),
+            api_key: self.api_key.get(),
+            model: self.model.get(),
+            tab_model: self.tab_model.get(),
+            tab_max_tokens: self.tab_max_tokens.get(),
+            tab_context: self.tab_context.get(),
+        }
+    }
+
+    /// And back: only the fields that changed are set.
+    fn set_form(self, f: ProviderForm) {
+        for (field, value) in [
+            (self.choice, f.choice),
+            (self.base_url, f.base_url),
+            (self.api_key, f.api_key),
+            (self.model, f.model),
+            (self.tab_model, f.tab_model),
+            (self.tab_max_tokens, f.tab_max_tokens),
+            (self.tab_context, f.tab_context),
+        ] {
+            if field.with_untracked(|now| *now != value) {
+                field.set(value);
+            }
+        }
+    }
+}
+
 #[component]
 pub fn ProviderPanel() -> impl IntoView {
     let a = use_assistant();
-    let choice = RwSignal::new(String::from(FIRST_CHOICE));
-    let base_url = RwSignal::new(String::new());
-    let api_key = RwSignal::new(String::new());
-    let model = RwSignal::new(String::new());
+    let fields = Fields::new();
+    let model = fields.model;
     let show_key = RwSignal::new(false);
     let typing_model = RwSignal::new(false);
     let models: RwSignal<Vec<ModelInfo>> = RwSignal::new(Vec::new());
@@ -49,37 +105,8 @@ pub fn ProviderPanel() -> impl IntoView {
     let attempted = RwSignal::new(false);
     // Save pressed after a failed connection test: asks before saving.
     let confirming = RwSignal::new(false);
-    // "In this tab": the chosen stored model, the longest answer and the
-    // context length, as typed.
-    let tab_model = RwSignal::new(String::new());
-    let tab_max_tokens = RwSignal::new(String::new());
-    let tab_context = RwSignal::new(String::new());
-
-    // The form's fields as one plain value, and back.
-    let form = move || ProviderForm {
-        choice: choice.get(),
-        base_url: base_url.get(),
-        api_key: api_key.get(),
-        model: model.get(),
-        tab_model: tab_model.get(),
-        tab_max_tokens: tab_max_tokens.get(),
-        tab_context: tab_context.get(),
-    };
-    let set_form = move |f: ProviderForm| {
-        for (field, value) in [
-            (choice, f.choice),
-            (base_url, f.base_url),
-            (api_key, f.api_key),
-            (model, f.model),
-            (tab_model, f.tab_model),
-            (tab_max_tokens, f.tab_max_tokens),
-            (tab_context, f.tab_context),
-        ] {
-            if field.with_untracked(|now| *now != value) {
-                field.set(value);
-            }
-        }
-    };
+    let form = move || fields.form();
+    let set_form = move |f: ProviderForm| fields.set_form(f);
 
     // Start from what is stored, once it has loaded; on "In this tab" when
     // the person came from the empty chat's offer of one.
@@ -177,32 +204,7 @@ pub fn ProviderPanel() -> impl IntoView {
                 return;
             }
             confirming.set(false);
-            // The model in this tab's window comes from its file.
-            let window = models.with_untracked(|m| listed_window(m, &c.model));
-            let shown_model = if c.in_tab() {
-                a.tab
-                    .model(&c.model)
-                    .map(|m| m.name())
-                    .unwrap_or_else(|| c.model.clone())
-            } else {
-                c.model.clone()
-            };
-            let a = a.clone();
-            spawn_local(async move {
-                let mut settings = a.settings.get_untracked();
-                settings.context_window = window;
-                let saved = match a.save_provider(c.clone()).await {
-                    Ok(()) => a.save_settings(settings).await,
-                    Err(e) => Err(e),
-                };
-                match saved {
-                    Ok(()) => notice.set(Some(format!(
-                        "Saved. The assistant now uses {} with {shown_model}.",
-                        c.display_name(),
-                    ))),
-                    Err(e) => notice.set(Some(format!("Not saved: {e}"))),
-                }
-            });
+            store(&a, c, models, notice);
         }
     };
 
@@ -226,10 +228,117 @@ pub fn ProviderPanel() -> impl IntoView {
         }
     };
 
-    let configured = {
-        let p = a.provider;
-        move || p.with(Option::is_some)
+    let provider = a.provider;
+    let (save_form, save_anyway) = (save.clone(), save);
+    view! {
+        <section class="panel provider-panel" aria-labelledby="provider-title">
+            <h2 id="provider-title">"Model provider"</h2>
+            <ProviderInUse/>
+            <form class="provider-form" novalidate=true on:submit={
+                let save = save_form;
+                move |ev: leptos::ev::SubmitEvent| {
+                    ev.prevent_default();
+                    save(false);
+                }
+            }>
+                <label class="field">
+                    <span>"Provider"</span>
+                    <select prop:value=move || fields.choice.get() on:change=move |ev| on_preset(event_target_value(&ev))>
+                        {PRESETS.iter().map(|p| view! { <option value=p.id>{p.label}</option> }).collect_view()}
+                        <option value=CUSTOM_OPENAI>"Custom (OpenAI-compatible)"</option>
+                        <option value=CUSTOM_ANTHROPIC>"Custom (Anthropic)"</option>
+                    </select>
+                </label>
+                <Show when=in_tab>
+                    <crate::views::settings::tabmodel::TabModelPanel selected=fields.tab_model max_tokens=fields.tab_max_tokens context=fields.tab_context/>
+                </Show>
+                <Show when=move || !in_tab()>
+                    <RemoteFields fields=fields models=models show_key=show_key typing_model=typing_model needs_key=Signal::derive(needs_key)/>
+                </Show>
+                <Show when=move || !problems.with(Vec::is_empty)>
+                    <ul class="problems" role="alert">
+                        {move || problems.get().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
+                    </ul>
+                </Show>
+                <CheckLine check=check/>
+                <SaveAnyway confirming=confirming save=Callback::new(move |()| save_anyway(true))/>
+                <div class="form-actions">
+                    <Show when=move || !in_tab()>
+                        <button type="button" on:click=move |_| test() disabled=move || check.get() == Some(Check::Running)>"Test connection"</button>
+                    </Show>
+                    <button type="submit" class="primary">"Save"</button>
+                    <Show when=move || provider.with(Option::is_some)>
+                        <button type="button" class="danger-outline" on:click={
+                            let remove = remove.clone();
+                            move |_| remove()
+                        }>"Remove provider"</button>
+                    </Show>
+                </div>
+                <Show when=move || notice.get().is_some()>
+                    <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
+                </Show>
+            </form>
+            <LocalServers/>
+        </section>
+    }
+}
+
+/// Stores the provider `c` with the settings its model needs, and says
+/// how that went in `notice`.
+fn store(
+    a: &Assistant,
+    c: ProviderConfig,
+    models: RwSignal<Vec<ModelInfo>>,
+    notice: RwSignal<Option<String>>,
+) {
+    // The model in this tab's window comes from its file.
+    let window = models.with_untracked(|m| listed_window(m, &c.model));
+    let shown_model = if c.in_tab() {
+        a.tab
+            .model(&c.model)
+            .map(|m| m.name())
+            .unwrap_or_else(|| c.model.clone())
+    } else {
+        c.model.clone()
     };
+    let a = a.clone();
+    spawn_local(async move {
+        let mut settings = a.settings.get_untracked();
+        settings.context_window = window;
+        let saved = match a.save_provider(c.clone()).await {
+            Ok(()) => a.save_settings(settings).await,
+            Err(e) => Err(e),
+        };
+        match saved {
+            Ok(()) => notice.set(Some(format!(
+                "Saved. The assistant now uses {} with {shown_model}.",
+                c.display_name(),
+            ))),
+            Err(e) => notice.set(Some(format!("Not saved: {e}"))),
+        }
+    });
+}
+
+/// Save pressed after a failed connection test: save anyway, or not.
+#[component]
+fn SaveAnyway(confirming: RwSignal<bool>, save: Callback<()>) -> impl IntoView {
+    view! {
+        <Show when=move || confirming.get()>
+            <div class="confirm-save" role="alert">
+                <p>"The connection test just failed with these settings, so the assistant may not reach this model. Save anyway?"</p>
+                <div class="form-actions">
+                    <button type="button" class="primary" on:click=move |_| save.run(())>"Save anyway"</button>
+                    <button type="button" on:click=move |_| confirming.set(false)>"Cancel"</button>
+                </div>
+            </div>
+        </Show>
+    }
+}
+
+/// What the panel says is in use: the provider and its model, or none.
+#[component]
+fn ProviderInUse() -> impl IntoView {
+    let a = use_assistant();
     let current = {
         let p = a.provider;
         let tab = a.tab.clone();
@@ -252,41 +361,40 @@ pub fn ProviderPanel() -> impl IntoView {
         }
     };
 
-    let (save_form, save_anyway) = (save.clone(), save);
     view! {
-        <section class="panel provider-panel" aria-labelledby="provider-title">
-            <h2 id="provider-title">"Model provider"</h2>
-            <p class="muted">
-                {move || match current() {
-                    Some(c) => format!("In use: {c}."),
-                    None => "None yet: the composer works as a command bar. Pick a provider to chat with a model.".to_string(),
-                }}
-            </p>
-            <form class="provider-form" novalidate=true on:submit={
-                let save = save_form;
-                move |ev: leptos::ev::SubmitEvent| {
-                    ev.prevent_default();
-                    save(false);
-                }
-            }>
-                <label class="field">
-                    <span>"Provider"</span>
-                    <select prop:value=move || choice.get() on:change=move |ev| on_preset(event_target_value(&ev))>
-                        {PRESETS.iter().map(|p| view! { <option value=p.id>{p.label}</option> }).collect_view()}
-                        <option value=CUSTOM_OPENAI>"Custom (OpenAI-compatible)"</option>
-                        <option value=CUSTOM_ANTHROPIC>"Custom (Anthropic)"</option>
-                    </select>
-                </label>
-                <Show when=in_tab>
-                    <crate::views::tabmodel::TabModelPanel selected=tab_model max_tokens=tab_max_tokens context=tab_context/>
-                </Show>
-                <Show when=move || !in_tab()>
+        <p class="muted">
+            {move || match current() {
+                Some(c) => format!("In use: {c}."),
+                None => "None yet: the composer works as a command bar. Pick a provider to chat with a model.".to_string(),
+            }}
+        </p>
+    }
+}
+
+/// The fields of a provider reached over the network: base URL, API key
+/// and model (picked from the server's list once tested, or typed).
+#[component]
+fn RemoteFields(
+    fields: Fields,
+    models: RwSignal<Vec<ModelInfo>>,
+    show_key: RwSignal<bool>,
+    typing_model: RwSignal<bool>,
+    needs_key: Signal<bool>,
+) -> impl IntoView {
+    let Fields {
+        choice,
+        base_url,
+        api_key,
+        model,
+        ..
+    } = fields;
+    view! {
                 <label class="field">
                     <span>"Base URL"</span>
                     <input type="url" spellcheck="false" placeholder="e.g. http://localhost:8000/v1" prop:value=move || base_url.get()
                         on:input=move |ev| { base_url.set(event_target_value(&ev)); models.set(Vec::new()); }/>
                 </label>
-                <Show when=needs_key>
+                <Show when=move || needs_key.get()>
                     <div class="field">
                         <label for="provider-key">"API key"</label>
                         <div class="key-row">
@@ -325,13 +433,14 @@ pub fn ProviderPanel() -> impl IntoView {
                         </div>
                     </Show>
                 </div>
-                </Show>
-                <Show when=move || !problems.with(Vec::is_empty)>
-                    <ul class="problems" role="alert">
-                        {move || problems.get().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
-                    </ul>
-                </Show>
-                {move || check.get().map(|c| match c {
+    }
+}
+
+/// Where the connection test stands, and why it failed.
+#[component]
+fn CheckLine(check: RwSignal<Option<Check>>) -> impl IntoView {
+    move || {
+        check.get().map(|c| match c {
                     Check::Running => view! { <p class="check muted" role="status">"Connecting…"</p> }.into_any(),
                     Check::Connected(text) => view! { <p class="check ok" role="status">{text}</p> }.into_any(),
                     Check::Failed(e) => view! {
@@ -341,37 +450,7 @@ pub fn ProviderPanel() -> impl IntoView {
                             {e.detail.clone().map(|d| view! { <details><summary class="muted">"Details"</summary><pre>{d}</pre></details> })}
                         </div>
                     }.into_any(),
-                })}
-                <Show when=move || confirming.get()>
-                    <div class="confirm-save" role="alert">
-                        <p>"The connection test just failed with these settings, so the assistant may not reach this model. Save anyway?"</p>
-                        <div class="form-actions">
-                            <button type="button" class="primary" on:click={
-                                let save = save_anyway.clone();
-                                move |_| save(true)
-                            }>"Save anyway"</button>
-                            <button type="button" on:click=move |_| confirming.set(false)>"Cancel"</button>
-                        </div>
-                    </div>
-                </Show>
-                <div class="form-actions">
-                    <Show when=move || !in_tab()>
-                        <button type="button" on:click=move |_| test() disabled=move || check.get() == Some(Check::Running)>"Test connection"</button>
-                    </Show>
-                    <button type="submit" class="primary">"Save"</button>
-                    <Show when=configured>
-                        <button type="button" class="danger-outline" on:click={
-                            let remove = remove.clone();
-                            move |_| remove()
-                        }>"Remove provider"</button>
-                    </Show>
-                </div>
-                <Show when=move || notice.get().is_some()>
-                    <p class="notice" role="status">{move || notice.get().unwrap_or_default()}</p>
-                </Show>
-            </form>
-            <LocalServers/>
-        </section>
+                })
     }
 }
 

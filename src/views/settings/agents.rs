@@ -15,7 +15,7 @@ use leptos::task::spawn_local;
 use serde_json::Value;
 
 use crate::runtime::{Runtime, use_runtime};
-use crate::views::confirm::ConfirmDialog;
+use crate::shared::confirm::ConfirmDialog;
 
 /// The panel's state: the agents as `hearth serve` reports them, or why
 /// they cannot be reached.

@@ -1,5 +1,9 @@
-//! The result card: which skill ran, with what input, what came out, and
-//! how long it took.
+//! Result cards: which skill ran, with what input, what came out, and
+//! how long it took; each skill kind that shows more has its file here.
+
+pub mod code;
+pub mod enable;
+pub mod web;
 
 use hearth_core::assistant::agent::{CallState, ToolCallRecord};
 use hearth_core::skill::activity::ActivityRecord;
@@ -41,20 +45,20 @@ fn output_text(record: &ActivityRecord) -> String {
 }
 
 /// What a logged call gave back, as people read it: code runs show their
-/// output (views/code.rs), web skills read as pages and result lists
-/// (views/web.rs), everything else as its text, or its message when it
+/// output (`code`), web skills read as pages and result lists
+/// (`web`), everything else as its text, or its message when it
 /// did not complete.
 pub fn record_output(record: &ActivityRecord) -> AnyView {
     let output = output_text(record);
-    crate::views::code::code_output(record)
-        .or_else(|| crate::views::web::web_result(record, &output))
+    code::code_output(record)
+        .or_else(|| web::web_result(record, &output))
         .unwrap_or_else(|| view! { <Output text=output/> }.into_any())
 }
 
 /// The input of a logged call as people read it: a code run's source, a
 /// lone string bare, anything else as formatted JSON.
 pub fn record_input(record: &ActivityRecord) -> AnyView {
-    match crate::views::code::code_input(record) {
+    match code::code_input(record) {
         Some(view) => view,
         None => {
             view! { <Output text=input_text(&record.arguments) class="card-input"/> }.into_any()
@@ -160,7 +164,7 @@ pub fn CopyButton(
 /// the arguments (or there are several), each under its field's name; a
 /// code run's source.
 fn command_input(record: &ActivityRecord, line: &str, from_form: bool) -> AnyView {
-    if let Some(view) = crate::views::code::code_input(record) {
+    if let Some(view) = code::code_input(record) {
         return view;
     }
     let line = line.trim();
@@ -249,7 +253,7 @@ pub fn ResultCard(
                 <div class="card-answer" data-kind=if status == ToolStatus::Completed { "output" } else { "message" }>{body}</div>
             </div>
             {(status == ToolStatus::Denied).then(|| view! {
-                <crate::views::enable::EnableOffer skill_id=record.skill_id.clone() status=status/>
+                <enable::EnableOffer skill_id=record.skill_id.clone() status=status/>
             })}
             <div class="card-actions">
                 {(!copied.is_empty()).then(|| view! { <CopyButton text=copied.clone() label="Copy the output"/> })}
@@ -358,7 +362,7 @@ pub fn ToolCallCard(
                 <span class="card-skill">{name}</span>
                 <span class=format!("status status-{state}")>{label}</span>
                 {(state == "running" && hearth_core::builtin::code::protocol::Language::from_skill_id(&call.name).is_some())
-                    .then(|| view! { <crate::views::code::StopRun call_id=call.id.clone()/> })}
+                    .then(|| view! { <code::StopRun call_id=call.id.clone()/> })}
                 {duration.map(|d| view! {
                     <span class="card-meta">
                         <span class="card-duration" title="How long the skill ran">{d}</span>
@@ -377,7 +381,7 @@ pub fn ToolCallCard(
             {(!copied.is_empty()).then(|| view! {
                 <div class="card-actions"><CopyButton text=copied label="Copy the output"/></div>
             })}
-            {refused.map(|(id, status)| view! { <crate::views::enable::EnableOffer skill_id=id status=status/> })}
+            {refused.map(|(id, status)| view! { <enable::EnableOffer skill_id=id status=status/> })}
         </article>
     }
 }

@@ -16,7 +16,7 @@ use leptos::task::spawn_local;
 use crate::icons::Icon;
 use crate::mcp::{Mcp, ServerView, Status, use_mcp};
 use crate::runtime::use_runtime;
-use crate::views::confirm::ConfirmDialog;
+use crate::shared::confirm::ConfirmDialog;
 
 #[component]
 pub fn ServersView() -> impl IntoView {

@@ -15,8 +15,8 @@ use leptos::task::spawn_local;
 use web_sys::File;
 
 use crate::assistant::use_assistant;
+use crate::shared::confirm::ConfirmDialog;
 use crate::tabmodel::{Adding, Runtime};
-use crate::views::confirm::ConfirmDialog;
 
 /// A GGUF file from the File System Access picker; `None` when the person
 /// cancelled.

@@ -1,12 +1,20 @@
 //! Settings: version, theme, permissions, agents, storage (use, offline, Clear all) and
 //! backup and restore.
 
+pub mod agents;
+pub mod code;
+pub mod files;
+pub mod providers;
+pub mod search;
+pub mod storage;
+pub mod tabmodel;
+
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::runtime::use_runtime;
-use crate::views::storage::{BackupPanel, StoragePanel};
-use crate::views::web::SearchBackendPanel;
+use crate::views::settings::search::SearchBackendPanel;
+use crate::views::settings::storage::{BackupPanel, StoragePanel};
 
 #[component]
 pub fn SettingsView() -> impl IntoView {
@@ -25,13 +33,13 @@ pub fn SettingsView() -> impl IntoView {
                 </dl>
             </section>
             <AppearancePanel/>
-            <crate::views::providers::ProviderPanel/>
-            <crate::views::providers::AssistantPanel/>
+            <crate::views::settings::providers::ProviderPanel/>
+            <crate::views::settings::providers::AssistantPanel/>
             <PermissionPanel/>
-            <crate::views::agents::AgentsPanel/>
+            <crate::views::settings::agents::AgentsPanel/>
             <SearchBackendPanel/>
-            <crate::views::files::GrantsPanel/>
-            <crate::views::code::CodeSettings/>
+            <crate::views::settings::files::GrantsPanel/>
+            <crate::views::settings::code::CodeSettings/>
             <StoragePanel/>
             <BackupPanel/>
         </section>

@@ -1,5 +1,6 @@
-//! The app's offline signals: the "new version" banner (the only way a
-//! waiting version activates) and the sidebar's "Offline" badge.
+//! The app's connection and version signals: the "new version" banner
+//! (the only way a waiting version activates), the shell's "Offline"
+//! badge, and the Skills place's note on the network tier while offline.
 
 use leptos::prelude::*;
 
@@ -32,6 +33,34 @@ pub fn UpdateBanner() -> impl IntoView {
                     <button class="small" on:click=move |_| dismissed.set(true)>"Later"</button>
                 </Show>
             </div>
+        </Show>
+    }
+}
+
+/// A quiet note in the shell while the device is offline.
+#[component]
+pub fn OfflineIndicator() -> impl IntoView {
+    let online = crate::online::online();
+    view! {
+        <Show when=move || !online.get()>
+            <div class="offline-indicator" role="status" title="No network connection. Everything local works; web skills wait until you are back online.">
+                <Icon name="offline"/>
+                <span>"Offline"</span>
+            </div>
+        </Show>
+    }
+}
+
+/// The Skills panel's note on the network tier while offline.
+#[component]
+pub fn OfflineNote() -> impl IntoView {
+    let online = crate::online::online();
+    view! {
+        <Show when=move || !online.get()>
+            <p class="offline-note" role="status">
+                <Icon name="offline"/>
+                " You are offline. Network skills cannot reach the web until you reconnect; if they are called, they say so."
+            </p>
         </Show>
     }
 }

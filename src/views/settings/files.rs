@@ -13,7 +13,7 @@ use crate::files::grants::{self, Access, Grant};
 use crate::files::picker::{self, Pick};
 use crate::icons::Icon;
 use crate::runtime::use_runtime;
-use crate::views::confirm::ConfirmDialog;
+use crate::shared::confirm::ConfirmDialog;
 
 /// A grant with whether it can be read now.
 #[derive(Clone)]

@@ -2,6 +2,9 @@
 //! skill can be switched on or off and given an approval setting; "always
 //! allow" grants show here and can be revoked.
 
+pub mod agent_skills;
+pub mod domains;
+
 use hearth_core::skill::permission::ApprovalSetting;
 use hearth_core::{SkillDefinition, Tier};
 use leptos::ev::KeyboardEvent;
@@ -12,7 +15,8 @@ use wasm_bindgen::JsCast;
 
 use crate::icons::Icon;
 use crate::runtime::{Runtime, use_runtime};
-use crate::views::web::{DomainListsEditor, OfflineNote};
+use crate::shared::offline::OfflineNote;
+use crate::views::skills::domains::DomainListsEditor;
 
 fn relative_time(ms: f64) -> String {
     let ago = (js_sys::Date::now() - ms).max(0.0) / 1000.0;
@@ -183,7 +187,7 @@ pub fn SkillsView() -> impl IntoView {
                 <p class="error" role="alert">{move || error.get().unwrap_or_default()}</p>
             </Show>
             // Agent Skills (SKILL.md packages): import and manage them.
-            <crate::views::agent_skills::AgentSkillsPanel/>
+            <crate::views::skills::agent_skills::AgentSkillsPanel/>
             {move || {
                 registry_version.track();
                 let skills: Vec<SkillDefinition> = rt.registry().iter().cloned().collect();
