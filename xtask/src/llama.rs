@@ -153,20 +153,9 @@ fn engine_flags() -> Vec<String> {
     flags
 }
 
-/// Hearth's cache outside the repository, for slow builds and large
-/// downloads kept across clones: `$HEARTH_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/hearth`, else `~/.cache/hearth`.
-pub fn cache_base() -> PathBuf {
-    std::env::var_os("HEARTH_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("hearth")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/hearth")))
-        .unwrap_or_else(|| repo_root().join("target/cache"))
-}
-
 /// The cache folder for this version of llama.cpp.
 pub fn cache_dir() -> PathBuf {
-    cache_base().join("llama").join(VERSION)
+    crate::util::cache_base().join("llama").join(VERSION)
 }
 
 fn has(program: &str) -> bool {

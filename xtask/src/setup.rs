@@ -503,7 +503,7 @@ pub fn mcp_peers() -> Result<(), Failure> {
 /// the repository and skipped when already there. Returns its path, which
 /// the tests read from `HEARTH_WEED`.
 pub fn seaweedfs() -> Result<PathBuf, Failure> {
-    let dir = crate::llama::cache_base()
+    let dir = crate::util::cache_base()
         .join("seaweedfs")
         .join(SEAWEEDFS_VERSION);
     let weed = dir.join("weed");

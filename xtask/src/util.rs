@@ -143,3 +143,18 @@ pub fn step_said<T>(
     }
     r
 }
+
+/// Hearth's cache outside the repository, for slow builds and large
+/// downloads kept across clones: `$HEARTH_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/hearth`, else `~/.cache/hearth`.
+pub fn cache_base() -> std::path::PathBuf {
+    std::env::var_os("HEARTH_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|d| std::path::PathBuf::from(d).join("hearth"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/hearth"))
+        })
+        .unwrap_or_else(|| repo_root().join("target/cache"))
+}

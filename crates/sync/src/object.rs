@@ -11,7 +11,6 @@
 //! misread.
 
 use crate::primitives::{KEY_LEN, NONCE_LEN, TAG_LEN, open as aead_open, seal as aead_seal};
-use crate::vault::VaultId;
 use crate::{Entropy, SyncError};
 
 /// The newest object format this build writes and reads.
@@ -20,17 +19,17 @@ const MAGIC: &[u8; 4] = b"HSYN";
 const KEY_ID: u32 = 0;
 const HEADER: usize = MAGIC.len() + 2 + 4 + NONCE_LEN;
 
-fn associated_data(header: &[u8], vault: VaultId, name: &str) -> Vec<u8> {
+fn associated_data(header: &[u8], vault: &[u8; 16], name: &str) -> Vec<u8> {
     let mut aad = Vec::with_capacity(header.len() + 16 + name.len());
     aad.extend_from_slice(header);
-    aad.extend_from_slice(&vault.0);
+    aad.extend_from_slice(vault);
     aad.extend_from_slice(name.as_bytes());
     aad
 }
 
 pub(crate) fn seal(
     key: &[u8; KEY_LEN],
-    vault: VaultId,
+    vault: &[u8; 16],
     name: &str,
     plaintext: &[u8],
     entropy: &mut dyn Entropy,
@@ -49,7 +48,7 @@ pub(crate) fn seal(
 
 pub(crate) fn open(
     key: &[u8; KEY_LEN],
-    vault: VaultId,
+    vault: &[u8; 16],
     name: &str,
     bytes: &[u8],
 ) -> Result<Vec<u8>, SyncError> {

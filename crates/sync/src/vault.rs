@@ -69,12 +69,12 @@ impl Vault {
 
     /// `plaintext` sealed for storage under `name`.
     pub fn seal(&self, name: &str, plaintext: &[u8], entropy: &mut dyn Entropy) -> Vec<u8> {
-        object::seal(&self.objects, self.id, name, plaintext, entropy)
+        object::seal(&self.objects, &self.id.0, name, plaintext, entropy)
     }
 
     /// The plaintext of an object read from `name`, or why it was refused.
     pub fn open(&self, name: &str, sealed: &[u8]) -> Result<Vec<u8>, SyncError> {
-        object::open(&self.objects, self.id, name, sealed)
+        object::open(&self.objects, &self.id.0, name, sealed)
     }
 }
 
