@@ -119,6 +119,76 @@ pub fn McpAppSlot(record: ActivityRecord) -> impl IntoView {
     }
 }
 
+/// The app's host state, shared by the message listener and the calls it
+/// starts.
+type SharedHost = SendWrapper<Rc<RefCell<Option<AppHost>>>>;
+
+/// Posts a message to the sandbox page in `frame`, when it is there.
+fn post_to(frame: NodeRef<html::Iframe>, message: &Value) {
+    if let Some(win) = frame.get_untracked().and_then(|f| f.content_window()) {
+        let _ = win.post_message(&to_js(message), "*");
+    }
+}
+
+/// Carries out what the app's host decided: messages to the app, tool
+/// calls and resource reads through the server (answered back to the app
+/// when they end), a new height, a link opened outside Hearth, and logs.
+fn host_performer(
+    host: SharedHost,
+    mcp: crate::mcp::Mcp,
+    server: ServerId,
+    frame: NodeRef<html::Iframe>,
+    height: RwSignal<f64>,
+) -> impl Fn(Vec<HostAction>) + 'static {
+    let post = move |message: &Value| post_to(frame, message);
+    move |actions: Vec<HostAction>| {
+        for action in actions {
+            match action {
+                HostAction::Post(m) => post(&m),
+                HostAction::CallTool {
+                    request,
+                    name,
+                    arguments,
+                } => {
+                    let (host, mcp, server) = (host.clone(), mcp.clone(), server.clone());
+                    spawn_local(async move {
+                        let outcome = mcp.call_from_app(&server, &name, arguments).await;
+                        let answer = host.borrow().as_ref().map(|h| h.answer(&request, outcome));
+                        if let Some(HostAction::Post(m)) = answer {
+                            post(&m);
+                        }
+                    });
+                }
+                HostAction::ReadResource { request, uri } => {
+                    let (host, mcp, server) = (host.clone(), mcp.clone(), server.clone());
+                    spawn_local(async move {
+                        let outcome = mcp.read_for_app(&server, &uri).await;
+                        let answer = host.borrow().as_ref().map(|h| h.answer(&request, outcome));
+                        if let Some(HostAction::Post(m)) = answer {
+                            post(&m);
+                        }
+                    });
+                }
+                HostAction::Resize { height: h } => height.set(h),
+                HostAction::OpenLink { url } => {
+                    if let Some(w) = web_sys::window() {
+                        let _ = w.open_with_url_and_target_and_features(
+                            &url,
+                            "_blank",
+                            "noopener,noreferrer",
+                        );
+                    }
+                }
+                HostAction::Log { level, data } => {
+                    web_sys::console::log_1(
+                        &format!("MCP App of {server} ({level}): {data}").into(),
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// One view, in its sandbox.
 #[component]
 pub fn McpAppFrame(
@@ -141,68 +211,10 @@ pub fn McpAppFrame(
     // Why the sandbox page would not show the app, when it would not.
     let refused: RwSignal<Option<String>> = RwSignal::new(None);
     let served_by_worker = crate::pwa::controls_this_page();
-    let host: SendWrapper<Rc<RefCell<Option<AppHost>>>> =
-        SendWrapper::new(Rc::new(RefCell::new(None)));
+    let host: SharedHost = SendWrapper::new(Rc::new(RefCell::new(None)));
 
-    let post = move |message: &Value| {
-        if let Some(win) = frame.get_untracked().and_then(|f| f.content_window()) {
-            let _ = win.post_message(&to_js(message), "*");
-        }
-    };
-
-    let perform = {
-        let host = host.clone();
-        let mcp = mcp.clone();
-        let server = server.clone();
-        move |actions: Vec<HostAction>| {
-            for action in actions {
-                match action {
-                    HostAction::Post(m) => post(&m),
-                    HostAction::CallTool {
-                        request,
-                        name,
-                        arguments,
-                    } => {
-                        let (host, mcp, server) = (host.clone(), mcp.clone(), server.clone());
-                        spawn_local(async move {
-                            let outcome = mcp.call_from_app(&server, &name, arguments).await;
-                            let answer =
-                                host.borrow().as_ref().map(|h| h.answer(&request, outcome));
-                            if let Some(HostAction::Post(m)) = answer {
-                                post(&m);
-                            }
-                        });
-                    }
-                    HostAction::ReadResource { request, uri } => {
-                        let (host, mcp, server) = (host.clone(), mcp.clone(), server.clone());
-                        spawn_local(async move {
-                            let outcome = mcp.read_for_app(&server, &uri).await;
-                            let answer =
-                                host.borrow().as_ref().map(|h| h.answer(&request, outcome));
-                            if let Some(HostAction::Post(m)) = answer {
-                                post(&m);
-                            }
-                        });
-                    }
-                    HostAction::Resize { height: h } => height.set(h),
-                    HostAction::OpenLink { url } => {
-                        if let Some(w) = web_sys::window() {
-                            let _ = w.open_with_url_and_target_and_features(
-                                &url,
-                                "_blank",
-                                "noopener,noreferrer",
-                            );
-                        }
-                    }
-                    HostAction::Log { level, data } => {
-                        web_sys::console::log_1(
-                            &format!("MCP App of {server} ({level}): {data}").into(),
-                        );
-                    }
-                }
-            }
-        }
-    };
+    let post = move |message: &Value| post_to(frame, message);
+    let perform = host_performer(host.clone(), mcp.clone(), server.clone(), frame, height);
 
     let title = format!("{} — app from {server}", tool.display_name());
     let listener = {

@@ -47,6 +47,68 @@ fn percent(part: f64, whole: f64) -> f64 {
     }
 }
 
+/// Whether the Python runtime is kept for offline use, with its download
+/// and a way to start or retry it.
+#[component]
+fn PythonCacheStatus() -> impl IntoView {
+    let pwa = use_pwa();
+    view! {
+        {move || match pwa.python.get() {
+            PythonCache::Ready { bytes: b } => view! { <span>{format!("Ready offline ({}).", bytes(b))}</span> }.into_any(),
+            PythonCache::Downloading { loaded, total } => view! {
+                <span>
+                    {format!("Downloading for offline use: {} of {}…", bytes(loaded), bytes(total))}
+                    <progress max=total value=loaded aria-label="Python runtime download"></progress>
+                </span>
+            }.into_any(),
+            PythonCache::Missing { total_bytes } => view! {
+                <span>
+                    {format!("Not kept offline yet ({}). ", bytes(total_bytes))}
+                    <button class="small" on:click=move |_| pwa.cache_python()>"Download now"</button>
+                </span>
+            }.into_any(),
+            PythonCache::Failed { message, .. } => view! {
+                <span>
+                    {format!("The download stopped ({message}). ")}
+                    <button class="small" on:click=move |_| pwa.cache_python()>"Try again"</button>
+                </span>
+            }.into_any(),
+            PythonCache::NotInBuild => view! { <span class="muted">"Not part of this build."</span> }.into_any(),
+            PythonCache::Unknown => view! { <span class="muted">"Checking…"</span> }.into_any(),
+        }}
+    }
+}
+
+/// How many records each store holds and their size, with the totals.
+#[component]
+fn StoreTable(stats: RwSignal<Option<Result<Vec<StoreStat>, String>>>) -> impl IntoView {
+    view! {
+        {move || match stats.get() {
+            None => view! { <p class="muted">"Counting…"</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="error" role="alert">{format!("Cannot count: {e}")}</p> }.into_any(),
+            Some(Ok(rows)) => {
+                let total_records: u64 = rows.iter().map(|r| r.records).sum();
+                let total_bytes: u64 = rows.iter().map(|r| r.bytes).sum();
+                view! {
+                    <table class="store-table" data-testid="store-table">
+                        <thead><tr><th scope="col">"Kind"</th><th scope="col" class="num">"Items"</th><th scope="col" class="num">"Size"</th></tr></thead>
+                        <tbody>
+                            {rows.into_iter().map(|r| view! {
+                                <tr data-store=r.name.clone()>
+                                    <th scope="row">{store_label(&r.name).to_string()}</th>
+                                    <td class="num">{count(r.records)}</td>
+                                    <td class="num">{if r.records == 0 { "—".to_string() } else { bytes(r.bytes as f64) }}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                        <tfoot><tr><th scope="row">"All"</th><td class="num">{count(total_records)}</td><td class="num">{bytes(total_bytes as f64)}</td></tr></tfoot>
+                    </table>
+                }.into_any()
+            }
+        }}
+    }
+}
+
 /// The storage panel: use, persistence, offline readiness, per-store
 /// counts and Clear all.
 #[component]
@@ -182,55 +244,11 @@ pub fn StoragePanel() -> impl IntoView {
                 }}</dd>
                 <dt>"Python"</dt>
                 <dd data-testid="python-cache">
-                    {move || match pwa.python.get() {
-                        PythonCache::Ready { bytes: b } => view! { <span>{format!("Ready offline ({}).", bytes(b))}</span> }.into_any(),
-                        PythonCache::Downloading { loaded, total } => view! {
-                            <span>
-                                {format!("Downloading for offline use: {} of {}…", bytes(loaded), bytes(total))}
-                                <progress max=total value=loaded aria-label="Python runtime download"></progress>
-                            </span>
-                        }.into_any(),
-                        PythonCache::Missing { total_bytes } => view! {
-                            <span>
-                                {format!("Not kept offline yet ({}). ", bytes(total_bytes))}
-                                <button class="small" on:click=move |_| pwa.cache_python()>"Download now"</button>
-                            </span>
-                        }.into_any(),
-                        PythonCache::Failed { message, .. } => view! {
-                            <span>
-                                {format!("The download stopped ({message}). ")}
-                                <button class="small" on:click=move |_| pwa.cache_python()>"Try again"</button>
-                            </span>
-                        }.into_any(),
-                        PythonCache::NotInBuild => view! { <span class="muted">"Not part of this build."</span> }.into_any(),
-                        PythonCache::Unknown => view! { <span class="muted">"Checking…"</span> }.into_any(),
-                    }}
+                    <PythonCacheStatus/>
                 </dd>
             </dl>
             <h3 class="subhead">"What is stored"</h3>
-            {move || match stats.get() {
-                None => view! { <p class="muted">"Counting…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="error" role="alert">{format!("Cannot count: {e}")}</p> }.into_any(),
-                Some(Ok(rows)) => {
-                    let total_records: u64 = rows.iter().map(|r| r.records).sum();
-                    let total_bytes: u64 = rows.iter().map(|r| r.bytes).sum();
-                    view! {
-                        <table class="store-table" data-testid="store-table">
-                            <thead><tr><th scope="col">"Kind"</th><th scope="col" class="num">"Items"</th><th scope="col" class="num">"Size"</th></tr></thead>
-                            <tbody>
-                                {rows.into_iter().map(|r| view! {
-                                    <tr data-store=r.name.clone()>
-                                        <th scope="row">{store_label(&r.name).to_string()}</th>
-                                        <td class="num">{count(r.records)}</td>
-                                        <td class="num">{if r.records == 0 { "—".to_string() } else { bytes(r.bytes as f64) }}</td>
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                            <tfoot><tr><th scope="row">"All"</th><td class="num">{count(total_records)}</td><td class="num">{bytes(total_bytes as f64)}</td></tr></tfoot>
-                        </table>
-                    }.into_any()
-                }
-            }}
+            <StoreTable stats=stats/>
             <div class="danger-zone">
                 <div>
                     <h3>"Clear all data"</h3>
