@@ -28,15 +28,7 @@ fn items(n: u64) -> String {
 
 /// "12,345".
 pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    hearth_core::assistant::providers::in_tab::group(n)
 }
 
 fn percent(part: f64, whole: f64) -> f64 {
