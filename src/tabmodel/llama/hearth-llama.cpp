@@ -123,26 +123,24 @@ struct Profile {
 
 Profile P;
 
-// The kind of work a node is, as the bench reports it.
-const char * node_kind(const ggml_tensor * t) {
+// The kind of work a node is, as the profile reports it: products by the
+// type of their weights (the output layer apart, and attention's own
+// products of activations), everything else by ggml's name for the
+// operation. A product's time includes quantizing its activations.
+std::string node_kind(const ggml_tensor * t) {
     const std::string name = t->name;
     switch (t->op) {
         case GGML_OP_MUL_MAT:
         case GGML_OP_MUL_MAT_ID:
             if (name.rfind("result_output", 0) == 0) {
-                return "output layer";
+                return std::string("output layer ") + ggml_type_name(t->src[0]->type);
             }
             if (name.find("kq") != std::string::npos) {
-                return "attention";
+                return "attention products";
             }
-            return "weight matrices";
-        case GGML_OP_FLASH_ATTN_EXT:
-        case GGML_OP_SOFT_MAX:
-            return "attention";
-        case GGML_OP_GET_ROWS:
-            return "embedding lookup";
+            return std::string("weights ") + ggml_type_name(t->src[0]->type);
         default:
-            return "other (norms, rope, activations, copies)";
+            return ggml_op_desc(t);
     }
 }
 
