@@ -22,7 +22,12 @@
 //!   [`fix_wasm_rounding`]): its quantization of activations to 8 bits
 //!   truncates where every other build rounds, which shifts the model's
 //!   answers.
+//!   They are configured with llamafile's hook on, and llamafile's own
+//!   object taken out of the CPU library again: it has no WebAssembly code.
 //! - `engine-<key>/`: Hearth's engine (`src/tabmodel/llama/hearth-llama.cpp`)
+//!   and its batched matrix kernel (`gemm-wasm.cpp`, ggml's
+//!   `llamafile_sgemm`; first checked in Node against ggml's own dot
+//!   products by `gemm-wasm-check.cpp`)
 //!   linked with those libraries into `hearth-llama.{js,wasm}` and its
 //!   threads' `hearth-llama.worker.js`, checked for the SIMD dot product
 //!   and 32-bit shared memory, then copied into `public/llama/`
@@ -76,7 +81,12 @@ const WASM_CMAKE: [&str; 19] = [
     "-DLLAMA_WASM_MEM64=OFF",
     "-DGGML_OPENMP=OFF",
     "-DGGML_NATIVE=OFF",
-    "-DGGML_LLAMAFILE=OFF",
+    // ggml then hands batched products to `llamafile_sgemm` first (and
+    // falls back to its own loop when that returns false). llamafile's
+    // tinyBLAS has no WebAssembly code, so its object is taken out of the
+    // library again (see [`LLAMAFILE_OBJECT`]) and the engine links
+    // Hearth's own kernel under that name ([`GEMM_SOURCE`]).
+    "-DGGML_LLAMAFILE=ON",
     "-DGGML_WASM_SINGLE_FILE=OFF",
     "-DBUILD_SHARED_LIBS=OFF",
     "-DLLAMA_BUILD_COMMON=ON",
@@ -93,6 +103,22 @@ const WASM_CMAKE: [&str; 19] = [
     "-DCMAKE_CXX_FLAGS=-pthread -fexceptions",
     "-DGGML_CCACHE=OFF",
 ];
+
+/// llamafile's tinyBLAS object inside `libggml-cpu.a`: on wasm it only
+/// says "not handled", and the engine brings its own `llamafile_sgemm`.
+const LLAMAFILE_OBJECT: &str = "sgemm.cpp.o";
+/// Names the removal in the libraries' cache key.
+const LIB_EDITS: &str = "llamafile sgemm object removed from libggml-cpu.a";
+
+/// Hearth's batched matrix kernel for WebAssembly SIMD, relative to the
+/// repository: ggml's `llamafile_sgemm` hook, linked into the engine.
+pub const GEMM_SOURCE: &str = "src/tabmodel/llama/gemm-wasm.cpp";
+
+/// The kernel's check against ggml's dot products, run at build time.
+pub const GEMM_CHECK: &str = "src/tabmodel/llama/gemm-wasm-check.cpp";
+
+/// How the kernel is compiled (part of the engine's cache key).
+const GEMM_FLAGS: [&str; 5] = ["-O3", "-std=c++17", "-pthread", "-fexceptions", "-msimd128"];
 
 /// The libraries the engine links, in link order, under the build folder.
 const WASM_LIBS: [&str; 6] = [
@@ -352,6 +378,7 @@ pub fn wasm_libs(src: &Path) -> Result<PathBuf, Failure> {
         key(&[
             SDIST.as_bytes(),
             SOURCE_FIXES.as_bytes(),
+            LIB_EDITS.as_bytes(),
             flags.as_bytes(),
             emcc.as_bytes()
         ])
@@ -387,8 +414,37 @@ pub fn wasm_libs(src: &Path) -> Result<PathBuf, Failure> {
         "-j",
         &jobs(),
     ]))?;
+    remove_llamafile(&build.join("ggml/src/libggml-cpu.a"))?;
     write(&stamp, &emcc)?;
     Ok(build)
+}
+
+/// Takes llamafile's sgemm object out of ggml's CPU library, so the
+/// engine's own `llamafile_sgemm` is the only one. Fails if the library
+/// has no such member: the hook would then not be where this build
+/// expects it.
+fn remove_llamafile(lib: &Path) -> Result<(), Failure> {
+    let members = capture(emscripten("emar").arg("t").arg(lib))?;
+    check_llamafile_member(&members)
+        .map_err(|e| Failure::new(format!("{}: {}", lib.display(), e.0)))?;
+    run(emscripten("emar").arg("d").arg(lib).arg(LLAMAFILE_OBJECT))
+}
+
+/// The archive's member list (`ar t`) must hold llamafile's object once.
+pub fn check_llamafile_member(members: &str) -> Result<(), Failure> {
+    match members
+        .lines()
+        .filter(|m| m.trim() == LLAMAFILE_OBJECT)
+        .count()
+    {
+        1 => Ok(()),
+        0 => Err(Failure::new(format!(
+            "no {LLAMAFILE_OBJECT} in ggml's CPU library: was llama.cpp configured with GGML_LLAMAFILE=ON?"
+        ))),
+        n => Err(Failure::new(format!(
+            "{n} members named {LLAMAFILE_OBJECT} in ggml's CPU library: cannot tell which to remove"
+        ))),
+    }
 }
 
 /// The configure log must show ggml's WebAssembly kernels chosen: without
@@ -415,12 +471,19 @@ pub fn engine() -> Result<PathBuf, Failure> {
     )?;
     let shim = std::fs::read(root.join(ENGINE_SOURCE))
         .map_err(|e| Failure::new(format!("cannot read {ENGINE_SOURCE}: {e}")))?;
+    let gemm = std::fs::read(root.join(GEMM_SOURCE))
+        .map_err(|e| Failure::new(format!("cannot read {GEMM_SOURCE}: {e}")))?;
+    let gemm_check = std::fs::read(root.join(GEMM_CHECK))
+        .map_err(|e| Failure::new(format!("cannot read {GEMM_CHECK}: {e}")))?;
     let flags = engine_flags();
     let libs_stamp = std::fs::read(libs.join(".built")).unwrap_or_default();
     let out = cache_dir().join(format!(
         "engine-{}",
         key(&[
             &shim,
+            &gemm,
+            &gemm_check,
+            GEMM_FLAGS.join("\n").as_bytes(),
             flags.join("\n").as_bytes(),
             libs.to_string_lossy().as_bytes(),
             &libs_stamp
@@ -443,8 +506,21 @@ pub fn engine() -> Result<PathBuf, Failure> {
             .arg(root.join(ENGINE_SOURCE))
             .arg("-o")
             .arg(&object))?;
+        // The kernel sees ggml's CPU internals (its compute parameters:
+        // which thread this is, of how many) and is built with SIMD.
+        let gemm_object = out.join("gemm-wasm.o");
+        run(emscripten("em++")
+            .args(GEMM_FLAGS)
+            .arg(format!("-I{}", src.join("ggml/include").display()))
+            .arg(format!("-I{}", src.join("ggml/src").display()))
+            .arg(format!("-I{}", src.join("ggml/src/ggml-cpu").display()))
+            .arg("-c")
+            .arg(root.join(GEMM_SOURCE))
+            .arg("-o")
+            .arg(&gemm_object))?;
+        check_gemm(&src, &libs, &out, &gemm_object)?;
         let mut link = emscripten("em++");
-        link.arg(&object);
+        link.arg(&object).arg(&gemm_object);
         for lib in WASM_LIBS {
             link.arg(libs.join(lib));
         }
@@ -455,6 +531,35 @@ pub fn engine() -> Result<PathBuf, Failure> {
         write(&out.join(".checked"), &report.to_string())
     })?;
     Ok(out)
+}
+
+/// Runs the kernel's check ([`GEMM_CHECK`]) in Node: the kernel against
+/// ggml's own WebAssembly dot products, from the libraries just built.
+/// The engine is not linked unless they agree.
+fn check_gemm(src: &Path, libs: &Path, out: &Path, gemm_object: &Path) -> Result<(), Failure> {
+    let root = repo_root();
+    let object = out.join("gemm-wasm-check.o");
+    run(emscripten("em++")
+        .args(GEMM_FLAGS)
+        .arg(format!("-I{}", src.join("ggml/include").display()))
+        .arg(format!("-I{}", src.join("ggml/src").display()))
+        .arg(format!("-I{}", src.join("ggml/src/ggml-cpu").display()))
+        .arg("-c")
+        .arg(root.join(GEMM_CHECK))
+        .arg("-o")
+        .arg(&object))?;
+    let script = out.join("gemm-wasm-check.js");
+    run(emscripten("em++")
+        .args(["-O3", "-pthread", "-fexceptions"])
+        .arg(&object)
+        .arg(gemm_object)
+        .arg(libs.join("ggml/src/libggml-cpu.a"))
+        .arg(libs.join("ggml/src/libggml-base.a"))
+        .args(["-sENVIRONMENT=node", "-sALLOW_MEMORY_GROWTH=1", "-o"])
+        .arg(&script))?;
+    run(Command::new("node")
+        .arg("--no-experimental-fetch")
+        .arg(&script))
 }
 
 /// What the SIMD check found in a module.
@@ -737,6 +842,16 @@ mod tests {
                 .contains("found 1 truncating")
         );
         assert!(fix_wasm_rounding("").is_err());
+    }
+
+    #[test]
+    fn llamafiles_object_must_be_in_the_cpu_library_once() {
+        let listing = "ggml-cpu.c.o\nggml-cpu.cpp.o\nsgemm.cpp.o\nquants.c.o\n";
+        assert!(check_llamafile_member(listing).is_ok());
+        let missing = check_llamafile_member("ggml-cpu.c.o\nquants.c.o\n").unwrap_err();
+        assert!(missing.0.contains("GGML_LLAMAFILE=ON"), "{missing}");
+        let twice = check_llamafile_member("sgemm.cpp.o\nsgemm.cpp.o\n").unwrap_err();
+        assert!(twice.0.contains("2 members"), "{twice}");
     }
 
     #[test]
