@@ -17,6 +17,8 @@
 //!   name and vault are bound in as associated data, so an object copied
 //!   to another name or from another vault does not open.
 //!
+//! - [`doc`]: a record as an Automerge document, and the record derived
+//!   back from it: how fields merge, conflicts, deletes and restores.
 //! - [`s3`]: the S3 requests sync sends, signed with Signature Version 4,
 //!   and the answers it reads.
 //!
@@ -24,6 +26,7 @@
 //! handed in ([`Entropy`]): the app gives the browser's
 //! `crypto.getRandomValues`, tests a seeded source.
 
+pub mod doc;
 pub mod keyfile;
 pub mod object;
 pub mod primitives;
@@ -67,6 +70,8 @@ pub enum SyncError {
     PassphraseTooShort(usize),
     #[error("the vault's key file is unreadable: {0}")]
     BadKeyfile(String),
+    #[error("a synced record could not be read: {0}")]
+    BadDocument(String),
 }
 
 /// Lowercase hex, for the key file's JSON and for object names.
