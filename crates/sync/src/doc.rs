@@ -163,11 +163,16 @@ impl RecordDoc {
     /// Applies changes from another device. Changes already present are
     /// ignored, so the same change arriving twice is harmless.
     pub fn apply(&mut self, changes: &[Vec<u8>]) -> Result<(), SyncError> {
-        let mut parsed = Vec::with_capacity(changes.len());
-        for bytes in changes {
-            parsed.push(automerge::Change::from_bytes(bytes.clone()).map_err(bad)?);
-        }
-        self.doc.apply_changes(parsed).map_err(bad)
+        let parsed = changes
+            .iter()
+            .map(|c| parse_change(c.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.apply_parsed(parsed)
+    }
+
+    /// Applies changes already parsed with [`parse_change`].
+    pub fn apply_parsed(&mut self, changes: Vec<automerge::Change>) -> Result<(), SyncError> {
+        self.doc.apply_changes(changes).map_err(bad)
     }
 
     /// Merges another copy of this document (from a snapshot).
@@ -270,6 +275,11 @@ impl RecordDoc {
             conflicts,
         })
     }
+}
+
+/// One Automerge change from its bytes, checked.
+pub fn parse_change(bytes: Vec<u8>) -> Result<automerge::Change, SyncError> {
+    automerge::Change::from_bytes(bytes).map_err(bad)
 }
 
 fn scalar_of(value: &Json) -> Option<ScalarValue> {
