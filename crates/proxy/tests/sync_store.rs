@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use hearth_sync::replica::{Compacted, DeviceId, Fetched, Replica};
 use hearth_sync::s3::{Bucket, Credentials, Put, Request, StoreError, parse_list};
 use hearth_sync::{Entropy, KdfParams, Keyfile, SyncError};
 use http_body_util::{BodyExt, Full};
@@ -456,4 +457,181 @@ async fn the_cors_rule_lets_the_apps_origin_reach_the_bucket() {
         .await
         .unwrap();
     assert_eq!(allowed(&other), None, "another origin");
+}
+
+/// The bucket as sync's rounds see it, through the same signed requests
+/// the tab sends.
+struct Remote<'a> {
+    store: &'a Store,
+    bucket: Bucket,
+}
+
+impl hearth_sync::replica::Store for Remote<'_> {
+    async fn get(&self, name: &str) -> Result<Option<Fetched>, StoreError> {
+        let req = self.bucket.get(&owner(), now(), name);
+        let (status, headers, body) = self
+            .store
+            .send(req)
+            .await
+            .ok_or_else(|| StoreError::Unreachable("no connection".into()))?;
+        if status == 200 {
+            let etag = headers
+                .iter()
+                .find(|(k, _)| k == "etag")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            return Ok(Some(Fetched { body, etag }));
+        }
+        match self.bucket.error(status, &body) {
+            StoreError::NotFound => Ok(None),
+            e => Err(e),
+        }
+    }
+
+    async fn put(&self, name: &str, body: Vec<u8>, put: Put) -> Result<String, StoreError> {
+        let req = self.bucket.put(&owner(), now(), name, body, put);
+        let (status, headers, body) = self
+            .store
+            .send(req)
+            .await
+            .ok_or_else(|| StoreError::Unreachable("no connection".into()))?;
+        if status == 200 {
+            let etag = headers
+                .iter()
+                .find(|(k, _)| k == "etag")
+                .map(|(_, v)| v.clone());
+            return Ok(etag.unwrap_or_default());
+        }
+        Err(self.bucket.error(status, &body))
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), StoreError> {
+        let req = self.bucket.delete(&owner(), now(), name);
+        let (status, _, body) = self
+            .store
+            .send(req)
+            .await
+            .ok_or_else(|| StoreError::Unreachable("no connection".into()))?;
+        match status {
+            200..=299 => Ok(()),
+            _ => match self.bucket.error(status, &body) {
+                StoreError::NotFound => Ok(()),
+                e => Err(e),
+            },
+        }
+    }
+}
+
+fn note(id: &str, title: &str, body: &str, at: f64) -> serde_json::Value {
+    serde_json::json!({"id": id, "title": title, "body": body, "tags": [], "created_ms": 1.0, "updated_ms": at})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn devices_merge_compact_and_a_third_joins_through_seaweedfs() {
+    let store = Store::start().await;
+    let remote = Remote {
+        store: &store,
+        bucket: store.bucket("devices"),
+    };
+    store.ok(remote.bucket.create(&owner(), now())).await;
+    let e = &mut OsEntropy;
+    let (file, vault, recovery) = Keyfile::create(MARKERS[2], FAST, e).unwrap();
+    store
+        .ok(remote.bucket.put(
+            &owner(),
+            now(),
+            "keyfile",
+            file.to_json().into_bytes(),
+            Put::IfAbsent,
+        ))
+        .await;
+    let laptop_vault = file.unlock_with_passphrase(MARKERS[2]).unwrap();
+    let mut laptop = Replica::new(vault, DeviceId::generate(e), "Laptop");
+    let mut desktop = Replica::new(laptop_vault, DeviceId::generate(e), "Desktop");
+
+    laptop
+        .put(
+            "note:1",
+            &note(
+                "1",
+                MARKERS[1],
+                &format!("{} in the pantry.", MARKERS[0]),
+                1.0,
+            ),
+        )
+        .unwrap();
+    laptop.sync(&remote, 1, e).await.unwrap();
+    desktop.sync(&remote, 2, e).await.unwrap();
+    // The same note's text, edited on both while apart.
+    let text = format!("{} in the pantry.", MARKERS[0]);
+    laptop
+        .put(
+            "note:1",
+            &note("1", MARKERS[1], &format!("Two {text}"), 2.0),
+        )
+        .unwrap();
+    desktop
+        .put(
+            "note:1",
+            &note("1", MARKERS[1], &format!("{text} Buy more."), 3.0),
+        )
+        .unwrap();
+    desktop
+        .put(
+            "task:1",
+            &serde_json::json!({"id": "1", "title": "Call", "status": "open", "updated_ms": 1.0}),
+        )
+        .unwrap();
+    laptop.sync(&remote, 3, e).await.unwrap();
+    desktop.sync(&remote, 4, e).await.unwrap();
+    laptop.sync(&remote, 5, e).await.unwrap();
+    let merged = format!("Two {text} Buy more.");
+    for r in [&mut laptop, &mut desktop] {
+        let d = r.derive("note:1").unwrap().unwrap();
+        assert_eq!(d.record["body"], merged.as_str());
+        assert!(d.conflicts.is_empty());
+    }
+
+    let done = laptop.compact(&remote, 6, e).await.unwrap();
+    assert!(
+        matches!(done, Compacted::Done { deleted_changes } if deleted_changes >= 3),
+        "{done:?}"
+    );
+
+    // A phone joins with the recovery key, from the snapshot alone.
+    let file3 = Keyfile::parse(
+        &store
+            .ok(remote.bucket.get(&owner(), now(), "keyfile"))
+            .await,
+    )
+    .unwrap();
+    let mut phone = Replica::new(
+        file3.unlock_with_recovery(&recovery).unwrap(),
+        DeviceId::generate(e),
+        "Phone",
+    );
+    let got = phone.sync(&remote, 7, e).await.unwrap();
+    assert!(got.refused.is_empty(), "{:?}", got.refused);
+    assert_eq!(
+        phone.derive("note:1").unwrap().unwrap().record["body"],
+        merged.as_str()
+    );
+    assert_eq!(
+        phone.derive("task:1").unwrap().unwrap().record["title"],
+        "Call"
+    );
+
+    // Everything in the bucket, as someone who copied it would read it.
+    for (key, bytes) in store.everything(&remote.bucket).await {
+        for marker in MARKERS
+            .iter()
+            .chain(&["Laptop", "Desktop", "note:1", "changes/"])
+        {
+            assert!(!key.contains(marker), "{marker} in the name {key}");
+            assert!(
+                !bytes.windows(marker.len()).any(|w| w == marker.as_bytes()),
+                "{marker} in {key}"
+            );
+        }
+    }
 }

@@ -17,6 +17,11 @@
 //!   name and vault are bound in as associated data, so an object copied
 //!   to another name or from another vault does not open.
 //!
+//! - [`doc`]: a record as an Automerge document, and the record derived
+//!   back from it: how fields merge, conflicts, deletes and restores.
+//! - [`replica`]: one device's copy of the synced records, and the
+//!   rounds that push its changes to the bucket, pull the others', and
+//!   compact them into snapshots.
 //! - [`s3`]: the S3 requests sync sends, signed with Signature Version 4,
 //!   and the answers it reads.
 //!
@@ -24,10 +29,12 @@
 //! handed in ([`Entropy`]): the app gives the browser's
 //! `crypto.getRandomValues`, tests a seeded source.
 
+pub mod doc;
 pub mod keyfile;
 pub mod object;
 pub mod primitives;
 pub mod recovery;
+pub mod replica;
 pub mod s3;
 pub mod vault;
 
@@ -67,6 +74,8 @@ pub enum SyncError {
     PassphraseTooShort(usize),
     #[error("the vault's key file is unreadable: {0}")]
     BadKeyfile(String),
+    #[error("a synced record could not be read: {0}")]
+    BadDocument(String),
 }
 
 /// Lowercase hex, for the key file's JSON and for object names.
@@ -105,6 +114,116 @@ pub(crate) fn unhex_vec(s: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 pub(crate) mod testing {
+    use std::cell::{Cell, RefCell};
+    use std::collections::BTreeMap;
+
+    use crate::replica::{Fetched, Store};
+    use crate::s3::{Put, StoreError};
+
+    /// Runs a future that never waits: the in-memory store answers at
+    /// once.
+    pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(out) => out,
+            std::task::Poll::Pending => panic!("the in-memory store never waits"),
+        }
+    }
+
+    /// A bucket in memory, with S3's conditional-write rules, for the
+    /// rules of the rounds. The same rounds run against a real SeaweedFS
+    /// in hearth-proxy's `sync_store` tests.
+    #[derive(Default)]
+    pub struct MemoryStore {
+        objects: RefCell<BTreeMap<String, (Vec<u8>, u64)>>,
+        version: Cell<u64>,
+        fail_put_to: RefCell<Option<String>>,
+        slip_in: RefCell<Option<(String, String, Vec<u8>)>>,
+    }
+
+    impl MemoryStore {
+        pub fn objects(&self) -> Vec<(String, Vec<u8>)> {
+            let objects = self.objects.borrow();
+            objects
+                .iter()
+                .map(|(k, (b, _))| (k.clone(), b.clone()))
+                .collect()
+        }
+        pub fn len(&self) -> usize {
+            self.objects.borrow().len()
+        }
+        pub fn get_raw(&self, name: &str) -> Option<Vec<u8>> {
+            self.objects.borrow().get(name).map(|(b, _)| b.clone())
+        }
+        /// Changes an object's bytes behind the devices' backs.
+        pub fn mutate(&self, name: &str, f: impl FnOnce(&mut Vec<u8>)) {
+            let mut objects = self.objects.borrow_mut();
+            let entry = objects.get_mut(name).expect("the object exists");
+            f(&mut entry.0);
+        }
+        /// The next conditional write to `name` loses, as if another
+        /// device wrote there just before it.
+        pub fn fail_next_put_to(&self, name: &str) {
+            *self.fail_put_to.borrow_mut() = Some(name.to_string());
+        }
+    }
+
+    impl MemoryStore {
+        /// A copy of the bucket as it is now.
+        pub fn fork(&self) -> MemoryStore {
+            let fork = MemoryStore::default();
+            *fork.objects.borrow_mut() = self.objects.borrow().clone();
+            fork.version.set(self.version.get());
+            fork
+        }
+        /// When something writes `trigger`, `object` appears right after:
+        /// another device's write landing in the middle of a round.
+        pub fn slip_in_after_put_to(&self, trigger: &str, object: &str, body: Vec<u8>) {
+            *self.slip_in.borrow_mut() = Some((trigger.into(), object.into(), body));
+        }
+    }
+
+    impl Store for MemoryStore {
+        async fn get(&self, name: &str) -> Result<Option<Fetched>, StoreError> {
+            Ok(self.objects.borrow().get(name).map(|(body, v)| Fetched {
+                body: body.clone(),
+                etag: v.to_string(),
+            }))
+        }
+        async fn put(&self, name: &str, body: Vec<u8>, put: Put) -> Result<String, StoreError> {
+            let mut objects = self.objects.borrow_mut();
+            let current = objects.get(name).map(|(_, v)| v.to_string());
+            let allowed = match &put {
+                Put::Always => true,
+                Put::IfAbsent => current.is_none(),
+                Put::IfUnchanged(etag) => current.as_deref() == Some(etag.as_str()),
+            };
+            let mut fail = self.fail_put_to.borrow_mut();
+            if put != Put::Always && fail.as_deref() == Some(name) {
+                *fail = None;
+                return Err(StoreError::Conflict);
+            }
+            if !allowed {
+                return Err(StoreError::Conflict);
+            }
+            self.version.set(self.version.get() + 1);
+            objects.insert(name.to_string(), (body, self.version.get()));
+            let written = self.version.get().to_string();
+            let mut slip = self.slip_in.borrow_mut();
+            if slip.as_ref().is_some_and(|(trigger, _, _)| trigger == name) {
+                let (_, object, body) = slip.take().expect("checked");
+                self.version.set(self.version.get() + 1);
+                objects.insert(object, (body, self.version.get()));
+            }
+            Ok(written)
+        }
+        async fn delete(&self, name: &str) -> Result<(), StoreError> {
+            self.objects.borrow_mut().remove(name);
+            Ok(())
+        }
+    }
+
     /// A deterministic stand-in for the platform's randomness: a counter
     /// run through HMAC, so tests repeat exactly and no two draws match.
     pub struct Seeded {

@@ -72,6 +72,10 @@ pub enum StoreError {
     Conflict,
     #[error("no such object")]
     NotFound,
+    #[error(
+        "the store did not answer ({0}): check the endpoint, and whether this device is online"
+    )]
+    Unreachable(String),
     #[error("the store answered {status}: {code} {message}")]
     Other {
         status: u16,
