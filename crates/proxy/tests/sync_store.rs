@@ -466,20 +466,30 @@ struct Remote<'a> {
     bucket: Bucket,
 }
 
-impl hearth_sync::replica::Store for Remote<'_> {
-    async fn get(&self, name: &str) -> Result<Option<Fetched>, StoreError> {
-        let req = self.bucket.get(&owner(), now(), name);
+impl Remote<'_> {
+    /// Sends a request; the status, the ETag (empty when none) and the
+    /// body, or unreachable when the store does not answer.
+    async fn exchange(&self, req: Request) -> Result<(u16, String, Vec<u8>), StoreError> {
         let (status, headers, body) = self
             .store
             .send(req)
             .await
             .ok_or_else(|| StoreError::Unreachable("no connection".into()))?;
+        let etag = headers
+            .into_iter()
+            .find(|(k, _)| k == "etag")
+            .map(|(_, v)| v)
+            .unwrap_or_default();
+        Ok((status, etag, body))
+    }
+}
+
+impl hearth_sync::replica::Store for Remote<'_> {
+    async fn get(&self, name: &str) -> Result<Option<Fetched>, StoreError> {
+        let (status, etag, body) = self
+            .exchange(self.bucket.get(&owner(), now(), name))
+            .await?;
         if status == 200 {
-            let etag = headers
-                .iter()
-                .find(|(k, _)| k == "etag")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
             return Ok(Some(Fetched { body, etag }));
         }
         match self.bucket.error(status, &body) {
@@ -489,29 +499,19 @@ impl hearth_sync::replica::Store for Remote<'_> {
     }
 
     async fn put(&self, name: &str, body: Vec<u8>, put: Put) -> Result<String, StoreError> {
-        let req = self.bucket.put(&owner(), now(), name, body, put);
-        let (status, headers, body) = self
-            .store
-            .send(req)
-            .await
-            .ok_or_else(|| StoreError::Unreachable("no connection".into()))?;
+        let (status, etag, body) = self
+            .exchange(self.bucket.put(&owner(), now(), name, body, put))
+            .await?;
         if status == 200 {
-            let etag = headers
-                .iter()
-                .find(|(k, _)| k == "etag")
-                .map(|(_, v)| v.clone());
-            return Ok(etag.unwrap_or_default());
+            return Ok(etag);
         }
         Err(self.bucket.error(status, &body))
     }
 
     async fn delete(&self, name: &str) -> Result<(), StoreError> {
-        let req = self.bucket.delete(&owner(), now(), name);
         let (status, _, body) = self
-            .store
-            .send(req)
-            .await
-            .ok_or_else(|| StoreError::Unreachable("no connection".into()))?;
+            .exchange(self.bucket.delete(&owner(), now(), name))
+            .await?;
         match status {
             200..=299 => Ok(()),
             _ => match self.bucket.error(status, &body) {

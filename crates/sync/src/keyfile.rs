@@ -242,15 +242,8 @@ impl Keyfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Seeded;
+    use crate::testing::{FAST, Seeded};
 
-    /// Cheap enough for a debug build; the recommended cost is checked on
-    /// its own.
-    const FAST: KdfParams = KdfParams {
-        m_kib: 64,
-        t: 1,
-        p: 1,
-    };
     const PASS: &str = "correct horse battery";
 
     fn created() -> (Keyfile, Vault, RecoveryKey) {

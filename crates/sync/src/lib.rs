@@ -117,7 +117,16 @@ pub(crate) mod testing {
     use std::cell::{Cell, RefCell};
     use std::collections::BTreeMap;
 
+    use crate::KdfParams;
     use crate::replica::{Fetched, Store};
+
+    /// An Argon2id cost cheap enough for a debug build; the recommended
+    /// cost is checked on its own.
+    pub const FAST: KdfParams = KdfParams {
+        m_kib: 64,
+        t: 1,
+        p: 1,
+    };
     use crate::s3::{Put, StoreError};
 
     /// Runs a future that never waits: the in-memory store answers at

@@ -666,15 +666,9 @@ pub enum Compacted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{MemoryStore, Seeded, block_on};
-    use crate::{KdfParams, Keyfile};
+    use crate::Keyfile;
+    use crate::testing::{FAST, MemoryStore, Seeded, block_on};
     use serde_json::json;
-
-    const FAST: KdfParams = KdfParams {
-        m_kib: 64,
-        t: 1,
-        p: 1,
-    };
 
     /// A vault and two devices' copies of its key, as after setup and
     /// joining with the passphrase.
