@@ -6,24 +6,34 @@
 //   Files: the test model (SmolLM2-135M-Instruct) as Q4_0, Q8_0 and Q4_K_M,
 //   converted by `cargo xtask bench` with llama.cpp's quantize.
 //   Threads: 1 and 2 (when the machine has two cores).
-//   Prompt: PP random token ids, then TG tokens generated, as llama-bench
-//   measures (the same ids everywhere).
+//   HEARTH_BENCH_QUANTS and HEARTH_BENCH_THREADS (comma-separated) pick
+//   fewer, for a quick run by hand.
+//   Prompt: PP prompt tokens, then TG tokens generated, as llama-bench
+//   measures. The completions (the tab's and wllama's) read the same text
+//   of PP words, each one token: wllama 3.x takes a raw prompt as text
+//   only (an array of ids fails inside it as a JSON type error). Each
+//   run's text starts with another word, so no run reads the previous
+//   one's prompt from the cache; both report how many tokens they read,
+//   and a count other than PP, or a cached token, fails the row.
 //
 //   Native: llama.cpp's own `llama-bench` built from the same source
 //   (HEARTH_LLAMA_BENCH), `-p PP -n TG -r RUNS`: its average tokens/s.
-//   The tab, the same way: the engine's `bench` request (PP ids in one
-//   batch, then TG single-token decodes, from an empty cache), median of
-//   RUNS after a warm-up; and a real completion through the engine's
-//   request path (sampling, streaming, the worker's messages) with the
-//   prompt as ids, greedy and never stopping early, which is what wllama
-//   is measured with.
-//   wllama: its `createCompletion` with the same ids, greedy, `ignore_eos`,
+//   The tab, the same way: the engine's `bench` request (PP random ids in
+//   one batch, then TG single-token decodes, from an empty cache), median
+//   of RUNS after a warm-up; and a real completion through the engine's
+//   request path (sampling, streaming, the worker's messages) of the text,
+//   greedy and never stopping early, which is what wllama is measured
+//   with.
+//   wllama: its `createCompletion` of the same text, greedy, `ignore_eos`,
 //   the prompt not cached: llama.cpp's own timings, median of RUNS after
-//   a warm-up.
+//   a warm-up. It runs in a page of its own, closed after each file and
+//   thread count whether wllama loaded or not: its worker and its memory
+//   go with the page, so no row's memory counts another's.
 //   Also: the model's load from the private file system (the tab and
 //   wllama) and the page's memory with the model loaded
 //   (performance.measureUserAgentSpecificMemory counts the page and its
-//   workers).
+//   workers). The tab's page is the app's; wllama's is an empty page, so
+//   the app's own memory with no model is printed too (a few MB).
 //
 // The last lines are the figures for the bench table (`BENCH {json}`).
 import { chromium } from 'playwright-core';
@@ -43,6 +53,7 @@ const PP = Number(process.env.HEARTH_BENCH_PP || 128);
 const TG = Number(process.env.HEARTH_BENCH_TG || 64);
 const CONTEXT = 1024;
 const QUANTS = (process.env.HEARTH_BENCH_QUANTS || 'Q4_0,Q8_0,Q4_K_M').split(',');
+const THREADS = (process.env.HEARTH_BENCH_THREADS || '1,2').split(',').map(Number);
 
 const fileOf = (quant) => path.join(MODELS, `SmolLM2-135M-Instruct.${quant}.gguf`);
 for (const q of QUANTS) {
@@ -56,11 +67,22 @@ for (const f of ['index.js', 'wllama.wasm']) {
 const line = (label, value) => console.log(`  ${label.padEnd(62)} ${value}`);
 const tps = (x) => (Number.isFinite(x) ? `${x.toFixed(1)} tok/s` : String(x));
 
-// The same prompt everywhere: PP ids drawn once (not 0, which may be
-// special), inside every vocabulary of the test model's files.
+// The completions' text, the same for the tab and wllama: PP words drawn
+// once, each one token of the test model's vocabulary with its leading
+// space (checked: every run must report PP prompt tokens). Run i starts
+// with WORDS[i], so consecutive runs differ at the first token and share
+// nothing in the cache.
 let seed = 7;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-const PROMPT = Array.from({ length: PP }, () => 100 + Math.floor(rand() * 40000));
+const WORDS = (
+  'old lighthouse keeper climbed the narrow stairs every evening at dusk lit great lamp wound clock that turned ' +
+  'lens and wrote weather in his log one stormy night late autumn saw a small boat sun star center of our solar ' +
+  'system planets travel around it third planet only water river mountain forest village house garden tree bird ' +
+  'song light dark cold warm morning day year city road bridge window door table chair book letter'
+).split(' ');
+if (RUNS + 1 > WORDS.length) throw new Error(`at most ${WORDS.length - 1} runs: each needs its own first word`);
+const BODY = Array.from({ length: PP - 1 }, () => WORDS[Math.floor(rand() * WORDS.length)]);
+const textPrompt = (run) => [WORDS[run], ...BODY].map((w) => ` ${w}`).join('');
 
 /// llama-bench's average tokens/s for prompt processing and generation.
 function nativeBench(file, threads) {
@@ -92,10 +114,20 @@ try {
   // No service worker: it would answer /__bench/ itself, past the route.
   const context = await browser.newContext({ serviceWorkers: 'block' });
   const page = await context.newPage();
-  // wllama and the model files, served same-origin from disk for the bench
-  // only (the app ships neither).
-  await page.route('**/__bench/**', (route) => {
+  // wllama and the model files, served same-origin from disk to every page
+  // of the bench, for the bench only (the app ships neither).
+  await context.route('**/__bench/**', (route) => {
     const rel = new URL(route.request().url()).pathname.replace(/^\/__bench\//, '');
+    if (rel === 'wllama.html') {
+      // wllama's page: empty, of the app's origin (so it reads the stored
+      // files) and cross-origin isolated (so wllama has threads). Not the
+      // app, which deletes the model files it has not listed.
+      return route.fulfill({
+        contentType: 'text/html',
+        body: '<!doctype html><title>wllama</title>',
+        headers: { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' },
+      });
+    }
     const [kind, name] = rel.split('/');
     const file = kind === 'wllama' ? path.join(WLLAMA, name) : fileOf(name.replace(/\.gguf$/, ''));
     const type = name.endsWith('.js') ? 'text/javascript' : name.endsWith('.wasm') ? 'application/wasm' : 'application/octet-stream';
@@ -127,7 +159,7 @@ try {
   if (!(await page.evaluate(() => self.crossOriginIsolated))) throw new Error('the page is not cross-origin isolated: no threads');
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   figures.cores = cores;
-  const threadCounts = [1, 2].filter((t) => t <= Math.max(1, cores));
+  const threadCounts = THREADS.filter((t) => t <= Math.max(1, cores));
 
   await page.evaluate(
     async ({ quants, modelHost }) => {
@@ -166,7 +198,6 @@ try {
           worker.addEventListener('message', listen);
           worker.postMessage({ ...message, id });
         });
-      window.__file = async (q) => (await (await root.getDirectoryHandle('models')).getFileHandle(`bench-${q}.gguf`)).getFile();
       window.__memory = async () => {
         try {
           return (await performance.measureUserAgentSpecificMemory()).bytes;
@@ -178,6 +209,8 @@ try {
     { quants: QUANTS, modelHost },
   );
 
+  figures.app_memory = await page.evaluate(() => window.__memory());
+  line('page memory of the app with no model loaded', `${(figures.app_memory / 1e6).toFixed(1)} MB`);
   const tab = (message) => page.evaluate((m) => window.__tab(m), message);
   const failure = (r) => r.lines.find((l) => l.error);
 
@@ -200,10 +233,14 @@ try {
         model: `bench-${quant}`,
         context: CONTEXT,
         threads,
-        body: { prompt: PROMPT, max_tokens: TG, temperature: 0, ignore_eos: true },
+        body: { prompt: textPrompt(i), max_tokens: TG, temperature: 0, ignore_eos: true },
       });
       if (failure(r)) throw new Error(`the tab's completion failed: ${JSON.stringify(failure(r))}`);
-      if (i > 0) completions.push(r.lines.at(-1).timings);
+      const t = r.lines.at(-1).timings;
+      if (t.prompt_n !== PP || t.cache_n !== 0) {
+        throw new Error(`the tab's completion read ${t.prompt_n} prompt tokens with ${t.cache_n} cached, not ${PP} and none`);
+      }
+      if (i > 0) completions.push(t);
     }
     return {
       load_ms: load.loaded.ms,
@@ -215,42 +252,73 @@ try {
     };
   };
 
-  // wllama 3.13.0 in the same page, on the same stored file.
-  const wllamaRun = (quant, threads) =>
-    page.evaluate(
-      async ({ quant, threads, context, prompt, tg, runs }) => {
-        const { Wllama } = await import('/__bench/wllama/index.js');
-        const quiet = { debug() {}, log() {}, warn() {}, error() {} };
-        const wllama = new Wllama({ default: '/__bench/wllama/wllama.wasm' }, { logger: quiet, suppressNativeLog: true });
-        wllama.setCompat(null);
-        const file = await window.__file(quant);
-        const started = performance.now();
-        await wllama.loadModel([file], { n_ctx: context, n_threads: threads, n_parallel: 1, n_gpu_layers: 0 });
-        const load_ms = performance.now() - started;
-        const memory = await window.__memory();
-        const timings = [];
-        for (let i = 0; i <= runs; i++) {
-          const r = await wllama.createCompletion({
-            prompt,
-            max_tokens: tg,
-            temperature: 0,
-            ignore_eos: true,
-            cache_prompt: false,
-          });
-          if (i > 0) timings.push(r.timings);
-        }
-        await wllama.exit();
-        const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-        return {
-          load_ms,
-          memory,
-          threads: wllama.getNumThreads ? wllama.getNumThreads() : threads,
-          pp: med(timings.map((t) => t.prompt_per_second)),
-          tg: med(timings.map((t) => t.predicted_per_second)),
-        };
-      },
-      { quant, threads, context: CONTEXT, prompt: PROMPT, tg: TG, runs: RUNS },
-    );
+  // wllama 3.13.0 on the same stored file, in a page of its own that is
+  // closed afterwards, loaded or not: otherwise its worker and memory stay,
+  // after a failure too, and count in every later row's memory figure.
+  const wllamaRun = async (quant, threads) => {
+    const own = await context.newPage();
+    try {
+      await own.goto(`${base}/__bench/wllama.html`);
+      if (!(await own.evaluate(() => self.crossOriginIsolated))) throw new Error("wllama's page is not cross-origin isolated");
+      return await own.evaluate(
+        async ({ quant, threads, context, prompts, pp, tg }) => {
+          const { Wllama } = await import('/__bench/wllama/index.js');
+          const quiet = { debug() {}, log() {}, warn() {}, error() {} };
+          const wllama = new Wllama({ default: '/__bench/wllama/wllama.wasm' }, { logger: quiet, suppressNativeLog: true });
+          // No compat build: it would come from a CDN, and Chromium runs the
+          // default build.
+          wllama.setCompat(null);
+          try {
+            const root = await navigator.storage.getDirectory();
+            const file = await (await (await root.getDirectoryHandle('models')).getFileHandle(`bench-${quant}.gguf`)).getFile();
+            const started = performance.now();
+            await wllama.loadModel([file], { n_ctx: context, n_threads: threads, n_parallel: 1, n_gpu_layers: 0 });
+            const load_ms = performance.now() - started;
+            let memory;
+            try {
+              memory = (await performance.measureUserAgentSpecificMemory()).bytes;
+            } catch (e) {
+              memory = String(e);
+            }
+            const timings = [];
+            for (let i = 0; i < prompts.length; i++) {
+              const r = await wllama.createCompletion({
+                prompt: prompts[i],
+                max_tokens: tg,
+                temperature: 0,
+                ignore_eos: true,
+                cache_prompt: false,
+              });
+              if (r.timings.prompt_n !== pp) throw new Error(`wllama read ${r.timings.prompt_n} prompt tokens, not ${pp}`);
+              if (i > 0) timings.push(r.timings);
+            }
+            const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+            return {
+              load_ms,
+              memory,
+              threads: wllama.getNumThreads ? wllama.getNumThreads() : threads,
+              pp: med(timings.map((t) => t.prompt_per_second)),
+              tg: med(timings.map((t) => t.predicted_per_second)),
+            };
+          } finally {
+            // Frees the model when it loaded; after a crash wllama may never
+            // answer, and closing the page ends it anyway.
+            await Promise.race([wllama.exit().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
+          }
+        },
+        {
+          quant,
+          threads,
+          context: CONTEXT,
+          prompts: Array.from({ length: RUNS + 1 }, (_, i) => textPrompt(i)),
+          pp: PP,
+          tg: TG,
+        },
+      );
+    } finally {
+      await own.close();
+    }
+  };
 
   for (const quant of QUANTS) {
     for (const threads of threadCounts) {
@@ -278,6 +346,7 @@ try {
   }
   console.log(`tabmodel-figures ${JSON.stringify(figures)}`);
 
+
   // The figures for `cargo xtask bench`'s table. The goal figures are the
   // Q4_0 ones at each thread count: the tab against native llama.cpp.
   for (const r of figures.rows) {
@@ -304,7 +373,12 @@ try {
       ratio(`in-tab completion generation vs wllama (${label})`, compTg, wTg);
       figure({ figure: `wllama 3.13.0: load from the private file system (${label})`, value: r.wllama.load_ms, unit: 'ms' });
       if (typeof r.wllama.memory === 'number') {
-        figure({ figure: `wllama 3.13.0: page memory with the model loaded (${label})`, value: r.wllama.memory / 1e6, unit: 'MB' });
+        figure({
+          figure: `wllama 3.13.0: page memory with the model loaded (${label})`,
+          value: r.wllama.memory / 1e6,
+          unit: 'MB',
+          detail: 'an empty page of the same origin, without the app',
+        });
       }
     }
     figure({ figure: `in-tab engine: load from the private file system (${label})`, value: r.tab.load_ms, unit: 'ms' });
