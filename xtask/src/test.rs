@@ -158,11 +158,12 @@ fn cargo_level(cmd: &mut Command) -> Result<LevelRun, Failure> {
     Ok(run)
 }
 
-/// The environment Playwright needs: the built app, the debug `hearth` and
-/// the fake model server.
+/// The environment Playwright needs: the built app, the debug `hearth`,
+/// the fake model server and SeaweedFS (the sync journeys' store).
 pub fn playwright_env(cmd: &mut Command) -> &mut Command {
     let root = repo_root();
     cmd.env("HEARTH_BIN", root.join("target/debug/hearth"))
+        .env("HEARTH_WEED", crate::setup::weed_path())
         .env("HEARTH_DIST", root.join("dist"))
         .env(
             "HEARTH_FAKE_MODEL",
@@ -185,6 +186,8 @@ pub fn build_e2e_binaries() -> Result<(), Failure> {
 fn playwright_level(extra: &[String]) -> Result<LevelRun, Failure> {
     let root = repo_root();
     build_e2e_binaries()?;
+    // The sync journeys' store; skipped when already in the cache.
+    crate::setup::seaweedfs()?;
     let report_path = root.join("e2e/test-results/results.json");
     let _ = std::fs::remove_file(&report_path);
     let mut cmd = Command::new("npx");

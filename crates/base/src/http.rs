@@ -8,6 +8,7 @@ use std::fmt;
 pub enum HttpMethod {
     Get,
     Post,
+    Put,
     Delete,
 }
 
@@ -16,6 +17,7 @@ impl HttpMethod {
         match self {
             HttpMethod::Get => "GET",
             HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
             HttpMethod::Delete => "DELETE",
         }
     }

@@ -11,6 +11,7 @@ mod skills_cli;
 mod skills_packages;
 mod skills_search;
 mod stdio;
+mod sync_cli;
 mod web;
 mod web_cli;
 
@@ -76,6 +77,11 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: mcp::cli::McpCommand,
+    },
+    /// Ready a bucket for syncing devices from the tab.
+    Sync {
+        #[command(subcommand)]
+        command: sync_cli::SyncCommand,
     },
     /// Read a page as web_fetch would, to check it before a model does.
     Web {
@@ -149,6 +155,7 @@ fn main() -> ExitCode {
         }
         Command::Skills { command } => skills_cli::run(command),
         Command::Mcp { command } => mcp::cli::run(command),
+        Command::Sync { command } => sync_cli::run(command),
         Command::Web { command } => web_cli::run(command),
     }
 }

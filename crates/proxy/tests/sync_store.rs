@@ -489,36 +489,21 @@ impl hearth_sync::replica::Store for Remote<'_> {
         let (status, etag, body) = self
             .exchange(self.bucket.get(&owner(), now(), name))
             .await?;
-        if status == 200 {
-            return Ok(Some(Fetched { body, etag }));
-        }
-        match self.bucket.error(status, &body) {
-            StoreError::NotFound => Ok(None),
-            e => Err(e),
-        }
+        self.bucket.got(status, etag, body)
     }
 
     async fn put(&self, name: &str, body: Vec<u8>, put: Put) -> Result<String, StoreError> {
         let (status, etag, body) = self
             .exchange(self.bucket.put(&owner(), now(), name, body, put))
             .await?;
-        if status == 200 {
-            return Ok(etag);
-        }
-        Err(self.bucket.error(status, &body))
+        self.bucket.stored(status, etag, &body)
     }
 
     async fn delete(&self, name: &str) -> Result<(), StoreError> {
         let (status, _, body) = self
             .exchange(self.bucket.delete(&owner(), now(), name))
             .await?;
-        match status {
-            200..=299 => Ok(()),
-            _ => match self.bucket.error(status, &body) {
-                StoreError::NotFound => Ok(()),
-                e => Err(e),
-            },
-        }
+        self.bucket.deleted(status, &body)
     }
 }
 

@@ -122,6 +122,12 @@ pub struct Cursor {
     pub uploaded: BTreeMap<String, u64>,
     /// The snapshot last read.
     pub snapshot: Option<String>,
+    /// Documents changed here since their last upload: a round looks at
+    /// these only, so a small edit costs the same with 10 records or
+    /// 100,000, and an edit made just before the tab closed is still
+    /// uploaded after it opens again.
+    #[serde(default)]
+    pub dirty: BTreeSet<String>,
 }
 
 /// One change object's plaintext.
@@ -174,10 +180,6 @@ pub struct Replica {
     name: String,
     cursor: Cursor,
     docs: BTreeMap<String, RecordDoc>,
-    /// Documents changed here since their last upload: a round looks at
-    /// these only, so a small edit costs the same with 10 records or
-    /// 100,000.
-    dirty: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Replica {
@@ -199,7 +201,6 @@ impl Replica {
                 ..Cursor::default()
             },
             docs: BTreeMap::new(),
-            dirty: BTreeSet::new(),
         }
     }
 
@@ -239,7 +240,7 @@ impl Replica {
 
     /// A document about to be changed here.
     fn edit(&mut self, id: &str) -> Result<&mut RecordDoc, SyncError> {
-        self.dirty.insert(id.to_string());
+        self.cursor.dirty.insert(id.to_string());
         self.doc(id)
     }
 
@@ -281,7 +282,7 @@ impl Replica {
     /// Documents with changes not in the bucket yet.
     pub fn waiting(&mut self) -> usize {
         let mut waiting = 0;
-        for id in &self.dirty {
+        for id in &self.cursor.dirty {
             let after = self.cursor.uploaded.get(id).copied().unwrap_or(0);
             if let Some(doc) = self.docs.get_mut(id)
                 && !doc.local_changes_after(after).0.is_empty()
@@ -382,16 +383,16 @@ impl Replica {
         entropy: &mut dyn Entropy,
     ) -> Result<usize, SyncFailure> {
         let mut pending: Vec<(String, Vec<String>, u64)> = Vec::new();
-        let dirty: Vec<String> = self.dirty.iter().cloned().collect();
+        let dirty: Vec<String> = self.cursor.dirty.iter().cloned().collect();
         for id in dirty {
             let Some(doc) = self.docs.get_mut(&id) else {
-                self.dirty.remove(&id);
+                self.cursor.dirty.remove(&id);
                 continue;
             };
             let after = self.cursor.uploaded.get(&id).copied().unwrap_or(0);
             let (changes, newest) = doc.local_changes_after(after);
             if changes.is_empty() {
-                self.dirty.remove(&id);
+                self.cursor.dirty.remove(&id);
             } else {
                 let encoded = changes.iter().map(|c| B64.encode(c)).collect();
                 pending.push((id, encoded, newest));
@@ -437,7 +438,7 @@ impl Replica {
             .await?;
         self.cursor.next_seq = seq + 1;
         for (id, _, newest) in batch {
-            self.dirty.remove(&id);
+            self.cursor.dirty.remove(&id);
             self.cursor.uploaded.insert(id, newest);
         }
         Ok(())
@@ -1012,5 +1013,21 @@ mod tests {
         let got = round(&mut b2, &store, &mut e);
         assert_eq!(got.pulled, 1, "only the new change object is read");
         assert_eq!(body(&mut b2, "note:1"), "two");
+    }
+
+    #[test]
+    fn an_edit_stored_before_the_tab_closed_is_uploaded_after() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(13);
+        let (mut a, mut b, _) = replicas();
+        a.put("note:1", &note("1", "t", "kept offline", 1.0))
+            .unwrap();
+        let saved = vec![("note:1".to_string(), a.save("note:1").unwrap())];
+        let (va, _, _) = vault_pair();
+        let mut a2 = Replica::resume(va, a.device(), "Laptop", a.cursor().clone(), saved).unwrap();
+        assert_eq!(a2.waiting(), 1);
+        round(&mut a2, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        assert_eq!(body(&mut b, "note:1"), "kept offline");
     }
 }

@@ -383,6 +383,41 @@ impl Bucket {
         self.sign(creds, unix_secs, req)
     }
 
+    /// A get's answer: the object, `None` when there is none, or why not.
+    pub fn got(
+        &self,
+        status: u16,
+        etag: String,
+        body: Vec<u8>,
+    ) -> Result<Option<crate::replica::Fetched>, StoreError> {
+        if status == 200 {
+            return Ok(Some(crate::replica::Fetched { body, etag }));
+        }
+        match self.error(status, &body) {
+            StoreError::NotFound => Ok(None),
+            e => Err(e),
+        }
+    }
+
+    /// A put's answer: the new version's ETag, or why it did not land.
+    pub fn stored(&self, status: u16, etag: String, body: &[u8]) -> Result<String, StoreError> {
+        if status == 200 {
+            return Ok(etag);
+        }
+        Err(self.error(status, body))
+    }
+
+    /// A delete's answer; an object already gone counts as deleted.
+    pub fn deleted(&self, status: u16, body: &[u8]) -> Result<(), StoreError> {
+        match status {
+            200..=299 => Ok(()),
+            _ => match self.error(status, body) {
+                StoreError::NotFound => Ok(()),
+                e => Err(e),
+            },
+        }
+    }
+
     /// What a failed response means, from its status and XML body.
     pub fn error(&self, status: u16, body: &[u8]) -> StoreError {
         let text = String::from_utf8_lossy(body);
@@ -426,6 +461,11 @@ fn xml_unescape(s: &str) -> String {
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&")
+}
+
+/// The `Code` of an S3 error body, such as `BucketAlreadyOwnedByYou`.
+pub fn error_code(body: &[u8]) -> Option<String> {
+    tag(&String::from_utf8_lossy(body), "Code")
 }
 
 /// The text of the first `<name>…</name>` in `xml`.

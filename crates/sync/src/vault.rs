@@ -60,6 +60,23 @@ impl Vault {
         self.id
     }
 
+    /// The unlocked vault as this device keeps it between visits, so a
+    /// round in the background needs no passphrase: the vault id and key,
+    /// in hex. It is as secret as the passphrase; the app stores it only
+    /// in this browser profile, next to the plaintext records it guards.
+    pub fn export_local(&self) -> String {
+        format!("{}:{}", hex(&self.id.0), hex(&self.root))
+    }
+
+    /// A vault from [`Vault::export_local`]'s text.
+    pub fn import_local(text: &str) -> Result<Vault, SyncError> {
+        let bad = || SyncError::BadKeyfile("this device's stored vault key is damaged".into());
+        let (id, root) = text.split_once(':').ok_or_else(bad)?;
+        let id = crate::unhex::<16>(id).ok_or_else(bad)?;
+        let root = crate::unhex::<KEY_LEN>(root).ok_or_else(bad)?;
+        Ok(Vault::from_root(VaultId(id), root))
+    }
+
     /// The name an object about `id` is stored under: 128 bits of HMAC, so
     /// the bucket shows neither the id nor a title, and the same id always
     /// lands on the same name within this vault.
@@ -106,6 +123,23 @@ mod tests {
         assert_ne!(v.objects, v.names);
         assert_ne!(&v.objects, v.root());
         assert_ne!(&v.names, v.root());
+    }
+
+    #[test]
+    fn a_vault_kept_on_the_device_comes_back_the_same() {
+        let v = Vault::generate(&mut Seeded::new(5));
+        let back = Vault::import_local(&v.export_local()).unwrap();
+        assert_eq!(back.id(), v.id());
+        let sealed = v.seal("n", b"text", &mut Seeded::new(6));
+        assert_eq!(back.open("n", &sealed).unwrap(), b"text");
+        for damaged in [
+            "",
+            "zz",
+            &v.export_local()[..40],
+            &v.export_local().replace(':', ""),
+        ] {
+            assert!(Vault::import_local(damaged).is_err(), "{damaged}");
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ async fn send(client: &reqwest::Client, http: &HttpRequest) -> Result<Response, 
     let method = match http.method {
         HttpMethod::Get => reqwest::Method::GET,
         HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Put => reqwest::Method::PUT,
         HttpMethod::Delete => reqwest::Method::DELETE,
     };
     let mut rb = client.request(method, &http.url);

@@ -34,6 +34,7 @@ fn method(m: HttpMethod) -> reqwest::Method {
     match m {
         HttpMethod::Get => reqwest::Method::GET,
         HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Put => reqwest::Method::PUT,
         HttpMethod::Delete => reqwest::Method::DELETE,
     }
 }

@@ -37,6 +37,7 @@ impl HttpTransport for RouterTransport {
             let method = match request.method {
                 HttpMethod::Get => axum::http::Method::GET,
                 HttpMethod::Post => axum::http::Method::POST,
+                HttpMethod::Put => axum::http::Method::PUT,
                 HttpMethod::Delete => axum::http::Method::DELETE,
             };
             let mut builder = axum::http::Request::builder().method(method).uri(path);
