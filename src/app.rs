@@ -52,6 +52,8 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     let assistant = crate::assistant::Assistant::new(runtime.clone());
     // Agents connected to Hearth reach this tab once it has started.
     crate::agents::start(runtime.clone());
+    // Sync's rounds start where it is on; elsewhere its code never loads.
+    provide_context(crate::sync::Sync::start(runtime.clone()));
     // MCP servers connect in the background from the start.
     let mcp = crate::mcp::Mcp::start(runtime);
     provide_context(assistant);
@@ -126,6 +128,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
                         .collect_view()}
                 </ul>
                 <OfflineIndicator/>
+                <crate::sync::SyncIndicator/>
             </nav>
             <main class="content" node_ref=content>
                 <crate::shared::offline::UpdateBanner/>

@@ -25,6 +25,7 @@ pub mod shared;
 pub mod skill_import;
 pub mod split;
 pub mod storage;
+pub mod sync;
 pub mod tabmodel;
 pub mod theme;
 pub mod version;

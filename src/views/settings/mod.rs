@@ -1,5 +1,5 @@
-//! Settings: version, theme, permissions, agents, storage (use, offline, Clear all) and
-//! backup and restore.
+//! Settings: version, theme, permissions, agents, sync, storage (use, offline, Clear all)
+//! and backup and restore.
 
 pub mod agents;
 pub mod code;
@@ -7,6 +7,7 @@ pub mod files;
 pub mod providers;
 pub mod search;
 pub mod storage;
+pub mod sync;
 pub mod tabmodel;
 
 use leptos::prelude::*;
@@ -40,6 +41,7 @@ pub fn SettingsView() -> impl IntoView {
             <SearchBackendPanel/>
             <crate::views::settings::files::GrantsPanel/>
             <crate::views::settings::code::CodeSettings/>
+            <crate::views::settings::sync::SyncPanel/>
             <StoragePanel/>
             <BackupPanel/>
         </section>

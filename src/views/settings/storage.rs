@@ -161,12 +161,26 @@ pub fn StoragePanel() -> impl IntoView {
     let confirming = RwSignal::new(false);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let assistant = use_context::<crate::assistant::Assistant>();
+    let sync = use_context::<crate::sync::Sync>();
     let clear = {
         let rt = rt.clone();
         move || {
             let rt = rt.clone();
             let assistant = assistant.clone();
+            let sync = sync.clone();
             spawn_local(async move {
+                // Sync first goes off here: a round after the stores are
+                // empty would read every record as deleted on this device
+                // and delete it on every other.
+                if let Some(sync) = sync.filter(|s| s.is_on())
+                    && let Err(e) = sync.turn_off().await
+                {
+                    notice.set(Some(format!(
+                        "Nothing was deleted: sync could not be turned off first ({e})"
+                    )));
+                    confirming.set(false);
+                    return;
+                }
                 match rt.clear_all().await {
                     Ok(()) => {
                         // The assistant's conversations and provider were in those stores.
