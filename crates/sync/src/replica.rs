@@ -33,15 +33,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::doc::{Derived, RecordDoc, kind_of, parse_change};
+pub use crate::s3::Fetched;
 use crate::s3::{Put, StoreError};
 use crate::{Entropy, SyncError, Vault, hex};
-
-/// An object as the store returned it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fetched {
-    pub body: Vec<u8>,
-    pub etag: String,
-}
 
 /// The store, as sync needs it. The app implements it with `fetch` and
 /// the requests of [`crate::s3`]; nothing else in this crate does I/O.

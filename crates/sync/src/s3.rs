@@ -46,6 +46,13 @@ pub enum Put {
     IfUnchanged(String),
 }
 
+/// An object as the store returned it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fetched {
+    pub body: Vec<u8>,
+    pub etag: String,
+}
+
 /// A request ready for `fetch`: the URL, the method, and the headers,
 /// signed. The `host` header is signed but not listed, since browsers set
 /// it themselves and refuse a page that tries.
@@ -389,9 +396,9 @@ impl Bucket {
         status: u16,
         etag: String,
         body: Vec<u8>,
-    ) -> Result<Option<crate::replica::Fetched>, StoreError> {
+    ) -> Result<Option<Fetched>, StoreError> {
         if status == 200 {
-            return Ok(Some(crate::replica::Fetched { body, etag }));
+            return Ok(Some(Fetched { body, etag }));
         }
         match self.error(status, &body) {
             StoreError::NotFound => Ok(None),
