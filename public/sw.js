@@ -11,6 +11,9 @@
 // - The in-tab model engine (/llama/, about 6 MB) is cached the same
 //   way, on first use only. Model files themselves live in the origin
 //   private file system, never in a cache.
+// - The chunks of features that stay off until the person turns them on
+//   (sync's) are cached the same way, on first use only, so a person who
+//   never turns sync on never downloads its code.
 // - Updates are safe: a new build installs in the background and waits. The
 //   app shows "Reload to update"; only that click (`skip-waiting`) activates
 //   it. Caches of older builds stay while any open tab still runs one.
@@ -29,7 +32,7 @@
 'use strict';
 
 // `cargo xtask precache` replaces the next line with this build's list:
-// {id, python_id, tabmodel_id, shell: [{url, sha256, size}], python: [...], tabmodel: [...]}.
+// {id, python_id, tabmodel_id, on_use_id, shell: [{url, sha256, size}], python: [...], tabmodel: [...], on_use: [...]}.
 // Left null (the step did not run), the worker caches nothing.
 self.HEARTH_BUILD = null;
 
@@ -42,6 +45,8 @@ const PYTHON_FILES = new Map((BUILD ? BUILD.python : []).map((f) => [f.url, f]))
 const PYTHON_BYTES = (BUILD ? BUILD.python : []).reduce((n, f) => n + f.size, 0);
 const TABMODEL = BUILD && BUILD.tabmodel_id ? `${PREFIX}tabmodel-${BUILD.tabmodel_id}` : null;
 const TABMODEL_FILES = new Map((BUILD && BUILD.tabmodel ? BUILD.tabmodel : []).map((f) => [f.url, f]));
+const ON_USE = BUILD && BUILD.on_use_id ? `${PREFIX}on-use-${BUILD.on_use_id}` : null;
+const ON_USE_FILES = new Map((BUILD && BUILD.on_use ? BUILD.on_use : []).map((f) => [f.url, f]));
 
 // Downloads in flight, by URL, so the background job and a page asking for
 // the same file share one download.
@@ -210,13 +215,14 @@ async function cleanup() {
   const clients = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   const builds = await Promise.all(clients.map(askBuild));
   if (builds.some((b) => b === null)) return;
-  const keep = new Set([SHELL, PYTHON, TABMODEL]);
+  const keep = new Set([SHELL, PYTHON, TABMODEL, ON_USE]);
   for (const b of builds) keep.add(`${PREFIX}shell-${b}`);
   const olderTabs = builds.some((b) => b !== BUILD.id);
   for (const name of await caches.keys()) {
     if (!name.startsWith(PREFIX) || keep.has(name)) continue;
-    // An older tab may still load its Python or model runtime.
-    if (olderTabs && (name.startsWith(`${PREFIX}python-`) || name.startsWith(`${PREFIX}tabmodel-`))) continue;
+    // An older tab may still load its Python, its model runtime or a
+    // feature's chunk.
+    if (olderTabs && ['python-', 'tabmodel-', 'on-use-'].some((g) => name.startsWith(`${PREFIX}${g}`))) continue;
     await caches.delete(name);
   }
 }
@@ -370,6 +376,7 @@ async function respond(event, url) {
   }
   if (PYTHON_FILES.has(path)) return runtimeFile(event, PYTHON_FILES.get(path), PYTHON);
   if (TABMODEL_FILES.has(path)) return runtimeFile(event, TABMODEL_FILES.get(path), TABMODEL);
+  if (ON_USE_FILES.has(path)) return runtimeFile(event, ON_USE_FILES.get(path), ON_USE);
   // A file of an older build, still asked for by a tab that runs it.
   const old = await caches.match(request, { ignoreSearch: true });
   if (old) return old;

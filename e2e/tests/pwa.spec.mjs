@@ -234,6 +234,16 @@ test('after a visit that opened only Chat, every place loads its chunk with the 
     for (const chunk of ['packages', 'notes', 'tasks', 'memory', 'skills', 'servers', 'activity', 'settings']) {
       expect(wasm.some((n) => n.startsWith(`/split_${chunk}-`)), `${chunk}'s chunk in ${wasm}`).toBe(true);
     }
+    // Sync is off here: its chunk was neither fetched nor cached.
+    expect(wasm.some((n) => n.startsWith('/split_sync-')), `sync's chunk in ${wasm}`).toBe(false);
+    const cachedUrls = await page.evaluate(async () => {
+      const out = [];
+      for (const name of await caches.keys()) {
+        for (const r of await (await caches.open(name)).keys()) out.push(new URL(r.url).pathname);
+      }
+      return out;
+    });
+    expect(cachedUrls.filter((u) => u.startsWith('/split_sync-'))).toEqual([]);
 
     // Settings' panels: providers, files, code, storage, backup.
     for (const name of ['Model provider', 'Assistant', 'Files', 'Code', 'Storage', 'Backup and restore']) {

@@ -5,10 +5,12 @@
 //! (`sw.js`), and stamps the build's id into `index.html`. The service
 //! worker precaches exactly this list, so it is never maintained by hand.
 //!
-//! Files under `pyodide/` form the Python runtime group and files under
-//! `llama/` the in-tab model engine group; the worker caches each on
-//! first use (never at install). Everything else is the app shell. `sw.js`
-//! itself is never listed.
+//! Files under `pyodide/` form the Python runtime group, files under
+//! `llama/` the in-tab model engine group, and the chunks of features a
+//! person turns on (sync, [`ON_USE_CHUNKS`]) the on-use group; the worker
+//! caches each on first use (never at install), so a person who never
+//! turns sync on never downloads its code. Everything else is the app
+//! shell. `sw.js` itself is never listed.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,9 @@ fn stamp_build_id(html: &str, id: &str) -> Option<String> {
 }
 const PYTHON_DIR: &str = "pyodide/";
 const TABMODEL_DIR: &str = "llama/";
+/// Chunks (by the start of their file name) of features that stay off
+/// until the person turns them on.
+const ON_USE_CHUNKS: &[&str] = &["split_sync-"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Listed {
@@ -50,9 +55,11 @@ pub struct Precache {
     pub id: String,
     pub python_id: String,
     pub tabmodel_id: String,
+    pub on_use_id: String,
     pub shell: Vec<Listed>,
     pub python: Vec<Listed>,
     pub tabmodel: Vec<Listed>,
+    pub on_use: Vec<Listed>,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -133,6 +140,7 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
     let mut shell = Vec::new();
     let mut python = Vec::new();
     let mut tabmodel = Vec::new();
+    let mut on_use = Vec::new();
     for path in files_under(dir)? {
         let url = url_of(dir, &path);
         if url == "/sw.js" || url == "/index.html" {
@@ -143,13 +151,25 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
             python.push(file);
         } else if url.starts_with(&format!("/{TABMODEL_DIR}")) {
             tabmodel.push(file);
+        } else if ON_USE_CHUNKS
+            .iter()
+            .any(|c| url.starts_with(&format!("/{c}")))
+        {
+            on_use.push(file);
         } else {
             shell.push(file);
         }
     }
-    let id = id_of(shell.iter().chain(python.iter()).chain(tabmodel.iter()));
+    let id = id_of(
+        shell
+            .iter()
+            .chain(python.iter())
+            .chain(tabmodel.iter())
+            .chain(on_use.iter()),
+    );
     let python_id = id_of(python.iter());
     let tabmodel_id = id_of(tabmodel.iter());
+    let on_use_id = id_of(on_use.iter());
 
     let html = std::fs::read_to_string(&index)
         .map_err(|e| Failure::new(format!("{}: {e}", index.display())))?;
@@ -186,9 +206,11 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
         "id": id,
         "python_id": python_id,
         "tabmodel_id": tabmodel_id,
+        "on_use_id": on_use_id,
         "shell": list(&shell),
         "python": list(&python),
         "tabmodel": list(&tabmodel),
+        "on_use": list(&on_use),
     });
     let script: String = script
         .lines()
@@ -205,9 +227,11 @@ pub fn precache(dir: &Path) -> Result<Precache, Failure> {
         id,
         python_id,
         tabmodel_id,
+        on_use_id,
         shell,
         python,
         tabmodel,
+        on_use,
     })
 }
 
