@@ -232,7 +232,7 @@ test('a wrong passphrase is refused with a clear message, and nothing is written
   await page.context().close();
 });
 
-test('with the store unreachable, changes wait and the status says so; they go through once it is back', async ({ browser }) => {
+test('with the store unreachable, changes wait and the status says so; they go through once it is back; turning sync off keeps the records', async ({ browser }) => {
   test.setTimeout(180_000);
   const ctxA = await browser.newContext();
   const a = await ctxA.newPage();
@@ -259,6 +259,15 @@ test('with the store unreachable, changes wait and the status says so; they go t
   const bp = await fillSetup(b, store, { device: 'Reader' });
   await expect(bp.getByTestId('sync-state')).toContainText('Synced at', { timeout: 60_000 });
   await expect.poll(() => noteBody(b, 'Written offline'), { timeout: 45_000 }).toBe('later');
+
+  // Turning sync off forgets the vault here and keeps the records.
+  await bp.getByRole('button', { name: 'Turn sync off' }).click();
+  await b.getByRole('alertdialog').getByRole('button', { name: 'Turn sync off' }).click();
+  await expect(bp.getByRole('button', { name: 'Connect' })).toBeVisible({ timeout: 30_000 });
+  await expect(b.getByTestId('sync-status')).toHaveCount(0);
+  expect(await noteBody(b, 'Written offline')).toBe('later');
+  const databases = await b.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+  expect(databases).not.toContain('hearth-sync');
   await b.context().close();
   await ctxA.close();
 });

@@ -746,8 +746,11 @@ pub(super) async fn resolve(rt: Runtime, doc: String, how: Resolve) -> Result<()
 /// Forgets sync on this device: its documents, keys and cursor. The
 /// records stay, as ordinary local records.
 pub(super) async fn turn_off() -> Result<(), String> {
-    if let Some(e) = ENGINE.with(|c| c.borrow_mut().take()) {
-        drop(e);
+    // The database cannot be deleted while this tab holds it open.
+    if let Some(e) = ENGINE.with(|c| c.borrow_mut().take())
+        && let Ok(db) = Rc::try_unwrap(e.db)
+    {
+        db.close();
     }
     Db::delete_database(SYNC_DB)
         .await

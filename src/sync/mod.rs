@@ -292,11 +292,21 @@ impl Sync {
 
     /// Turns sync off here; the records stay.
     pub async fn turn_off(&self) -> Result<(), String> {
-        match off_in_chunk().await {
-            Ok(running) => running.await?,
-            Err(LoadError) => return Err(not_loaded("sync")),
-        }
+        // No round starts from here on, and the one running (which holds
+        // sync's database) ends first.
         set_on(false);
+        while self.0.running.get() {
+            gloo_timers::future::TimeoutFuture::new(100).await;
+        }
+        let off = match off_in_chunk().await {
+            Ok(running) => running.await,
+            Err(LoadError) => Err(not_loaded("sync")),
+        };
+        if let Err(e) = off {
+            set_on(true);
+            self.run_loop();
+            return Err(e);
+        }
         self.0.status.set(Status::Off);
         self.0.last.set(None);
         Ok(())
