@@ -12,12 +12,13 @@ use crate::util::{Failure, capture, repo_root, run, run_tee, step, step_said};
 /// The pure crates: every workspace crate the app links, by package name
 /// and folder. None of them may depend on `FORBIDDEN_IN_CORE`, directly
 /// or not (the purity step checks all of their trees).
-pub const PURE_CRATES: [(&str, &str); 5] = [
+pub const PURE_CRATES: [(&str, &str); 6] = [
     ("hearth-base", "crates/base"),
     ("hearth-markdown", "crates/markdown"),
     ("hearth-mcp", "crates/mcp"),
     ("hearth-agent-skills", "crates/agent-skills"),
     ("hearth-core", "crates/core"),
+    ("hearth-sync", "crates/sync"),
 ];
 
 /// Crates the pure crates must never depend on; `gloo` stands for every
