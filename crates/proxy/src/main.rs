@@ -90,6 +90,21 @@ enum Command {
     },
 }
 
+/// The one-thread runtime a CLI command runs on; `None` after saying why
+/// it could not start.
+pub(crate) fn cli_runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {

@@ -49,15 +49,8 @@ pub fn run(command: SyncCommand) -> ExitCode {
         }
     };
     crate::mcp::transport::install_crypto();
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(rt) = crate::cli_runtime() else {
+        return ExitCode::FAILURE;
     };
     match rt.block_on(prepare(&args, &creds)) {
         Ok(()) => {

@@ -265,15 +265,8 @@ pub fn run(url: String, key_env: &str) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(rt) = crate::cli_runtime() else {
+        return ExitCode::FAILURE;
     };
     let bridge = Arc::new(Bridge {
         url,

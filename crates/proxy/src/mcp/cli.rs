@@ -158,15 +158,8 @@ pub fn run(command: McpCommand) -> ExitCode {
     if let McpCommand::Serve { url, key_env, .. } = command {
         return super::bridge::run(url, &key_env);
     }
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(rt) = crate::cli_runtime() else {
+        return ExitCode::FAILURE;
     };
     match command {
         McpCommand::Conformance {
