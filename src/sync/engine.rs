@@ -27,7 +27,7 @@ use hearth_core::builtin::tasks::Task;
 use hearth_core::http::{HttpMethod, HttpRequest};
 use hearth_core::stores::{MEMORIES, NOTES, Schema, StoreSpec, TASKS};
 use hearth_sync::doc::Presence;
-use hearth_sync::replica::{Cursor, DeviceId, Fetched, Replica, SyncFailure};
+use hearth_sync::replica::{Cursor, Device, DeviceId, Fetched, Replica, SyncFailure};
 use hearth_sync::s3::{Bucket, Credentials, Put, Request, StoreError};
 use hearth_sync::{Entropy, KdfParams, Keyfile, RecoveryKey, SyncError, Vault};
 use serde::{Deserialize, Serialize};
@@ -504,6 +504,7 @@ async fn run_round(rt: &Runtime, e: &mut Engine) -> Outcome {
             };
         }
     };
+    e.saved.devices = device_rows(&report.devices, &e.replica.device().to_string());
     let mut to_derive: BTreeSet<String> = std::mem::take(&mut e.saved.stale);
     to_derive.extend(report.changed.iter().cloned());
     let (stored, mut problems) = settle(rt, e, &to_derive).await;
@@ -548,6 +549,18 @@ async fn run_round(rt: &Runtime, e: &mut Engine) -> Outcome {
     }
 }
 
+/// The vault's devices as Settings lists them.
+fn device_rows(devices: &[Device], me: &str) -> Vec<DeviceRow> {
+    devices
+        .iter()
+        .map(|d| DeviceRow {
+            this_device: d.id == me,
+            name: d.name.clone(),
+            added_ms: d.added_ms as f64,
+        })
+        .collect()
+}
+
 fn describe(f: &SyncFailure) -> String {
     f.to_string()
 }
@@ -562,26 +575,6 @@ pub(super) async fn round(rt: Runtime) -> Outcome {
             Err(e) => return Outcome::failed(e, 0),
         },
     };
-    // The device list, for Settings; a failure here shows in the round.
-    if let Ok(devices) = engine
-        .replica
-        .join(
-            &engine.store,
-            js_sys::Date::now() as u64,
-            &mut BrowserEntropy,
-        )
-        .await
-    {
-        let me = engine.replica.device().to_string();
-        engine.saved.devices = devices
-            .into_iter()
-            .map(|d| DeviceRow {
-                this_device: d.id == me,
-                name: d.name,
-                added_ms: d.added_ms as f64,
-            })
-            .collect();
-    }
     let outcome = run_round(&rt, &mut engine).await;
     ENGINE.with(|c| *c.borrow_mut() = Some(engine));
     outcome
@@ -683,14 +676,7 @@ pub(super) async fn connect(form: Form) -> Result<Connected, String> {
         .join(&store, js_sys::Date::now() as u64, &mut entropy)
         .await
         .map_err(|f| describe(&f))?;
-    saved.devices = devices
-        .iter()
-        .map(|d| DeviceRow {
-            this_device: d.id == saved.device,
-            name: d.name.clone(),
-            added_ms: d.added_ms as f64,
-        })
-        .collect();
+    saved.devices = device_rows(&devices, &saved.device);
     saved.cursor = replica.cursor().clone();
     let db = open_db().await?;
     db.clear(DOCS).await.map_err(|e| e.to_string())?;

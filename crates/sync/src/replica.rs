@@ -160,6 +160,8 @@ pub struct Report {
     /// Objects refused, by logical name, with why. Nothing of theirs was
     /// applied, and reading that device stops there until a later round.
     pub refused: Vec<(String, SyncError)>,
+    /// The vault's devices, as the round read them.
+    pub devices: Vec<Device>,
 }
 
 /// A change object holds at most about this much plaintext, so a first
@@ -368,6 +370,7 @@ impl Replica {
             ..Report::default()
         };
         self.pull(store, &devices, &mut report).await?;
+        report.devices = devices;
         Ok(report)
     }
 
