@@ -138,7 +138,9 @@ fn the_loop_hands_out_a_recorded_call_like_any_providers() {
         LoopConfig::default(),
         0.0,
     );
-    let actions = agent.send("What is 17 times 23?", &Env).unwrap();
+    let actions = agent
+        .send("What is 17 times 23?", Vec::new(), &Env)
+        .unwrap();
     let (request, http) = actions
         .iter()
         .find_map(|a| match a {

@@ -364,9 +364,7 @@ fn sample_request() -> ChatRequest {
     ChatRequest {
         system: "You are Hearth.".into(),
         messages: vec![
-            WireMessage::User {
-                text: "What's 15% of 847?".into(),
-            },
+            WireMessage::user("What's 15% of 847?"),
             WireMessage::Assistant {
                 text: String::new(),
                 tool_calls: vec![WireToolCall {
@@ -383,9 +381,7 @@ fn sample_request() -> ChatRequest {
                     is_error: false,
                 }],
             },
-            WireMessage::User {
-                text: "Thanks".into(),
-            },
+            WireMessage::user("Thanks"),
         ],
         tools: vec![ToolSpec {
             name: "calculator".into(),

@@ -12,7 +12,7 @@ use hearth_core::assistant::agent::{
 };
 use hearth_core::assistant::providers::{
     AssembledCall, AssembledTurn, ChatRequest, ErrorKind, FinishReason, HttpMethod, HttpRequest,
-    Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
+    ImagePart, Protocol, Provider, ProviderConfig, ProviderError, ProviderKind, Retry, WireMessage,
 };
 use hearth_core::discovery;
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
@@ -107,7 +107,7 @@ async fn stream(p: &Provider, request: &ChatRequest) -> Result<AssembledTurn, Pr
 fn ask(text: &str) -> ChatRequest {
     ChatRequest {
         system: "test".into(),
-        messages: vec![WireMessage::User { text: text.into() }],
+        messages: vec![WireMessage::user(text)],
         tools: vec![],
     }
 }
@@ -231,6 +231,75 @@ async fn drive(lp: &mut AgentLoop, app: &App, mut queue: Vec<Action>) -> TurnOut
 // -------------------------------------------------------------------- tests
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_picture_reaches_the_server_as_each_protocol_documents() {
+    let script = Script::load(&script_file("pictures.json")).unwrap();
+    let server = FakeModel::start(script).await.unwrap();
+    let picture = ImagePart {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+        alt: "chart.png".into(),
+        width: 640,
+        height: 480,
+    };
+    for (kind, model) in [
+        (ProviderKind::OpenAiCompatible, "gpt-4o-mini"),
+        (ProviderKind::Anthropic, "claude-sonnet-4-5"),
+    ] {
+        let app = App::new();
+        let mut lp = AgentLoop::new(
+            Conversation::new("c", 0.0),
+            Box::new(provider(kind, &server, model)),
+            LoopConfig::default(),
+            0.0,
+        );
+        let first = lp
+            .send("Read the chart", vec![picture.clone()], &app)
+            .unwrap();
+        assert_eq!(
+            drive(&mut lp, &app, first).await,
+            TurnOutcome::Answered,
+            "{kind:?}"
+        );
+        assert_eq!(
+            lp.conversation().messages.last().unwrap().content,
+            "I can see the picture you sent."
+        );
+    }
+    let log: Vec<Value> = serde_json::from_str(
+        &reqwest::get(format!("{}/_fake/requests", server.url()))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let user = |i: usize| {
+        log[i]["body"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .clone()
+    };
+    assert_eq!(
+        user(0),
+        json!([
+            {"type": "text", "text": "Read the chart"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+        ])
+    );
+    assert_eq!(
+        user(1),
+        json!([
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+            {"type": "text", "text": "Read the chart"}
+        ])
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn the_percent_scenario_runs_end_to_end_in_both_protocols() {
     let script = Script::load(&script_file("percent.json")).unwrap();
     let server = FakeModel::start(script).await.unwrap();
@@ -243,7 +312,7 @@ async fn the_percent_scenario_runs_end_to_end_in_both_protocols() {
             LoopConfig::default(),
             0.0,
         );
-        let first = lp.send("What's 15% of 847?", &app).unwrap();
+        let first = lp.send("What's 15% of 847?", Vec::new(), &app).unwrap();
         let outcome = drive(&mut lp, &app, first).await;
         assert_eq!(outcome, TurnOutcome::Answered, "{kind:?}");
         let c = lp.conversation();
@@ -737,6 +806,7 @@ fn every_bundled_script_loads() {
             "links.json",
             "mcp-echo.json",
             "percent.json",
+            "pictures.json",
             "rich.json",
             "runaway.json",
             "self-approve.json",
@@ -760,7 +830,7 @@ async fn a_flaky_provider_is_retried_by_the_loop_and_then_answers() {
         LoopConfig::default(),
         0.0,
     );
-    let first = lp.send("are you flaky?", &app).unwrap();
+    let first = lp.send("are you flaky?", Vec::new(), &app).unwrap();
     assert_eq!(drive(&mut lp, &app, first).await, TurnOutcome::Answered);
     assert_eq!(
         lp.conversation().messages.last().unwrap().content,

@@ -157,7 +157,11 @@ pub fn estimate_request(request: &ChatRequest) -> ContextEstimate {
         .messages
         .iter()
         .map(|m| match m {
-            WireMessage::User { text } => estimate_tokens(text) + PER_MESSAGE,
+            WireMessage::User { text, images } => {
+                estimate_tokens(text)
+                    + PER_MESSAGE
+                    + images.iter().map(|i| i.estimated_tokens()).sum::<usize>()
+            }
             WireMessage::Assistant { text, tool_calls } => {
                 estimate_tokens(text)
                     + PER_MESSAGE
@@ -222,9 +226,7 @@ mod tests {
     fn requests_add_up_by_part() {
         let request = ChatRequest {
             system: "Be brief.".into(),
-            messages: vec![WireMessage::User {
-                text: "hi there".into(),
-            }],
+            messages: vec![WireMessage::user("hi there")],
             tools: vec![],
         };
         let e = estimate_request(&request);

@@ -712,6 +712,7 @@ fn provider_setting(base_url: &str, api_key: &str, model: &str) -> Value {
         temperature: None,
         include_usage: true,
         context_length: None,
+        vision: None,
     };
     json!({"key": "provider", "value": serde_json::to_value(config).unwrap()})
 }

@@ -40,7 +40,14 @@ pub struct Context<'a> {
     pub replying: bool,
     /// Without a model: the skills discovery found for the free text.
     pub found: Option<&'a Discovery>,
+    /// Pictures are attached to the next message.
+    pub pictures: bool,
 }
+
+/// What the composer says when pictures are attached and no model is set
+/// up to see them.
+pub const PICTURES_NEED_A_MODEL: &str =
+    "Pictures go to a model, and none is set up: choose one in Settings → Providers.";
 
 /// Keys the composer acts on; everything else is typing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -374,6 +381,19 @@ impl Composer {
     pub fn submit(&mut self, cx: &Context) -> Vec<Effect> {
         let line = self.text.clone();
         if line.trim().is_empty() {
+            // Pictures alone are a message; the queue holds only words, so
+            // they wait in the tray while a reply runs.
+            if cx.pictures && !cx.replying {
+                if !cx.has_model {
+                    self.error = Some(PICTURES_NEED_A_MODEL.into());
+                    return Vec::new();
+                }
+                self.error = None;
+                self.notice = None;
+                return vec![Effect::Send {
+                    message: String::new(),
+                }];
+            }
             return Vec::new();
         }
         self.error = None;
@@ -734,6 +754,7 @@ mod tests {
         has_model: bool,
         replying: bool,
         found: Option<Discovery>,
+        pictures: bool,
     }
 
     impl World {
@@ -752,6 +773,7 @@ mod tests {
                 has_model: false,
                 replying: false,
                 found: None,
+                pictures: false,
             }
         }
 
@@ -763,6 +785,7 @@ mod tests {
                 has_model: self.has_model,
                 replying: self.replying,
                 found: self.found.as_ref(),
+                pictures: self.pictures,
             }
         }
     }
@@ -785,6 +808,30 @@ mod tests {
             ] => (*ticket, skill.to_string(), arguments.clone()),
             other => panic!("expected one run, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn pictures_alone_are_a_message_to_a_model_and_wait_out_a_reply() {
+        let mut w = World::new();
+        let mut c = Composer::new();
+        // Nothing typed and nothing attached: Enter does nothing.
+        assert!(enter(&mut c, &w, "").is_empty());
+        w.pictures = true;
+        // Without a model, pictures have nowhere to go; it says so.
+        assert!(enter(&mut c, &w, "").is_empty());
+        assert_eq!(c.error.as_deref(), Some(PICTURES_NEED_A_MODEL));
+        w.has_model = true;
+        assert_eq!(
+            enter(&mut c, &w, "  "),
+            vec![Effect::Send {
+                message: String::new()
+            }]
+        );
+        assert_eq!(c.error, None);
+        // While a reply runs they wait in the tray, sent with nothing yet.
+        w.replying = true;
+        assert!(enter(&mut c, &w, "").is_empty());
+        assert!(c.queued.is_empty());
     }
 
     #[test]

@@ -26,7 +26,17 @@ pub struct ProviderForm {
     pub tab_model: String,
     pub tab_max_tokens: String,
     pub tab_context: String,
+    /// Whether the model sees pictures: [`VISION_AUTO`], [`VISION_YES`]
+    /// or [`VISION_NO`].
+    pub vision: String,
 }
+
+/// "Sees pictures": judged by the model's name.
+pub const VISION_AUTO: &str = "auto";
+/// "Sees pictures": yes, as the person knows it does.
+pub const VISION_YES: &str = "yes";
+/// "Sees pictures": no.
+pub const VISION_NO: &str = "no";
 
 impl ProviderForm {
     /// Fills the form from what is stored; with nothing stored, the first
@@ -48,6 +58,12 @@ impl ProviderForm {
                 self.base_url = c.base_url.clone();
                 self.api_key = c.api_key.clone();
                 self.model = c.model.clone();
+                self.vision = match c.vision {
+                    None => VISION_AUTO,
+                    Some(true) => VISION_YES,
+                    Some(false) => VISION_NO,
+                }
+                .into();
             }
             None => {
                 self.choice = FIRST_CHOICE.into();
@@ -56,6 +72,7 @@ impl ProviderForm {
                     .unwrap_or_default();
                 self.api_key = String::new();
                 self.model = String::new();
+                self.vision = VISION_AUTO.into();
             }
         }
     }
@@ -120,6 +137,11 @@ impl ProviderForm {
             temperature: None,
             include_usage: true,
             context_length: None,
+            vision: match self.vision.as_str() {
+                VISION_YES => Some(true),
+                VISION_NO => Some(false),
+                _ => None,
+            },
         }
     }
 }
@@ -306,6 +328,14 @@ mod tests {
         form.fill(Some(&stored));
         assert_eq!(form.choice, CUSTOM_ANTHROPIC);
         assert_eq!(form.config(), stored);
+        assert_eq!(form.vision, VISION_AUTO);
+        // What the person said about pictures is kept both ways.
+        for said in [Some(true), Some(false), None] {
+            let mut told = stored.clone();
+            told.vision = said;
+            form.fill(Some(&told));
+            assert_eq!(form.config().vision, said);
+        }
 
         let mut in_tab = ProviderConfig::custom(ProviderKind::InTab, "", "model-1");
         in_tab.max_tokens = Some(256);

@@ -49,7 +49,7 @@ use hearth_core::assistant::agent::{
 };
 use hearth_core::assistant::providers::{
     ChatRequest, FinishReason, HttpMethod, HttpRequest, Protocol, Provider, ProviderConfig,
-    ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, preset,
+    ProviderError, StreamDecoder, StreamEvent, Usage, Vision, WireMessage, preset,
 };
 use hearth_core::discovery;
 use hearth_core::skill::approval::{MemoryPolicy, NobodyToAsk, PermissionHook};
@@ -136,6 +136,10 @@ impl Protocol for Scripted {
             headers: vec![],
             body: Some(serde_json::to_vec(request).unwrap()),
         }
+    }
+
+    fn vision(&self) -> Vision {
+        Vision::Sees
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
@@ -477,7 +481,7 @@ impl Player {
             }
             "user" => {
                 let text = quoted_or_word(rest).unwrap_or_else(|| rest.to_string());
-                let sent = self.run.lp.send(&text, &self.run.app);
+                let sent = self.run.lp.send(&text, Vec::new(), &self.run.app);
                 self.answer(sent);
             }
             "continue" => {
@@ -601,6 +605,7 @@ impl Player {
                     .lp
                     .conversation_mut()
                     .and_then(|c| c.retract_last_user_message(0.0))
+                    .map(|(text, _)| text)
                     .unwrap();
                 self.say(format!("retracted {}", json(&text)));
             }
@@ -769,7 +774,7 @@ impl Player {
                 ));
                 for m in &request.messages {
                     let line = match m {
-                        WireMessage::User { text } => format!("user {}", json(text)),
+                        WireMessage::User { text, .. } => format!("user {}", json(text)),
                         WireMessage::Assistant { text, tool_calls } => format!(
                             "assistant {}{}",
                             json(text),

@@ -21,8 +21,8 @@ use serde_json::Value;
 use super::conversation::{CallState, Conversation, Message, MessageStatus, ToolCallRecord};
 use super::prompt::build_request_for;
 use crate::assistant::providers::{
-    AssembledTurn, HttpRequest, ModelLimits, Protocol, ProviderError, Retry, StreamDecoder,
-    StreamEvent,
+    AssembledTurn, HttpRequest, ImagePart, ModelLimits, Protocol, ProviderError, Retry,
+    StreamDecoder, StreamEvent,
 };
 use crate::discovery::{DISCOVER_SKILLS_ID, Discovery};
 use crate::skill::call::{CallOrigin, ToolCall, ToolResult, ToolStatus};
@@ -169,6 +169,9 @@ pub enum LoopError {
     EmptyMessage,
     #[error("there is nothing to continue")]
     NothingToContinue,
+    /// The message has pictures and the model cannot be shown them.
+    #[error("{0}")]
+    CannotSee(String),
 }
 
 /// Where the loop is.
@@ -312,19 +315,31 @@ impl AgentLoop {
             .max(1)
     }
 
-    /// The person sends a message: the turn starts.
-    pub fn send(&mut self, text: &str, env: &dyn LoopEnv) -> Result<Vec<Action>, LoopError> {
+    /// The person sends a message, with any pictures they attached: the
+    /// turn starts. Pictures a model cannot see are refused here, before
+    /// anything is stored or sent.
+    pub fn send(
+        &mut self,
+        text: &str,
+        images: Vec<ImagePart>,
+        env: &dyn LoopEnv,
+    ) -> Result<Vec<Action>, LoopError> {
         if !self.is_idle() {
             return Err(LoopError::Busy);
         }
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && images.is_empty() {
             return Err(LoopError::EmptyMessage);
+        }
+        if !images.is_empty()
+            && let Some(why) = self.provider.vision().refusal()
+        {
+            return Err(LoopError::CannotSee(why.to_string()));
         }
         let now = env.now_unix_ms();
         let id = self.conversation.next_message_id();
-        self.conversation
-            .messages
-            .push(Message::user(id, text, now));
+        let mut message = Message::user(id, text, now);
+        message.images = images;
+        self.conversation.messages.push(message);
         self.conversation.auto_title();
         self.conversation.updated_at_ms = now;
         self.steps = 0;

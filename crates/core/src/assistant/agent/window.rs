@@ -107,9 +107,7 @@ mod tests {
     }
 
     fn exchange(n: usize, with_tool: bool) -> Vec<WireMessage> {
-        let mut out = vec![WireMessage::User {
-            text: format!("question {n}: {}", words(100)),
-        }];
+        let mut out = vec![WireMessage::user(format!("question {n}: {}", words(100)))];
         if with_tool {
             out.push(WireMessage::Assistant {
                 text: String::new(),
@@ -139,9 +137,7 @@ mod tests {
         let mut messages: Vec<WireMessage> = (0..exchanges)
             .flat_map(|n| exchange(n, n % 2 == 1))
             .collect();
-        messages.push(WireMessage::User {
-            text: "the latest question".into(),
-        });
+        messages.push(WireMessage::user("the latest question"));
         ChatRequest {
             system: "You are Hearth.".into(),
             messages,
@@ -182,9 +178,7 @@ mod tests {
         assert!(matches!(r.messages[0], WireMessage::User { .. }));
         assert_eq!(
             r.messages.last(),
-            Some(&WireMessage::User {
-                text: "the latest question".into()
-            })
+            Some(&WireMessage::user("the latest question"))
         );
         // Every tool result still follows the call it answers.
         for (i, m) in r.messages.iter().enumerate() {
@@ -209,15 +203,10 @@ mod tests {
         });
         let note = fit(&mut r, &limits(1024)).unwrap();
         assert!(note.still_too_long);
-        assert_eq!(
-            r.messages[0],
-            WireMessage::User {
-                text: "the latest question".into()
-            }
-        );
+        assert_eq!(r.messages[0], WireMessage::user("the latest question"));
         let mut alone = ChatRequest {
             system: String::new(),
-            messages: vec![WireMessage::User { text: words(5000) }],
+            messages: vec![WireMessage::user(words(5000))],
             tools: Vec::new(),
         };
         let note = fit(&mut alone, &limits(1024)).unwrap();

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::error::{self, ErrorBody};
 use super::{
     ChatRequest, DEFAULT_MAX_TOKENS, FinishReason, HttpMethod, HttpRequest, ModelInfo, ModelList,
-    ProviderConfig, ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, join,
+    ProviderConfig, ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, images, join,
 };
 use hearth_base::sse::{SseEvent, SseParser};
 
@@ -86,10 +86,30 @@ pub(super) fn chat_body(config: &ProviderConfig, request: &ChatRequest) -> Value
     };
     for m in &request.messages {
         match m {
-            WireMessage::User { text } => {
+            WireMessage::User { text, images } => {
+                // Pictures go before the text that asks about them, as
+                // Anthropic advises; a model that cannot see is told of
+                // each in words.
+                let mut blocks = Vec::new();
+                let text = if config.vision().sees() {
+                    for image in images {
+                        blocks.push(json!({
+                            "type": "image",
+                            "source": {
+                                "type": "base64",
+                                "media_type": image.media_type,
+                                "data": image.data
+                            }
+                        }));
+                    }
+                    text.clone()
+                } else {
+                    images::described(text, images)
+                };
                 if !text.trim().is_empty() {
-                    push("user", vec![json!({"type": "text", "text": text})]);
+                    blocks.push(json!({"type": "text", "text": text}));
                 }
+                push("user", blocks);
             }
             WireMessage::Assistant { text, tool_calls } => {
                 let mut blocks = Vec::new();

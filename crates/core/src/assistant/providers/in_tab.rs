@@ -455,7 +455,7 @@ mod tests {
     fn the_request_is_what_the_engine_takes() {
         let request = ChatRequest {
             system: "Be brief.".into(),
-            messages: vec![WireMessage::User { text: "Hi".into() }],
+            messages: vec![WireMessage::user("Hi")],
             tools: vec![ToolSpec {
                 name: "calculator".into(),
                 description: "Math".into(),

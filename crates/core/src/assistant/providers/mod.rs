@@ -10,6 +10,7 @@
 
 mod anthropic;
 mod error;
+pub mod images;
 pub mod in_tab;
 mod openai;
 
@@ -22,6 +23,7 @@ pub use anthropic::{ANTHROPIC_VERSION, AnthropicDecoder};
 pub use error::{
     ErrorBody, ErrorContext, ErrorKind, ProviderError, Retry, parse_http_date, retry_after_ms,
 };
+pub use images::{ImagePart, Vision};
 pub use in_tab::{IN_TAB_URL, InTabDecoder};
 pub use openai::OpenAiDecoder;
 
@@ -211,6 +213,10 @@ pub struct ProviderConfig {
     /// Hearth choose from the model file (see `in_tab::context_to_load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_length: Option<u64>,
+    /// Whether the model sees pictures, as the person set it; `None` lets
+    /// Hearth judge by the model's name (see [`ProviderConfig::vision`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<bool>,
 }
 
 fn yes() -> bool {
@@ -261,6 +267,7 @@ impl ProviderConfig {
             temperature: None,
             include_usage: true,
             context_length: None,
+            vision: None,
         }
     }
 
@@ -279,6 +286,7 @@ impl ProviderConfig {
             temperature: None,
             include_usage: true,
             context_length: None,
+            vision: None,
         }
     }
 
@@ -306,6 +314,33 @@ impl ProviderConfig {
             (None, ProviderKind::InTab) => "In this tab".to_string(),
             (None, ProviderKind::OpenAiCompatible) => host_of(&self.base_url),
             (None, ProviderKind::Anthropic) => format!("Anthropic at {}", host_of(&self.base_url)),
+        }
+    }
+
+    /// Whether the model can be shown pictures: never in this tab (its
+    /// engine reads text only), otherwise as the person set it, or else
+    /// by the model's name.
+    pub fn vision(&self) -> Vision {
+        let model = if self.model.is_empty() {
+            "This model"
+        } else {
+            self.model.as_str()
+        };
+        if self.in_tab() {
+            return Vision::Blind(
+                "The model in this tab reads text only. Remove the pictures to send, or choose a model that sees pictures in Settings → Providers."
+                    .into(),
+            );
+        }
+        match self.vision {
+            Some(true) => Vision::Sees,
+            Some(false) => Vision::Blind(format!(
+                "{model} is set as a model that does not see pictures (Settings → Providers). Remove the pictures to send."
+            )),
+            None if images::sees_by_name(&self.model) => Vision::Sees,
+            None => Vision::Unknown(format!(
+                "Hearth cannot tell whether {model} sees pictures. If it does, set “Sees pictures” in Settings → Providers; otherwise remove the pictures to send."
+            )),
         }
     }
 
@@ -449,6 +484,10 @@ pub struct WireToolResult {
 pub enum WireMessage {
     User {
         text: String,
+        /// Pictures the person attached. A model that cannot see them is
+        /// told of each in words instead (see [`ImagePart::stand_in`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
     },
     Assistant {
         text: String,
@@ -457,6 +496,16 @@ pub enum WireMessage {
     ToolResults {
         results: Vec<WireToolResult>,
     },
+}
+
+impl WireMessage {
+    /// A user message of text alone.
+    pub fn user(text: impl Into<String>) -> Self {
+        WireMessage::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
 }
 
 /// A provider-neutral request: the model and limits come from the config.
@@ -585,6 +634,8 @@ pub trait Protocol {
     ) -> ProviderError;
     /// The error for a request that never got a response.
     fn network_error(&self, what: &str) -> ProviderError;
+    /// Whether the model can be shown pictures.
+    fn vision(&self) -> Vision;
 }
 
 /// A configured provider: either protocol, talking to one base URL.
@@ -658,6 +709,10 @@ impl Protocol for Provider {
             return in_tab::network_error(&self.config, what);
         }
         error::network(&self.config.error_context(), what)
+    }
+
+    fn vision(&self) -> Vision {
+        self.config.vision()
     }
 }
 

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use super::error::{self, ErrorBody};
 use super::{
-    ChatRequest, FinishReason, HttpMethod, HttpRequest, ModelInfo, ModelList, ProviderConfig,
-    ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, join,
+    ChatRequest, FinishReason, HttpMethod, HttpRequest, ImagePart, ModelInfo, ModelList,
+    ProviderConfig, ProviderError, StreamDecoder, StreamEvent, Usage, WireMessage, images, join,
 };
 use hearth_base::sse::{SseEvent, SseParser};
 
@@ -30,7 +30,8 @@ pub(super) fn chat_body(config: &ProviderConfig, request: &ChatRequest) -> Value
     }
     for m in &request.messages {
         match m {
-            WireMessage::User { text } => messages.push(json!({"role": "user", "content": text})),
+            WireMessage::User { text, images } => messages
+                .push(json!({"role": "user", "content": user_content(config, text, images)})),
             WireMessage::Assistant { text, tool_calls } => {
                 let mut msg = json!({"role": "assistant", "content": text});
                 if !tool_calls.is_empty() {
@@ -89,6 +90,28 @@ pub(super) fn chat_body(config: &ProviderConfig, request: &ChatRequest) -> Value
         body["temperature"] = json!(t);
     }
     body
+}
+
+/// A user message's content: its text, or, with pictures a model can see,
+/// a text part and an `image_url` part per picture, each a `data:` URL, as
+/// Chat Completions takes them. A model that cannot see is told of each
+/// picture in words, so an earlier message with pictures never breaks a
+/// request to it.
+fn user_content(config: &ProviderConfig, text: &str, images: &[ImagePart]) -> Value {
+    if images.is_empty() {
+        return json!(text);
+    }
+    if !config.vision().sees() {
+        return json!(images::described(text, images));
+    }
+    let mut parts = Vec::new();
+    if !text.trim().is_empty() {
+        parts.push(json!({"type": "text", "text": text}));
+    }
+    for image in images {
+        parts.push(json!({"type": "image_url", "image_url": {"url": image.data_url()}}));
+    }
+    Value::Array(parts)
 }
 
 fn headers(config: &ProviderConfig, accept: &str) -> Vec<(String, String)> {
