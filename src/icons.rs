@@ -49,6 +49,9 @@ fn paths(name: &str) -> &'static str {
             r#"<path d="M20 11.5l-8 8a5 5 0 0 1-7-7l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7L9.7 17.2a1.7 1.7 0 0 1-2.4-2.4L15 7"/>"#
         }
         "folder" => r#"<path d="M3 6h6l2 2h10v11H3z"/>"#,
+        "image" => {
+            r#"<rect x="3.5" y="4.5" width="17" height="15" rx="2"/><circle cx="9" cy="10" r="1.8"/><path d="M4 17.5l5-4.5 4 3.5 3-2.5 4 3.5"/>"#
+        }
         // The web skills' definitions name emoji; draw them like the rest.
         "globe" | "\u{1f310}" => {
             r#"<circle cx="12" cy="12" r="9"/><path d="M3 12h18M12 3c2.5 3 2.5 15 0 18M12 3c-2.5 3-2.5 15 0 18"/>"#

@@ -16,7 +16,7 @@ use hearth_core::assistant::agent::{
     Action, AgentLoop, Conversation, Event, LoopConfig, LoopEnv, LoopError, ToolCallRecord,
 };
 use hearth_core::assistant::providers::{
-    ModelInfo, Protocol, Provider, ProviderConfig, ProviderError,
+    ImagePart, ModelInfo, Protocol, Provider, ProviderConfig, ProviderError,
 };
 use hearth_core::assistant::tokens::{ContextEstimate, estimate_turn};
 
@@ -48,7 +48,12 @@ pub trait Engine {
 
 /// One conversation's agent loop: events in, actions out.
 pub trait Session {
-    fn send(&mut self, text: &str, env: &dyn LoopEnv) -> Result<Vec<Action>, LoopError>;
+    fn send(
+        &mut self,
+        text: &str,
+        images: Vec<ImagePart>,
+        env: &dyn LoopEnv,
+    ) -> Result<Vec<Action>, LoopError>;
     fn continue_after_limit(&mut self, env: &dyn LoopEnv) -> Result<Vec<Action>, LoopError>;
     fn handle(&mut self, event: Event, env: &dyn LoopEnv) -> Vec<Action>;
     fn conversation(&self) -> &Conversation;
@@ -108,8 +113,13 @@ impl Engine for LoopEngine {
 }
 
 impl Session for AgentLoop {
-    fn send(&mut self, text: &str, env: &dyn LoopEnv) -> Result<Vec<Action>, LoopError> {
-        AgentLoop::send(self, text, env)
+    fn send(
+        &mut self,
+        text: &str,
+        images: Vec<ImagePart>,
+        env: &dyn LoopEnv,
+    ) -> Result<Vec<Action>, LoopError> {
+        AgentLoop::send(self, text, images, env)
     }
 
     fn continue_after_limit(&mut self, env: &dyn LoopEnv) -> Result<Vec<Action>, LoopError> {

@@ -31,8 +31,8 @@ use hearth_core::assistant::agent::{
     always_loaded_suggestion,
 };
 use hearth_core::assistant::providers::{
-    ErrorKind, IN_TAB_URL, LOCAL_SERVERS_PATH, LocalServers, ModelInfo, Preset, ProviderConfig,
-    ProviderError, Retry, local_presets,
+    ErrorKind, IN_TAB_URL, ImagePart, LOCAL_SERVERS_PATH, LocalServers, ModelInfo, Preset,
+    ProviderConfig, ProviderError, Retry, local_presets,
 };
 use hearth_core::assistant::tokens::ContextEstimate;
 use hearth_core::{SkillDefinition, SkillId};
@@ -832,13 +832,18 @@ impl Assistant {
 
     /// Sends a message in conversation `id` and runs the turn (fetching
     /// the engine first if it is not in yet).
-    pub async fn send(&self, id: &str, text: &str) -> Result<(), AssistantError> {
+    pub async fn send(
+        &self,
+        id: &str,
+        text: &str,
+        images: Vec<ImagePart>,
+    ) -> Result<(), AssistantError> {
         self.ready_for_turn().await?;
-        self.send_now(id, text)
+        self.send_now(id, text, images)
     }
 
-    fn send_now(&self, id: &str, text: &str) -> Result<(), AssistantError> {
-        let actions = self.with_session(id, |s, env| s.agent.send(text, env))?;
+    fn send_now(&self, id: &str, text: &str, images: Vec<ImagePart>) -> Result<(), AssistantError> {
+        let actions = self.with_session(id, |s, env| s.agent.send(text, images, env))?;
         let actions = actions.map_err(|e| AssistantError::Loop(e.to_string()))?;
         self.started(id);
         self.carry_out(id, actions);
@@ -848,24 +853,54 @@ impl Assistant {
     /// Replaces the last user message (and what followed) with `text`
     /// and sends it again.
     pub async fn edit_and_resend(&self, id: &str, text: &str) -> Result<(), AssistantError> {
-        if text.trim().is_empty() {
+        let pictures = self.last_pictures(id)?;
+        if text.trim().is_empty() && pictures == 0 {
             return Err(AssistantError::Loop(
                 "an empty message cannot be sent".into(),
             ));
         }
         // The engine first: nothing is retracted if it cannot arrive.
         self.ready_for_turn().await?;
-        self.edit(id, |c| c.retract_last_user_message(now()))?;
-        self.send_now(id, text)
+        let images = self
+            .edit(id, |c| c.retract_last_user_message(now()))?
+            .map(|(_, images)| images)
+            .unwrap_or_default();
+        self.send_now(id, text, images)
     }
 
     /// Asks again for a reply to the last user message.
     pub async fn regenerate(&self, id: &str) -> Result<(), AssistantError> {
+        self.last_pictures(id)?;
         self.ready_for_turn().await?;
-        let text = self
+        let (text, images) = self
             .edit(id, |c| c.retract_last_user_message(now()))?
             .ok_or_else(|| AssistantError::Loop("there is no message to answer".into()))?;
-        self.send_now(id, &text)
+        self.send_now(id, &text, images)
+    }
+
+    /// How many pictures the last user message in `id` has, refused when
+    /// the model in use cannot see them: checked before that message is
+    /// taken back to be sent again, so it is never lost.
+    fn last_pictures(&self, id: &str) -> Result<usize, AssistantError> {
+        let count = self
+            .conversation(id)
+            .and_then(|c| {
+                c.messages
+                    .iter()
+                    .rev()
+                    .find(|m| m.role == hearth_core::assistant::agent::Role::User)
+                    .map(|m| m.images.len())
+            })
+            .unwrap_or(0);
+        if count > 0
+            && let Some(why) = self.provider.with_untracked(|p| {
+                p.as_ref()
+                    .and_then(|p| p.vision().refusal().map(str::to_string))
+            })
+        {
+            return Err(AssistantError::Loop(why));
+        }
+        Ok(count)
     }
 
     /// After the step limit, lets the turn go on.

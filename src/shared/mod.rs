@@ -3,8 +3,8 @@
 //! focus goes back when a dialog closes ([`focus`]), the confirmation for
 //! destructive actions ([`confirm`]), the undo notice ([`toast`]), the
 //! approval dialog ([`approval`]), the shell's status notices
-//! ([`offline`], [`set_aside`]), Python's loading state ([`python`]) and the copy
-//! buttons of rendered Markdown ([`markdown`]).
+//! ([`offline`], [`set_aside`]), Python's loading state ([`python`]), pictures opened large
+//! ([`picture`]) and the copy buttons of rendered Markdown ([`markdown`]).
 //! Nothing here names a place.
 
 pub mod approval;
@@ -13,6 +13,7 @@ pub mod focus;
 pub mod markdown;
 pub mod modal;
 pub mod offline;
+pub mod picture;
 pub mod python;
 pub mod set_aside;
 pub mod toast;

@@ -6,6 +6,7 @@ pub mod enable;
 pub mod web;
 
 use hearth_core::assistant::agent::{CallState, ToolCallRecord};
+use hearth_core::assistant::providers::ImagePart;
 use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::skill::call::UndoAction;
 use hearth_core::{Content, ToolStatus};
@@ -14,6 +15,7 @@ use serde_json::Value;
 
 use crate::icons::Icon;
 use crate::platform::format_time;
+use crate::shared::picture::Picture;
 
 /// The input as people read it: a lone string argument is shown bare,
 /// anything else as formatted JSON.
@@ -50,9 +52,52 @@ fn output_text(record: &ActivityRecord) -> String {
 /// did not complete.
 pub fn record_output(record: &ActivityRecord) -> AnyView {
     let output = output_text(record);
-    code::code_output(record)
+    let shown = code::code_output(record)
         .or_else(|| web::web_result(record, &output))
-        .unwrap_or_else(|| view! { <Output text=output/> }.into_any())
+        .unwrap_or_else(|| view! { <Output text=output/> }.into_any());
+    let pictures = result_pictures(record);
+    if pictures.is_empty() {
+        return shown;
+    }
+    view! {
+        {shown}
+        <div class="result-pictures" aria-label="Pictures in the result">
+            {pictures.into_iter().map(|part| view! { <Picture part=part class="result-picture"/> }).collect_view()}
+        </div>
+    }
+    .into_any()
+}
+
+/// The pictures a result carries (an MCP tool's `image` content), each
+/// described by the skill that gave it.
+fn result_pictures(record: &ActivityRecord) -> Vec<ImagePart> {
+    let images: Vec<(&str, &str)> = record
+        .result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Image { mime_type, data } if mime_type.starts_with("image/") => {
+                Some((mime_type.as_str(), data.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    let many = images.len() > 1;
+    images
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mime_type, data))| ImagePart {
+            media_type: mime_type.to_string(),
+            data: data.to_string(),
+            alt: if many {
+                format!("Picture {} from {}", i + 1, record.skill_id)
+            } else {
+                format!("Picture from {}", record.skill_id)
+            },
+            width: 0,
+            height: 0,
+        })
+        .collect()
 }
 
 /// The input of a logged call as people read it: a code run's source, a

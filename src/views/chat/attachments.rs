@@ -1,7 +1,8 @@
 //! Attaching files in the chat: the person picks files with the paperclip
 //! or drops them on the chat; each is granted as a copy (so it is listed in
 //! Settings → Files and readable by name) and handed to the next code run
-//! under /mnt/data.
+//! under /mnt/data. Pictures dropped while a model is set up go to it
+//! instead (`pictures.rs`).
 
 use hearth_core::builtin::code::with_attached_files;
 use leptos::ev::DragEvent;
@@ -13,6 +14,9 @@ use web_sys::File;
 
 use std::rc::Rc;
 
+use hearth_core::assistant::providers::images::ACCEPTED_TYPES;
+
+use super::pictures::Pictures;
 use crate::files::picker::Picked;
 use crate::files::{Files, FilesError};
 use crate::icons::Icon;
@@ -155,7 +159,9 @@ impl Attachments {
         }
     }
 
-    pub fn on_drop(self) -> impl Fn(DragEvent) + Copy + 'static {
+    /// Dropped files: pictures go to the model when one is set up,
+    /// everything else to the next code run.
+    pub fn on_drop(self, pictures: Pictures) -> impl Fn(DragEvent) + Copy + 'static {
         let this = self;
         move |ev: DragEvent| {
             this.dragging.set(false);
@@ -164,7 +170,13 @@ impl Attachments {
             };
             ev.prevent_default();
             let files: Vec<File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
-            this.add(files);
+            let (images, others): (Vec<File>, Vec<File>) = files
+                .into_iter()
+                .partition(|f| pictures.wanted() && ACCEPTED_TYPES.contains(&f.type_().as_str()));
+            if !images.is_empty() {
+                pictures.add(images);
+            }
+            this.add(others);
         }
     }
 

@@ -18,6 +18,7 @@ use crate::icons::Icon;
 use crate::mcp::{Mcp, use_mcp};
 use crate::runtime::{Runtime, use_runtime};
 use crate::views::chat::attachments::{AttachButton, AttachmentList, Attachments, use_attachments};
+use crate::views::chat::pictures::{PictureButton, PictureTray, Pictures, use_pictures};
 use crate::views::chat::resources::{AttachmentChips, ResourcePicker};
 use crate::views::chat::skill_form::SkillFormDialog;
 
@@ -88,6 +89,7 @@ struct Parts {
     a: Assistant,
     mcp: Mcp,
     files: Attachments,
+    pictures: Pictures,
     state: RwSignal<composer::Composer>,
     /// The line as typed.
     text: Memo<String>,
@@ -136,6 +138,7 @@ impl Parts {
         Parts {
             progress: mcp.progress(),
             files: use_attachments(),
+            pictures: use_pictures(),
             form: RwSignal::new(None),
             attachments: RwSignal::new(Vec::new()),
             rt,
@@ -167,6 +170,7 @@ impl Parts {
             has_model: self.has_model.get_untracked(),
             replying: self.replying.get_untracked(),
             found: found.as_ref(),
+            pictures: self.pictures.any(),
         };
         self.state.try_update(|c| f(c, &cx)).unwrap_or_default()
     }
@@ -226,14 +230,24 @@ fn carry_out(p: &Parts, effects: Vec<composer::Effect>) {
                 });
             }
             composer::Effect::Send { message } => {
-                let Some(id) = p.a.commit_current(&message) else {
+                // The pictures in the tray go with the message; one that is
+                // not sent gets them back.
+                let pictures = p.pictures;
+                let images = pictures.take();
+                let first_line = match (message.trim().is_empty(), images.first()) {
+                    (true, Some(picture)) => picture.alt.clone(),
+                    _ => message.clone(),
+                };
+                let Some(id) = p.a.commit_current(&first_line) else {
                     let e = "There is no conversation to send to.".to_string();
+                    pictures.put_back(images);
                     state.update(|c| c.send_failed(message, e));
                     continue;
                 };
                 let a = p.a.clone();
                 spawn_local(async move {
-                    if let Err(e) = a.send(&id, &message).await {
+                    if let Err(e) = a.send(&id, &message, images.clone()).await {
+                        pictures.put_back(images);
                         let _ = state.try_update(|c| c.send_failed(message, e.to_string()));
                     }
                 });
@@ -409,9 +423,11 @@ pub(super) fn Composer(
             <FoundSkills p=p.clone() pick=pick_found/>
             <CommandHelp state=state/>
             <AttachmentList/>
+            <PictureTray/>
             <AttachmentChips attachments=attachments/>
             <div class="composer-row">
                 <AttachButton/>
+                <PictureButton/>
                 <Show when=move || !mcp.resources().is_empty()>
                     <button
                         type="button"
@@ -435,6 +451,17 @@ pub(super) fn Composer(
                         state.update(|c| c.input(event_target_value(&ev)));
                     }
                     on:keydown=on_keydown
+                    on:paste={
+                        let pictures = p.pictures;
+                        move |ev: leptos::ev::ClipboardEvent| {
+                            // Pasted pictures join the tray; pasted text
+                            // is typed as usual.
+                            if let Some(files) = pictures.from_paste(&ev) {
+                                ev.prevent_default();
+                                pictures.add(files);
+                            }
+                        }
+                    }
                 ></textarea>
                 <ComposerButtons replying=replying has_model=has_model code_running=code_running stop_code=stop_code stop_reply=stop_reply/>
             </div>
@@ -473,6 +500,7 @@ fn CommandSuggestions(p: Parts) -> impl IntoView {
             has_model: false,
             replying: false,
             found: None,
+            pictures: false,
         };
         state.with_untracked(|c| c.suggestions(&cx))
     });

@@ -15,6 +15,7 @@ use crate::assistant::use_assistant;
 use crate::icons::Icon;
 use crate::mcp::apps::McpAppSlot;
 use crate::runtime::{Runtime, use_runtime};
+use crate::shared::picture::Picture;
 use crate::views::cards::{CopyButton, ResultCard, ToolCallCard};
 use crate::views::chat::reply::ReplyText;
 
@@ -90,6 +91,9 @@ fn UserMessage(
     // bubble shows the text and how many went with it.
     let text = move || split_attachments(&full()).0.to_string();
     let attached = move || attached_count(&full());
+    // The pictures sent with it: they do not change once sent.
+    let pictures =
+        message.with_untracked(|m| m.as_ref().map(|m| m.images.clone()).unwrap_or_default());
     let edit_box = NodeRef::<html::Textarea>::new();
     Effect::new(move |_| {
         if editing.get()
@@ -133,7 +137,14 @@ fn UserMessage(
             <Show
                 when=move || editing.get()
                 fallback=move || view! {
-                    <div class="bubble">{text}</div>
+                    {(!pictures.is_empty()).then(|| view! {
+                        <div class="message-pictures" aria-label="Pictures sent">
+                            {pictures.iter().cloned().map(|part| view! { <Picture part=part/> }).collect_view()}
+                        </div>
+                    })}
+                    <Show when=move || !text().trim().is_empty()>
+                        <div class="bubble">{text}</div>
+                    </Show>
                     {move || (attached() > 0).then(|| view! {
                         <p class="muted attached-count"><Icon name="paperclip"/>{match attached() {
                             1 => " 1 resource attached".to_string(),

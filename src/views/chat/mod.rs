@@ -8,6 +8,7 @@ pub mod attachments;
 mod composer;
 pub mod conversations;
 mod messages;
+pub mod pictures;
 pub mod reply;
 pub mod resources;
 pub mod skill_form;
@@ -48,6 +49,10 @@ pub fn ChatView() -> impl IntoView {
     // Files attached or dropped here go to the next code run.
     let files = Attachments::new(rt.files());
     provide_context(files);
+    // Pictures pasted, dropped or picked go to the model with the next
+    // message.
+    let pictures = pictures::Pictures::new(a.provider);
+    provide_context(pictures);
     // Approvals of the conversation on screen are answered inline.
     let (current, visible) = (a.current, a.visible);
     Effect::new(move |_| visible.set(current.get()));
@@ -141,7 +146,7 @@ pub fn ChatView() -> impl IntoView {
                 class:dragging=move || files.dragging()
                 on:dragover=files.on_drag_over()
                 on:dragleave=files.on_drag_leave()
-                on:drop=files.on_drop()
+                on:drop=files.on_drop(pictures)
             >
                 <ChatHeader conversation=conversation has_model=has_model/>
                 <OfferBanner/>

@@ -11,12 +11,14 @@ use hearth_core::assistant::agent::always_loaded_suggestion;
 use hearth_core::assistant::agent::conversation::{
     ALWAYS_LOADED_MIN_CONVERSATIONS, ALWAYS_LOADED_SHARE,
 };
+use hearth_core::assistant::providers::images;
 use hearth_core::assistant::providers::{
     ModelInfo, PRESETS, ProviderConfig, ProviderError, preset,
 };
 use hearth_core::ui::provider_form::{
-    CUSTOM_ANTHROPIC, CUSTOM_OPENAI, FIRST_CHOICE, MAX_STEPS_PER_TURN, ProviderForm, connected,
-    host, listed_window, model_options, model_placeholder, parse_steps,
+    CUSTOM_ANTHROPIC, CUSTOM_OPENAI, FIRST_CHOICE, MAX_STEPS_PER_TURN, ProviderForm, VISION_AUTO,
+    VISION_NO, VISION_YES, connected, host, listed_window, model_options, model_placeholder,
+    parse_steps,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -44,6 +46,8 @@ struct Fields {
     tab_model: RwSignal<String>,
     tab_max_tokens: RwSignal<String>,
     tab_context: RwSignal<String>,
+    /// Whether the model sees pictures: automatic, yes or no.
+    vision: RwSignal<String>,
 }
 
 impl Fields {
@@ -56,6 +60,7 @@ impl Fields {
             tab_model: RwSignal::new(String::new()),
             tab_max_tokens: RwSignal::new(String::new()),
             tab_context: RwSignal::new(String::new()),
+            vision: RwSignal::new(String::from(VISION_AUTO)),
         }
     }
 
@@ -69,6 +74,7 @@ impl Fields {
             tab_model: self.tab_model.get(),
             tab_max_tokens: self.tab_max_tokens.get(),
             tab_context: self.tab_context.get(),
+            vision: self.vision.get(),
         }
     }
 
@@ -82,6 +88,7 @@ impl Fields {
             (self.tab_model, f.tab_model),
             (self.tab_max_tokens, f.tab_max_tokens),
             (self.tab_context, f.tab_context),
+            (self.vision, f.vision),
         ] {
             if field.with_untracked(|now| *now != value) {
                 field.set(value);
@@ -433,6 +440,30 @@ fn RemoteFields(
                         </div>
                     </Show>
                 </div>
+                <VisionField vision=fields.vision model=model/>
+    }
+}
+
+/// "Sees pictures": Hearth's judgement by the model's name, or the
+/// person's word either way.
+#[component]
+fn VisionField(vision: RwSignal<String>, model: RwSignal<String>) -> impl IntoView {
+    let judged = move || {
+        if images::sees_by_name(&model.get()) {
+            "Automatic (yes, by its name)"
+        } else {
+            "Automatic (not known: pictures are not sent)"
+        }
+    };
+    view! {
+        <label class="field">
+            <span>"Sees pictures"</span>
+            <select prop:value=move || vision.get() on:change=move |ev| vision.set(event_target_value(&ev))>
+                <option value=VISION_AUTO>{judged}</option>
+                <option value=VISION_YES>"Yes: send pictures to this model"</option>
+                <option value=VISION_NO>"No: this model reads text only"</option>
+            </select>
+        </label>
     }
 }
 
