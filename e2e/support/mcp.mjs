@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { hearthBin, hearthDist, repoRoot } from './env.mjs';
+import { expect } from '@playwright/test';
 
 export const peersDir = path.join(repoRoot, 'crates', 'proxy', 'tests', 'mcp-peers');
 const python = path.join(peersDir, '.venv', 'bin', 'python');
@@ -132,4 +133,31 @@ export async function startHearth(stdio) {
 /// The stdio test server of the native bridge tests.
 export function stdioServerConfig() {
   return { mcpServers: { py: { command: 'python3', args: [path.join(peersDir, 'stdio_server.py')] } } };
+}
+
+/// A place in the main navigation (cards also link to Skills).
+export function nav(page, name) {
+  return page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+}
+
+/// Adds a server in the Servers panel as a person does; answers its card.
+export async function addServer(page, url, name, { relay = false } = {}) {
+  await nav(page, 'Servers').click();
+  await page.getByLabel('Server URL').fill(url);
+  await page.getByLabel('Server name').fill(name);
+  if (relay) {
+    await page.locator('.more-options summary').click();
+    await page.getByLabel('Connect through Hearth').check();
+  }
+  await page.getByRole('button', { name: 'Add server' }).click();
+  return page.locator(`.server-card[data-server="${name}"]`);
+}
+
+/// Switches a skill on in the Skills place; answers its row.
+export async function switchOn(page, skillId) {
+  await nav(page, 'Skills').click();
+  const row = page.locator(`.skill[data-skill="${skillId}"]`);
+  await row.getByRole('switch').check();
+  await expect(row).not.toHaveClass(/disabled/);
+  return row;
 }

@@ -13,35 +13,11 @@ import { test, expect } from '@playwright/test';
 import { expectScreen, openApp, runCommand, saveScreenshot } from '../support/app.mjs';
 import { startCanary } from '../support/sandbox.mjs';
 import {
-  requirePeers, startAppsServer, startEverything, startHearth, startModern, stdioServerConfig,
+  addServer, nav, requirePeers, startAppsServer, startEverything, startHearth, startModern,
+  stdioServerConfig, switchOn,
 } from '../support/mcp.mjs';
 
 test.beforeAll(() => requirePeers());
-
-/// A place in the main navigation (cards also link to Skills).
-function nav(page, name) {
-  return page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
-}
-
-async function addServer(page, url, name, { relay = false } = {}) {
-  await nav(page, 'Servers').click();
-  await page.getByLabel('Server URL').fill(url);
-  await page.getByLabel('Server name').fill(name);
-  if (relay) {
-    await page.locator('.more-options summary').click();
-    await page.getByLabel('Connect through Hearth').check();
-  }
-  await page.getByRole('button', { name: 'Add server' }).click();
-  return page.locator(`.server-card[data-server="${name}"]`);
-}
-
-async function switchOn(page, skillId) {
-  await nav(page, 'Skills').click();
-  const row = page.locator(`.skill[data-skill="${skillId}"]`);
-  await row.getByRole('switch').check();
-  await expect(row).not.toHaveClass(/disabled/);
-  return row;
-}
 
 test('server-everything: add it, look at it, switch echo on, find it, approve a call', { tag: '@baseline' }, async ({ page }) => {
   const everything = await startEverything();
