@@ -3,15 +3,18 @@
 //! as each API documents (Chat Completions' `image_url` parts with a
 //! `data:` URL; Messages' base64 `image` blocks before the text). A model
 //! that cannot see is told of earlier pictures in words, so switching to
-//! it never breaks a conversation.
+//! it never breaks a conversation. A picture a tool returned goes back to a
+//! model that sees, as the next request's image part.
 
 use hearth_core::assistant::agent::{
-    Action, AgentLoop, Conversation, LoopConfig, LoopEnv, LoopError,
+    Action, AgentLoop, Conversation, LoopConfig, LoopEnv, LoopError, Message, MessageStatus,
+    ToolCallRecord,
 };
 use hearth_core::assistant::providers::{
     ChatRequest, ImagePart, Protocol, Provider, ProviderConfig, Vision, WireMessage, preset,
 };
 use hearth_core::assistant::tokens::estimate_request;
+use hearth_core::skill::call::{CallOrigin, Content, ToolCall, ToolResult, ToolStatus};
 use hearth_core::{SkillDefinition, SkillId};
 use serde_json::{Value, json};
 
@@ -283,4 +286,88 @@ fn vision_is_judged_for_each_kind_of_provider() {
     let mut tab = tab;
     tab.vision = Some(true);
     assert!(matches!(tab.vision(), Vision::Blind(_)));
+}
+
+/// A conversation where a tool returned a picture, then the person asks
+/// about it.
+fn after_a_tool_picture() -> Conversation {
+    let call = ToolCall {
+        id: "hearth-1".into(),
+        skill_id: SkillId::new("everything__get-tiny-image").unwrap(),
+        arguments: json!({}),
+        conversation_id: Some("c1".into()),
+        origin: CallOrigin::Model,
+    };
+    let mut result = ToolResult::for_call(&call, ToolStatus::Completed);
+    result.content = vec![
+        Content::Text {
+            text: "Here is a tiny image".into(),
+        },
+        Content::Image {
+            mime_type: "image/png".into(),
+            data: PIXEL.into(),
+        },
+    ];
+    let mut conversation = Conversation::new("c1", 0.0);
+    conversation
+        .messages
+        .push(Message::user("m1".into(), "Show me a tiny image", 1.0));
+    let mut reply = Message::assistant("m2".into(), 2.0);
+    reply.status = MessageStatus::Complete;
+    reply.tool_calls = vec![ToolCallRecord::ran(&call, result)];
+    conversation.messages.push(reply);
+    conversation
+}
+
+fn body_after_tool_picture(config: ProviderConfig) -> Value {
+    let mut agent = AgentLoop::new(
+        after_a_tool_picture(),
+        Box::new(Provider::new(config)),
+        LoopConfig::default(),
+        0.0,
+    );
+    let actions = agent.send("What colour is it?", Vec::new(), &Env).unwrap();
+    let http = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Send { http, .. } => Some(http.clone()),
+            _ => None,
+        })
+        .unwrap();
+    serde_json::from_slice(http.body.as_deref().unwrap()).unwrap()
+}
+
+#[test]
+fn a_tools_picture_goes_back_to_a_model_that_sees_it() {
+    // Chat Completions: the tool message is text; the picture follows it
+    // as a user message of its own, before the next question.
+    let body = body_after_tool_picture(config("openai", "gpt-4o"));
+    let messages = body["messages"].as_array().unwrap();
+    let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
+    assert!(
+        messages[tool]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Here is a tiny image")
+    );
+    assert_eq!(
+        messages[tool + 1]["content"][1],
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PIXEL}")}})
+    );
+    assert_eq!(messages[tool + 2]["content"], "What colour is it?");
+
+    // Messages: the picture is in the tool_result, after its words.
+    let body = body_after_tool_picture(config("anthropic", "claude-sonnet-4-5"));
+    let result = body["messages"][2]["content"][0].clone();
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["content"][0]["type"], "text");
+    assert_eq!(
+        result["content"][1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}})
+    );
+
+    // A model that cannot see gets the words alone.
+    let body = body_after_tool_picture(config("ollama", "llama3.1:8b"));
+    assert!(!body.to_string().contains(PIXEL), "{body}");
+    assert!(body.to_string().contains("[image image/png]"), "{body}");
 }

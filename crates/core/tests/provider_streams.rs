@@ -379,6 +379,7 @@ fn sample_request() -> ChatRequest {
                     name: "calculator".into(),
                     content: "127.05".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }],
             },
             WireMessage::user("Thanks"),

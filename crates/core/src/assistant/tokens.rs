@@ -174,7 +174,12 @@ pub fn estimate_request(request: &ChatRequest) -> ContextEstimate {
             }
             WireMessage::ToolResults { results } => results
                 .iter()
-                .map(|r| estimate_tokens(&r.content) + PER_MESSAGE + 4)
+                .map(|r| {
+                    estimate_tokens(&r.content)
+                        + PER_MESSAGE
+                        + 4
+                        + r.images.iter().map(|i| i.estimated_tokens()).sum::<usize>()
+                })
                 .sum(),
         })
         .sum();

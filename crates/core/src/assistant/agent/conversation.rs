@@ -109,6 +109,16 @@ impl ToolCallRecord {
         (note, true)
     }
 
+    /// The pictures its result holds, for a model that sees them.
+    pub fn model_images(&self) -> Vec<ImagePart> {
+        match &self.result {
+            Some(r) if r.status == ToolStatus::Completed => {
+                ImagePart::from_result(&self.name, &r.content)
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The skill the call names, when the name is a valid id.
     pub fn skill_id(&self) -> Option<SkillId> {
         SkillId::new(self.name.clone()).ok()
@@ -563,6 +573,7 @@ impl Conversation {
                                         name: c.name.clone(),
                                         content,
                                         is_error,
+                                        images: c.model_images(),
                                     }
                                 })
                                 .collect(),
@@ -1052,6 +1063,7 @@ mod tests {
                         name: "calculator".into(),
                         content: "interrupted: Hearth was closed before this call finished".into(),
                         is_error: true,
+                        images: Vec::new(),
                     }],
                 },
             ]

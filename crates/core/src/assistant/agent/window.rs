@@ -123,6 +123,7 @@ mod tests {
                     name: "calculator".into(),
                     content: "2".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }],
             });
         }

@@ -140,6 +140,24 @@ pub(super) fn chat_body(config: &ProviderConfig, request: &ChatRequest) -> Value
                         } else {
                             r.content.clone()
                         };
+                        // A result's pictures go in it, after its words,
+                        // to a model that sees them.
+                        let content = if !r.images.is_empty() && config.vision().sees() {
+                            let mut blocks = vec![json!({"type": "text", "text": content})];
+                            blocks.extend(r.images.iter().map(|image| {
+                                json!({
+                                    "type": "image",
+                                    "source": {
+                                        "type": "base64",
+                                        "media_type": image.media_type,
+                                        "data": image.data
+                                    }
+                                })
+                            }));
+                            Value::Array(blocks)
+                        } else {
+                            json!(content)
+                        };
                         let mut b = json!({
                             "type": "tool_result",
                             "tool_use_id": tool_id(&r.call_id),

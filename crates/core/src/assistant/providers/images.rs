@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::skill::call::Content;
+
 /// The picture types the composer takes. A GIF is shown by its first frame.
 pub const ACCEPTED_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
@@ -108,7 +110,49 @@ impl ImagePart {
     /// published rule (width × height / 750), which OpenAI's tiling rule
     /// comes close to at these sizes.
     pub fn estimated_tokens(&self) -> usize {
+        if self.width == 0 || self.height == 0 {
+            // A skill's picture comes without its size: count it as a
+            // large one, so the context is never underestimated.
+            return UNSIZED_TOKENS;
+        }
         ((u64::from(self.width) * u64::from(self.height)) / 750).max(85) as usize
+    }
+
+    /// The pictures in a skill's result, for a model that sees them: an
+    /// MCP tool's `image` content and pictures code saved, at most
+    /// [`MAX_IMAGES`], each too large for a provider left out. `skill`
+    /// names where they came from.
+    pub fn from_result(skill: &str, content: &[Content]) -> Vec<ImagePart> {
+        let found: Vec<(String, &str, &str)> = content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Image { mime_type, data } => Some((
+                    format!("a picture from {skill}"),
+                    mime_type.as_str(),
+                    data.as_str(),
+                )),
+                Content::Artifact {
+                    name,
+                    mime_type,
+                    data,
+                } => Some((name.clone(), mime_type.as_str(), data.as_str())),
+                _ => None,
+            })
+            .filter(|(_, mime, data)| {
+                ACCEPTED_TYPES.contains(mime) && data.len() <= MAX_SENT_BASE64
+            })
+            .take(MAX_IMAGES)
+            .collect();
+        found
+            .into_iter()
+            .map(|(alt, mime, data)| ImagePart {
+                media_type: mime.to_string(),
+                data: data.to_string(),
+                alt,
+                width: 0,
+                height: 0,
+            })
+            .collect()
     }
 }
 
@@ -124,6 +168,13 @@ pub fn described(text: &str, images: &[ImagePart]) -> String {
     }
     out
 }
+
+/// What a picture without a known size is counted as in the context.
+const UNSIZED_TOKENS: usize = 1_600;
+
+/// The largest picture sent back to a model, as base64: Anthropic's limit
+/// is 5 MB a picture.
+const MAX_SENT_BASE64: usize = 5 * 1024 * 1024 / 3 * 4;
 
 /// Why a file cannot be attached, in words for the person; `None` when it
 /// can. `mime` is what the browser says the file is.
@@ -321,6 +372,53 @@ mod tests {
             "[a picture the person attached: cat.png]"
         );
         assert_eq!(described("plain", &[]), "plain");
+    }
+
+    #[test]
+    fn a_results_pictures_are_its_images_and_saved_pictures() {
+        let content = vec![
+            Content::Text {
+                text: "done".into(),
+            },
+            Content::Image {
+                mime_type: "image/png".into(),
+                data: "AAAA".into(),
+            },
+            Content::Artifact {
+                name: "chart.png".into(),
+                mime_type: "image/png".into(),
+                data: "BBBB".into(),
+            },
+            Content::Artifact {
+                name: "data.csv".into(),
+                mime_type: "text/csv".into(),
+                data: "CCCC".into(),
+            },
+            Content::Image {
+                mime_type: "image/svg+xml".into(),
+                data: "DDDD".into(),
+            },
+        ];
+        let found = ImagePart::from_result("plot", &content);
+        let alts: Vec<&str> = found.iter().map(|p| p.alt.as_str()).collect();
+        assert_eq!(alts, ["a picture from plot", "chart.png"]);
+        assert_eq!(found[1].data, "BBBB");
+        // At most four, and none larger than a provider takes.
+        let many = vec![
+            Content::Image {
+                mime_type: "image/png".into(),
+                data: "AAAA".into()
+            };
+            9
+        ];
+        assert_eq!(ImagePart::from_result("x", &many).len(), MAX_IMAGES);
+        let huge = vec![Content::Image {
+            mime_type: "image/png".into(),
+            data: "A".repeat(MAX_SENT_BASE64 + 4),
+        }];
+        assert!(ImagePart::from_result("x", &huge).is_empty());
+        // Without a size, a picture is counted as a large one.
+        assert_eq!(found[0].estimated_tokens(), UNSIZED_TOKENS);
     }
 
     #[test]

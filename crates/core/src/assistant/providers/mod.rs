@@ -475,6 +475,10 @@ pub struct WireToolResult {
     pub name: String,
     pub content: String,
     pub is_error: bool,
+    /// Pictures the result holds (a tool's image, a chart code drew), for
+    /// a model that sees them; `content` names them in words either way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
 }
 
 /// One message of the history, in the shape both protocols can express.

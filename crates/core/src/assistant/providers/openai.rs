@@ -56,6 +56,21 @@ pub(super) fn chat_body(config: &ProviderConfig, request: &ChatRequest) -> Value
                         "content": r.content
                     }));
                 }
+                // A tool message holds text only, so the pictures the
+                // results hold follow them as a user message of their own.
+                let pictures: Vec<&ImagePart> = results.iter().flat_map(|r| &r.images).collect();
+                if !pictures.is_empty() && config.vision().sees() {
+                    let mut parts = vec![json!({
+                        "type": "text",
+                        "text": "The pictures the tool results above hold, in order:"
+                    })];
+                    for image in pictures {
+                        parts.push(
+                            json!({"type": "image_url", "image_url": {"url": image.data_url()}}),
+                        );
+                    }
+                    messages.push(json!({"role": "user", "content": parts}));
+                }
             }
         }
     }
