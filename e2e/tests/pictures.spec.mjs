@@ -1,14 +1,16 @@
-// Pictures, as a person uses them: a 12-megapixel photo pasted into the
+// Pictures, as a person uses them: a 6-megapixel photo pasted into the
 // composer is shown as a thumbnail, sent to a model that sees pictures as an
 // image part (drawn again at most 1568 px on its longest side, with the
 // photo's EXIF, location included, left behind), shown in the conversation
 // after a reload, opened large and downloaded; a model that cannot be known
 // to see pictures says so before anything is sent, and keeps the message
 // and its pictures; a file that is no picture is refused with its name; and
-// a picture an MCP tool returns shows in its result card.
+// a picture an MCP tool returns shows in its result card; a canvas
+// JavaScript returns comes back as a PNG.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
+import { runSkill } from '../support/sandbox.mjs';
 import { reloadApp, startFakeModel, useProvider } from '../support/model.mjs';
 import { addServer, nav, requirePeers, startEverything, switchOn } from '../support/mcp.mjs';
 
@@ -138,6 +140,13 @@ test('a model not known to see says so before sending, and nothing is lost', asy
     const tray = page.getByTestId('picture-tray');
     await expect(tray.getByRole('alert')).toContainText('notes.txt is not a picture Hearth can attach');
     await expect(tray.getByRole('img', { name: 'chart.png' })).toBeVisible();
+    // The person describes it in their own words.
+    await tray.getByRole('button', { name: 'Open chart.png large' }).click();
+    const describe = page.getByRole('dialog', { name: 'chart.png' })
+      .getByLabel('Description, for people who cannot see it');
+    await describe.fill('Sales by month');
+    await describe.press('Enter');
+    await expect(tray.getByRole('img', { name: 'Sales by month' })).toBeVisible();
     // Said before sending.
     await expect(tray.getByRole('status')).toContainText('cannot tell whether plain-text-model sees pictures');
     await saveScreenshot(page, 'pictures-cannot-see');
@@ -149,10 +158,10 @@ test('a model not known to see says so before sending, and nothing is lost', asy
     await expect(page.locator('.composer .inline-error, .composer [role="alert"]').filter({ hasText: 'Sees pictures' })).toBeVisible();
     expect((await model.requests()).length).toBe(before);
     await expect(composer).toHaveValue('Read this chart');
-    await expect(tray.getByRole('img', { name: 'chart.png' })).toBeVisible();
+    await expect(tray.getByRole('img', { name: 'Sales by month' })).toBeVisible();
 
     // Taken off, the words go as they are.
-    await tray.getByRole('button', { name: 'Remove chart.png' }).click();
+    await tray.getByRole('button', { name: 'Remove Sales by month' }).click();
     await composer.press('Enter');
     await expect(page.locator('.message.assistant').last()).toContainText('I can see the picture you sent.');
     const { content } = await sentPictures(model);
@@ -186,4 +195,17 @@ test('a picture an MCP tool returns shows in its card and opens large', async ({
   } finally {
     everything.stop();
   }
+});
+
+test('a canvas JavaScript returns comes back as a picture', async ({ page }) => {
+  const errors = await openApp(page);
+  const r = await runSkill(page, 'run_javascript', {
+    code: "const c = new OffscreenCanvas(240, 120);\nconst g = c.getContext('2d');\ng.fillStyle = '#c33';\ng.fillRect(0, 0, 240, 120);\nc",
+  });
+  expect(r.status, r.output).toBe('completed');
+  await expect(r.card).toContainText('a 240×120 canvas, saved as /mnt/out/canvas.png');
+  const preview = r.card.locator('.code-file[data-file="canvas.png"] img.code-preview');
+  await expect(preview).toBeVisible();
+  expect(await preview.evaluate((img) => [img.naturalWidth, img.naturalHeight])).toEqual([240, 120]);
+  expect(errors).toEqual([]);
 });

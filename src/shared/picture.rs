@@ -9,11 +9,13 @@ use leptos::prelude::*;
 use crate::icons::Icon;
 use crate::shared::modal::Modal;
 
-/// A thumbnail; a click, Enter or Space opens it large.
+/// A thumbnail; a click, Enter or Space opens it large. With `describe`,
+/// the large view lets the person write what the picture shows.
 #[component]
 pub fn Picture(
     part: ImagePart,
     #[prop(default = "message-picture")] class: &'static str,
+    #[prop(optional)] describe: Option<Callback<String>>,
 ) -> impl IntoView {
     let open = RwSignal::new(false);
     let url = part.data_url();
@@ -30,7 +32,7 @@ pub fn Picture(
             <img src=url alt=alt.clone() loading="lazy" decoding="async"/>
         </button>
         <Show when=move || open.get()>
-            <PictureViewer part=shown.get_value() on_close=Callback::new(move |_| open.set(false))/>
+            <PictureViewer part=shown.get_value() describe=describe on_close=Callback::new(move |_| open.set(false))/>
         </Show>
     }
 }
@@ -38,7 +40,11 @@ pub fn Picture(
 /// The picture large, over the page: its description, its size, a
 /// download, and Esc or Close to go back.
 #[component]
-fn PictureViewer(part: ImagePart, on_close: Callback<()>) -> impl IntoView {
+fn PictureViewer(
+    part: ImagePart,
+    describe: Option<Callback<String>>,
+    on_close: Callback<()>,
+) -> impl IntoView {
     let failed: RwSignal<Option<String>> = RwSignal::new(None);
     let bytes = hearth_core::util::display::bytes(part.byte_len() as f64);
     // A skill's picture comes with no size of its own.
@@ -64,8 +70,34 @@ fn PictureViewer(part: ImagePart, on_close: Callback<()>) -> impl IntoView {
     view! {
         <Modal labelledby="picture-title" class="picture-viewer" on_escape=on_close>
             <h2 id="picture-title" class="picture-title">{alt.clone()}</h2>
-            <img class="picture-large" src=url alt=alt/>
+            <img class="picture-large" src=url alt=alt.clone()/>
             <p class="muted">{size}</p>
+            {describe.map(|describe| view! {
+                <label class="field">
+                    <span>"Description, for people who cannot see it"</span>
+                    <input
+                        type="text"
+                        prop:value=alt.clone()
+                        // Enter saves the words; the viewer may sit in a
+                        // form (the composer's), which must not submit.
+                        on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                            if ev.key() == "Enter" {
+                                ev.prevent_default();
+                                let text = event_target_value(&ev);
+                                if !text.trim().is_empty() {
+                                    describe.run(text.trim().to_string());
+                                }
+                            }
+                        }
+                        on:change=move |ev| {
+                            let text = event_target_value(&ev);
+                            if !text.trim().is_empty() {
+                                describe.run(text.trim().to_string());
+                            }
+                        }
+                    />
+                </label>
+            })}
             <Show when=move || failed.with(Option::is_some)>
                 <p class="inline-error" role="alert">{move || failed.get().unwrap_or_default()}</p>
             </Show>

@@ -5,6 +5,8 @@
 // The snippet sees: `input` (the run's JSON input), console (captured),
 // readFile / readTextFile / listFiles for the files handed to the run
 // (under /mnt/data), and writeFile for files to return (under /mnt/out).
+// A snippet that ends with an OffscreenCanvas returns its picture, as a
+// PNG under /mnt/out.
 (() => {
   'use strict';
 
@@ -30,6 +32,11 @@
   const isView = ArrayBuffer.isView;
   const stringify = JSON.stringify;
   const functionSource = Function.prototype.call.bind(Function.prototype.toString);
+  // A canvas the snippet returns becomes a PNG it wrote: its class and
+  // encoder are taken now too.
+  const Canvas = typeof OffscreenCanvas === 'function' ? OffscreenCanvas : null;
+  const canvasToBlob = Canvas ? Function.prototype.call.bind(Canvas.prototype.convertToBlob) : null;
+  const blobBytes = Function.prototype.call.bind(Blob.prototype.arrayBuffer);
 
   /** A failure while evaluating, as opposed to a value the snippet threw. */
   class EvalFailure {
@@ -395,6 +402,16 @@
       let value = evaluated.value;
       if (value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function') {
         value = await value;
+      }
+      if (Canvas && value instanceof Canvas) {
+        // Returned, a canvas is the picture it holds: a PNG under /mnt/out,
+        // which the result card shows.
+        const png = new Uint8Array(await blobBytes(await canvasToBlob(value, { type: 'image/png' })));
+        let name = 'canvas.png';
+        for (let n = 2; written.has(name); n += 1) name = `canvas-${n}.png`;
+        globals.writeFile(name, png);
+        outcome.value_repr = `a ${value.width}×${value.height} canvas, saved as /mnt/out/${name}`;
+        value = undefined;
       }
       if (value !== undefined) {
         outcome.value_repr = inspect(value, 0, new Set(), false);

@@ -103,6 +103,15 @@ impl Pictures {
             .set((!refused.is_empty()).then(|| refused.join(" ")));
     }
 
+    /// The person's own words for what picture `index` shows.
+    fn describe(self, index: usize, text: String) {
+        self.items.update(|items| {
+            if let Some(item) = items.get_mut(index) {
+                item.alt = text;
+            }
+        });
+    }
+
     fn remove(self, index: usize) {
         self.items.update(|items| {
             if index < items.len() {
@@ -230,7 +239,11 @@ pub fn PictureTray() -> impl IntoView {
                         let alt = part.alt.clone();
                         view! {
                             <li class="picture-item">
-                                <Picture part=part class="picture-thumb"/>
+                                <Picture
+                                    part=part
+                                    class="picture-thumb"
+                                    describe=Callback::new(move |text: String| pictures.describe(i, text))
+                                />
                                 <button
                                     type="button"
                                     class="icon-button picture-remove"

@@ -138,7 +138,8 @@ pub fn run_javascript() -> SkillDefinition {
     .with_description(
         "Run a JavaScript snippet in a sandboxed worker with no network and no access to \
          Hearth's data. Returns console output, the value of the last expression, and errors \
-         with line numbers. Stopped after a time limit (default 10 s).",
+         with line numbers. An OffscreenCanvas as the last value comes back as a PNG \
+         picture, for charts and drawings. Stopped after a time limit (default 10 s).",
     )
     .with_tags([
         "javascript",
