@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: figures, never assertions. It builds what the
 //! steps use (the release app, the native `hearth`, the bare Leptos anchor,
 //! the MCP peers, the Agent Skills collections, the reader's comparison
-//! corpus, the test model and native llama.cpp for the model in the tab), runs each step, collects the figures the steps print,
+//! corpus, the test model and native llama.cpp for the model in the tab,
+//! the scripted model server), runs each step, collects the figures the steps print,
 //! writes `target/bench/results.json`, prints a table, and keeps that table
 //! in `docs/benchmarks.md` with the dates and the machine.
 //!
@@ -227,6 +228,8 @@ enum Need {
     TabModel,
     /// The pages the reader is compared on against Mozilla Readability.
     ReaderCorpus,
+    /// The scripted model server (`hearth-fake-model`).
+    FakeModel,
 }
 
 enum Kind {
@@ -402,6 +405,24 @@ fn steps() -> Vec<Step> {
             title: "Hearth as an MCP server: agents' calls through hearth serve and the tab",
             needs: &[Need::App, Need::NativeHearth, Need::McpPeers, Need::Browser],
             kind: Kind::Command(|r| node("e2e/bench/agents.mjs")(r)),
+        },
+        Step {
+            id: "pictures",
+            title: "pictures in the composer: a 12 MP photo pasted, drawn again and sent (headless Chromium)",
+            needs: &[
+                Need::App,
+                Need::NativeHearth,
+                Need::Browser,
+                Need::FakeModel,
+            ],
+            kind: Kind::Command(|r| {
+                let mut cmd = node("e2e/bench/pictures.mjs")(r);
+                cmd.env(
+                    "HEARTH_FAKE_MODEL",
+                    r.join("target/native/hearth-fake-model"),
+                );
+                cmd
+            }),
         },
         Step {
             id: "tabmodel",
@@ -778,6 +799,15 @@ fn build_needs(root: &Path, needs: &[Need], no_build: bool) -> Result<(), Failur
         }
         if has(Need::NativeHearth) {
             step("native build of hearth", crate::build_native_hearth)?;
+        }
+        if has(Need::FakeModel) {
+            step("native build of hearth-fake-model", || {
+                util::run(
+                    Command::new("cargo")
+                        .args(["build", "--profile", "native", "-p", "hearth-testkit"])
+                        .current_dir(root),
+                )
+            })?;
         }
         if has(Need::LeptosAnchor) {
             step("the bare Leptos page (anchor)", || {
