@@ -455,15 +455,17 @@ fn VisionField(vision: RwSignal<String>, model: RwSignal<String>) -> impl IntoVi
             "Automatic (not known: pictures are not sent)"
         }
     };
+    // The label names the select by itself: a label wrapped around it
+    // would take the options' words into its name.
     view! {
-        <label class="field">
-            <span>"Sees pictures"</span>
-            <select prop:value=move || vision.get() on:change=move |ev| vision.set(event_target_value(&ev))>
+        <div class="field">
+            <label for="provider-vision">"Sees pictures"</label>
+            <select id="provider-vision" prop:value=move || vision.get() on:change=move |ev| vision.set(event_target_value(&ev))>
                 <option value=VISION_AUTO>{judged}</option>
-                <option value=VISION_YES>"Yes: send pictures to this model"</option>
-                <option value=VISION_NO>"No: this model reads text only"</option>
+                <option value=VISION_YES>"Yes: send it pictures"</option>
+                <option value=VISION_NO>"No: it reads text only"</option>
             </select>
-        </label>
+        </div>
     }
 }
 
