@@ -78,7 +78,7 @@ export async function useProvider(page, base, { apiKey = '', model = 'hearth-fak
   if (apiKey) await panel.getByLabel('API key').fill(apiKey);
   await panel.getByRole('button', { name: 'Test connection' }).click();
   await expect(panel.locator('.check')).toContainText('Connected');
-  await panel.getByLabel('Model').selectOption(model);
+  await panel.getByLabel('Model', { exact: true }).selectOption(model);
   await panel.getByRole('button', { name: 'Save' }).click();
   await expect(panel.locator('.notice')).toContainText('Saved');
   await page.getByRole('link', { name: 'Chat' }).click();

@@ -242,7 +242,12 @@ pub fn PictureTray() -> impl IntoView {
                                 <Picture
                                     part=part
                                     class="picture-thumb"
-                                    describe=Callback::new(move |text: String| pictures.describe(i, text))
+                                    describe=Callback::new(move |text: String| {
+                                        // After the event that gave the words: the
+                                        // change redraws the tray, which must not
+                                        // happen under the input's own handlers.
+                                        set_timeout(move || pictures.describe(i, text), std::time::Duration::ZERO);
+                                    })
                                 />
                                 <button
                                     type="button"

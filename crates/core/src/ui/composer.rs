@@ -47,7 +47,7 @@ pub struct Context<'a> {
 /// What the composer says when pictures are attached and no model is set
 /// up to see them.
 pub const PICTURES_NEED_A_MODEL: &str =
-    "Pictures go to a model, and none is set up: choose one in Settings → Providers.";
+    "Pictures go to a model, and none is set up: choose one in Settings → Model provider.";
 
 /// Keys the composer acts on; everything else is typing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -328,18 +328,18 @@ impl ProviderConfig {
         };
         if self.in_tab() {
             return Vision::Blind(
-                "The model in this tab reads text only. Remove the pictures to send, or choose a model that sees pictures in Settings → Providers."
+                "The model in this tab reads text only. Remove the pictures to send, or choose a model that sees pictures in Settings → Model provider."
                     .into(),
             );
         }
         match self.vision {
             Some(true) => Vision::Sees,
             Some(false) => Vision::Blind(format!(
-                "{model} is set as a model that does not see pictures (Settings → Providers). Remove the pictures to send."
+                "{model} is set as a model that does not see pictures (Settings → Model provider). Remove the pictures to send."
             )),
             None if images::sees_by_name(&self.model) => Vision::Sees,
             None => Vision::Unknown(format!(
-                "Hearth cannot tell whether {model} sees pictures. If it does, set “Sees pictures” in Settings → Providers; otherwise remove the pictures to send."
+                "Hearth cannot tell whether {model} sees pictures. If it does, set “Sees pictures” in Settings → Model provider; otherwise remove the pictures to send."
             )),
         }
     }
