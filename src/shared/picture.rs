@@ -5,6 +5,7 @@
 use base64::Engine as _;
 use hearth_core::assistant::providers::ImagePart;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::icons::Icon;
 use crate::shared::modal::Modal;
@@ -78,14 +79,17 @@ fn PictureViewer(
                     <input
                         type="text"
                         prop:value=alt.clone()
-                        // Enter saves the words; the viewer may sit in a
+                        // Enter saves the words by leaving the field, which
+                        // commits them as a change; the viewer may sit in a
                         // form (the composer's), which must not submit.
                         on:keydown=move |ev: leptos::ev::KeyboardEvent| {
                             if ev.key() == "Enter" {
                                 ev.prevent_default();
-                                let text = event_target_value(&ev);
-                                if !text.trim().is_empty() {
-                                    describe.run(text.trim().to_string());
+                                if let Some(input) = ev
+                                    .target()
+                                    .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+                                {
+                                    let _ = input.blur();
                                 }
                             }
                         }
