@@ -214,8 +214,10 @@ test('a wrong passphrase is refused with a clear message, and nothing is written
   test.setTimeout(120_000);
   // The vault exists from the journey before; make sure when run alone.
   const { page: first } = await joined(browser, 'First');
-  // Rounds of the first device settle before the count.
+  // Rounds of the first device settle, and it closes, so only the
+  // intruder could write while the store is counted.
   await syncNow(first);
+  await first.context().close();
   const before = volumeBytes(store.dir);
 
   const page = await (await browser.newContext()).newPage();
@@ -228,7 +230,6 @@ test('a wrong passphrase is refused with a clear message, and nothing is written
   await panel.getByRole('alert').scrollIntoViewIfNeeded();
   await saveScreenshot(page, 'sync-wrong-passphrase');
   expect(volumeBytes(store.dir)).toBe(before);
-  await first.context().close();
   await page.context().close();
 });
 
