@@ -97,7 +97,10 @@ async function enterToRequest(page, n) {
     const t = performance.now();
     box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
   }));
-  await page.locator('.message.assistant').nth(n).filter({ hasText: 'I can see the picture you sent.' }).waitFor();
+  await page.locator('.message.assistant').filter({ hasText: 'I can see the picture you sent.' }).waitFor();
+  // Each run in a conversation of its own, so every request carries the
+  // one picture just pasted.
+  await page.getByRole('button', { name: 'New chat' }).click();
   return ms;
 }
 
