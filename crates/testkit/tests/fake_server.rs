@@ -228,6 +228,17 @@ async fn drive(lp: &mut AgentLoop, app: &App, mut queue: Vec<Action>) -> TurnOut
     panic!("the turn never ended")
 }
 
+/// The requests the server answered, as it recorded them.
+async fn recorded(server: &FakeModel) -> Vec<Value> {
+    let text = reqwest::get(format!("{}/_fake/requests", server.url()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 // -------------------------------------------------------------------- tests
 
 #[tokio::test(flavor = "current_thread")]
@@ -265,15 +276,7 @@ async fn a_picture_reaches_the_server_as_each_protocol_documents() {
             "I can see the picture you sent."
         );
     }
-    let log: Vec<Value> = serde_json::from_str(
-        &reqwest::get(format!("{}/_fake/requests", server.url()))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let log = recorded(&server).await;
     let user = |i: usize| {
         log[i]["body"]["messages"]
             .as_array()
@@ -340,15 +343,7 @@ async fn the_percent_scenario_runs_end_to_end_in_both_protocols() {
             ]
         );
     }
-    let log: Vec<Value> = serde_json::from_str(
-        &reqwest::get(format!("{}/_fake/requests", server.url()))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let log = recorded(&server).await;
     let turns: Vec<&str> = log.iter().map(|r| r["turn"].as_str().unwrap()).collect();
     assert_eq!(
         turns,
