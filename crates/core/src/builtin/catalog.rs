@@ -86,7 +86,7 @@ pub fn calculator() -> SkillDefinition {
 }
 
 /// The core skills, which work on Hearth's stored data: discovery,
-/// calculator, notes, tasks and memory.
+/// calculator, notes, tasks, memory and artifacts.
 pub fn core_skills() -> Vec<SkillDefinition> {
     vec![
         crate::discovery::discover_skills_definition(),
@@ -94,6 +94,8 @@ pub fn core_skills() -> Vec<SkillDefinition> {
         crate::builtin::notes::definition(),
         crate::builtin::tasks::definition(),
         crate::builtin::memory::definition(),
+        crate::builtin::artifacts::create_definition(),
+        crate::builtin::artifacts::update_definition(),
     ]
 }
 

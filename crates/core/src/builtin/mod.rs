@@ -1,11 +1,12 @@
 //! The skills Hearth brings itself: their definitions (`catalog.rs`, shared
 //! by the app and the CLI, re-exported here) and the pure part of each:
-//! the [`calculator`](mod@calculator), [`notes`], [`tasks`] and [`memory`]
+//! [`artifacts`], the [`calculator`](mod@calculator), [`notes`], [`tasks`] and [`memory`]
 //! over one kind of [`collection`] (searched by [`words`]), the [`code`]
 //! sandbox's protocol and the [`web`] skills' requests and cards.
 
 mod catalog;
 
+pub mod artifacts;
 pub mod calculator;
 pub mod code;
 pub mod collection;
