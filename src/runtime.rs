@@ -39,7 +39,8 @@ use crate::sandbox::Sandbox;
 use crate::split::{enter, not_loaded};
 use crate::storage::{Db, StorageError, Stored};
 use crate::version::bump;
-use hearth_core::stores::{MEMORIES, NOTES, TASKS, USAGE};
+use hearth_core::builtin::artifacts;
+use hearth_core::stores::{ARTIFACTS, MEMORIES, NOTES, TASKS, USAGE};
 
 /// The settings record key of the permission settings.
 const PERMISSIONS_KEY: &str = hearth_core::skill::permission::SETTINGS_KEY;
@@ -51,6 +52,8 @@ pub struct Versions {
     pub notes: RwSignal<u64>,
     pub tasks: RwSignal<u64>,
     pub memories: RwSignal<u64>,
+    /// An artifact was created or given a new version.
+    pub artifacts: RwSignal<u64>,
     pub permissions: RwSignal<u64>,
     pub usage: RwSignal<u64>,
     pub activity: RwSignal<u64>,
@@ -69,6 +72,7 @@ impl Versions {
             notes: RwSignal::new(0),
             tasks: RwSignal::new(0),
             memories: RwSignal::new(0),
+            artifacts: RwSignal::new(0),
             permissions: RwSignal::new(0),
             usage: RwSignal::new(0),
             activity: RwSignal::new(0),
@@ -147,6 +151,8 @@ pub enum CoreSkill {
     Notes,
     Tasks,
     Memory,
+    CreateArtifact,
+    UpdateArtifact,
 }
 
 impl CoreSkill {
@@ -158,6 +164,8 @@ impl CoreSkill {
             "notes" => CoreSkill::Notes,
             "tasks" => CoreSkill::Tasks,
             "memory" => CoreSkill::Memory,
+            artifacts::CREATE_ID => CoreSkill::CreateArtifact,
+            artifacts::UPDATE_ID => CoreSkill::UpdateArtifact,
             _ => return None,
         })
     }
@@ -180,7 +188,12 @@ pub struct CoreSkills {
 }
 
 impl CoreSkills {
-    async fn run(&self, skill: CoreSkill, arguments: &Value) -> Result<SkillOutput, SkillError> {
+    async fn run(
+        &self,
+        skill: CoreSkill,
+        arguments: &Value,
+        conversation: Option<&str>,
+    ) -> Result<SkillOutput, SkillError> {
         let d = &self.data;
         match skill {
             CoreSkill::Calculator => {
@@ -198,6 +211,16 @@ impl CoreSkills {
                 let failed = || SkillError::new(not_loaded("notes, tasks and memory"));
                 enter(
                     collection_in_chunk(db, data, skill, arguments.clone()),
+                    failed,
+                )
+                .await
+            }
+            CoreSkill::CreateArtifact | CoreSkill::UpdateArtifact => {
+                let (db, data) = (self.db.clone(), self.data.clone());
+                let failed = || SkillError::new(not_loaded("artifacts"));
+                let conversation = conversation.map(str::to_string);
+                enter(
+                    artifact_in_chunk(db, data, skill, arguments.clone(), conversation),
                     failed,
                 )
                 .await
@@ -254,10 +277,58 @@ crate::split::split_point!(
                     )
                     .await
                 }
-                CoreSkill::Calculator | CoreSkill::Discover => Err(SkillError::new(format!(
-                    "{skill:?} is not a skill over stored data"
+                CoreSkill::Calculator
+                | CoreSkill::Discover
+                | CoreSkill::CreateArtifact
+                | CoreSkill::UpdateArtifact => Err(SkillError::new(format!(
+                    "{skill:?} is not a skill over a collection"
                 ))),
             }
+        })
+    }
+);
+
+// Creating and updating artifacts (checking the source, storing the new
+// version) is a chunk of its own, fetched with the first artifact.
+crate::split::split_point!(
+    artifact_skills,
+    fn artifact_in_chunk(
+        db: Rc<Db>,
+        data: Rc<Data>,
+        skill: CoreSkill,
+        arguments: Value,
+        conversation: Option<String>,
+    ) -> LocalBoxFuture<'static, Result<SkillOutput, SkillError>> {
+        Box::pin(async move {
+            let conversation = conversation.as_deref();
+            let (output, artifact) = match skill {
+                CoreSkill::CreateArtifact => {
+                    let args = artifacts::parse_create(&arguments)?;
+                    artifacts::create(args, conversation, new_id(), js_sys::Date::now())?
+                }
+                CoreSkill::UpdateArtifact => {
+                    let args = artifacts::parse_update(&arguments)?;
+                    let existing = db
+                        .get::<artifacts::Artifact>(ARTIFACTS, &args.id)
+                        .await
+                        .map_err(storage_failure)?;
+                    artifacts::update(existing, args, conversation, js_sys::Date::now())?
+                }
+                CoreSkill::Calculator
+                | CoreSkill::Discover
+                | CoreSkill::Notes
+                | CoreSkill::Tasks
+                | CoreSkill::Memory => {
+                    return Err(SkillError::new(format!(
+                        "{skill:?} is not an artifact skill"
+                    )));
+                }
+            };
+            db.put(ARTIFACTS, &artifact)
+                .await
+                .map_err(storage_failure)?;
+            bump(data.versions.artifacts);
+            Ok(output)
         })
     }
 );
@@ -278,7 +349,8 @@ impl SkillSource for CoreSkills {
     ) -> LocalBoxFuture<'a, Result<SkillOutput, SkillError>> {
         async move {
             let which = CoreSkill::parse(skill.id.as_str())?;
-            self.run(which, &call.arguments).await
+            self.run(which, &call.arguments, call.conversation_id.as_deref())
+                .await
         }
         .boxed_local()
     }
@@ -288,7 +360,13 @@ impl SkillSource for CoreSkills {
             Some(CoreSkill::Notes) => hearth_core::builtin::notes::assess(&call.arguments),
             Some(CoreSkill::Tasks) => hearth_core::builtin::tasks::assess(&call.arguments),
             Some(CoreSkill::Memory) => hearth_core::builtin::memory::assess(&call.arguments),
-            Some(CoreSkill::Calculator | CoreSkill::Discover) | None => CallFacts::default(),
+            Some(
+                CoreSkill::Calculator
+                | CoreSkill::Discover
+                | CoreSkill::CreateArtifact
+                | CoreSkill::UpdateArtifact,
+            )
+            | None => CallFacts::default(),
         }
     }
 }
@@ -863,7 +941,10 @@ impl Runtime {
     /// data the skill does, without the permission layer (the person is
     /// acting directly, not a skill) and without a log entry.
     pub async fn edit(&self, skill: &str, arguments: Value) -> Result<SkillOutput, SkillError> {
-        self.0.core.run(CoreSkill::parse(skill)?, &arguments).await
+        self.0
+            .core
+            .run(CoreSkill::parse(skill)?, &arguments, None)
+            .await
     }
 
     /// Changes the permission settings and stores them.

@@ -205,7 +205,7 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, StorageError> {
         .map_err(|e| StorageError::Write(e.to_string()))
 }
 
-fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, StorageError> {
+pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, StorageError> {
     serde_wasm_bindgen::from_value(value).map_err(|e| StorageError::Decode(e.to_string()))
 }
 
@@ -771,6 +771,89 @@ impl Db {
         };
         match run.await {
             Ok(()) => finish(tx).await,
+            Err(e) => {
+                abort(tx);
+                Err(e)
+            }
+        }
+    }
+
+    /// The records of `store` whose index `index` holds `key`, as JS
+    /// values in key order.
+    pub async fn values_by_index(
+        &self,
+        store: &str,
+        index: &str,
+        key: &str,
+    ) -> Result<Vec<JsValue>, StorageError> {
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let s = tx.object_store(store).map_err(read_error)?;
+        s.index(index)
+            .map_err(read_error)?
+            .get_all(Some(idb::Query::Key(JsValue::from_str(key))), None)
+            .map_err(read_error)?
+            .await
+            .map_err(read_error)
+    }
+
+    /// The records of `store` whose index `index` holds `key`; one that
+    /// cannot be read is set aside and left out.
+    pub async fn by_index<T: DeserializeOwned>(
+        &self,
+        store: &str,
+        index: &str,
+        key: &str,
+    ) -> Result<Vec<T>, StorageError> {
+        let mut out = Vec::new();
+        for v in self.values_by_index(store, index, key).await? {
+            match from_js(v.clone()) {
+                Ok(record) => out.push(record),
+                Err(e) => self.set_aside(store, &v, &e.to_string()).await,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes the record `key` of `store` and every record of `owned`
+    /// whose index `index` holds that key, in one transaction; returns
+    /// the owned records deleted, so an undo can put them back.
+    pub async fn delete_with_owned(
+        &self,
+        store: &str,
+        key: &str,
+        owned: &str,
+        index: &str,
+    ) -> Result<Vec<JsValue>, StorageError> {
+        let tx = self.transaction(&[store, owned], TransactionMode::ReadWrite)?;
+        let run = async {
+            let o = tx.object_store(owned).map_err(write_error)?;
+            let query = || Some(idb::Query::Key(JsValue::from_str(key)));
+            let ix = o.index(index).map_err(write_error)?;
+            let removed = ix
+                .get_all(query(), None)
+                .map_err(write_error)?
+                .await
+                .map_err(write_error)?;
+            let keys = ix
+                .get_all_keys(query(), None)
+                .map_err(write_error)?
+                .await
+                .map_err(write_error)?;
+            for k in keys {
+                o.delete(k)
+                    .map_err(write_error)?
+                    .await
+                    .map_err(write_error)?;
+            }
+            let s = tx.object_store(store).map_err(write_error)?;
+            s.delete(JsValue::from_str(key))
+                .map_err(write_error)?
+                .await
+                .map_err(write_error)?;
+            Ok::<Vec<JsValue>, StorageError>(removed)
+        };
+        match run.await {
+            Ok(removed) => finish(tx).await.map(|()| removed),
             Err(e) => {
                 abort(tx);
                 Err(e)

@@ -398,8 +398,8 @@ async fn a_record_that_cannot_be_read_never_locks_the_person_out() {
             .and_then(Value::as_str)
             .unwrap()
             .to_string();
-        // Files from code runs are stored but no part of the app reads them
-        // back, so nothing meets that record: it simply stays.
+        // Artifacts are read only when one is opened, so nothing at start
+        // meets that record: it simply stays.
         let read_by_the_app = store != ARTIFACTS;
         assert_eq!(
             aside.iter().any(|s| s.store == store && s.key == key),
@@ -472,4 +472,71 @@ async fn unreadable_settings_fall_back_to_what_is_safe() {
         .unwrap()
         .unwrap();
     assert_eq!(copy["value"]["record"]["value"], json!({"mode": 5}));
+}
+
+#[wasm_bindgen_test]
+async fn artifacts_keep_their_versions_and_go_with_their_conversation() {
+    use hearth_core::builtin::artifacts::Artifact;
+    let rt = Runtime::start(fresh("test-artifacts", current_schema()).await)
+        .await
+        .unwrap();
+    let db = rt.db();
+    let call = |skill: &str, args: Value, conversation: &str| {
+        let rt = rt.clone();
+        let (skill, conversation) = (skill.to_string(), conversation.to_string());
+        async move {
+            let (_, r) = rt
+                .invoke_in(
+                    SkillId::new(&skill).unwrap(),
+                    args,
+                    CallOrigin::Model,
+                    Some(conversation),
+                )
+                .await;
+            r
+        }
+    };
+    let made = call(
+        "create_artifact",
+        json!({"title": "Hello", "kind": "html", "source": "<p>one</p>"}),
+        "c1",
+    )
+    .await;
+    assert_eq!(made.status, ToolStatus::Completed, "{made:?}");
+    let id = made.json().unwrap()["artifact"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let updated = call(
+        "update_artifact",
+        json!({"id": id, "source": "<p>two</p>"}),
+        "c1",
+    )
+    .await;
+    assert_eq!(updated.status, ToolStatus::Completed, "{updated:?}");
+    // Another conversation cannot reach it.
+    let elsewhere = call(
+        "update_artifact",
+        json!({"id": id, "source": "<p>three</p>"}),
+        "c2",
+    )
+    .await;
+    assert_eq!(elsewhere.status, ToolStatus::Failed, "{elsewhere:?}");
+
+    let stored: Artifact = db.get(ARTIFACTS, &id).await.unwrap().unwrap();
+    let sources: Vec<&str> = stored.versions.iter().map(|v| v.source.as_str()).collect();
+    assert_eq!(sources, ["<p>one</p>", "<p>two</p>"]);
+    let listed: Vec<Artifact> = db.by_index(ARTIFACTS, "conversation", "c1").await.unwrap();
+    assert_eq!(listed, vec![stored.clone()]);
+
+    // Deleting the conversation deletes its artifacts and hands them back
+    // for an undo.
+    let removed = hearth::assistant::store::delete(&db, "c1").await.unwrap();
+    assert_eq!(removed, vec![stored.clone()]);
+    assert_eq!(db.get::<Artifact>(ARTIFACTS, &id).await.unwrap(), None);
+    hearth::assistant::store::restore_artifacts(&db, &removed)
+        .await
+        .unwrap();
+    assert_eq!(db.get(ARTIFACTS, &id).await.unwrap(), Some(stored));
 }

@@ -96,6 +96,8 @@ pub struct RetryNotice {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deleted {
     pub conversation: Conversation,
+    /// Its artifacts, once the delete has removed them.
+    pub artifacts: Vec<hearth_core::builtin::artifacts::Artifact>,
 }
 
 /// Why an edit to a conversation was refused.
@@ -531,14 +533,25 @@ impl Assistant {
                 None => self.new_conversation(),
             }
         }
-        self.deleted
-            .set(gone.map(|conversation| Deleted { conversation }));
+        self.deleted.set(gone.map(|conversation| Deleted {
+            conversation,
+            artifacts: Vec::new(),
+        }));
         let db = self.rt.db();
         let errors = self.save_error;
+        let deleted = self.deleted;
         let id = id.to_string();
         spawn_local(async move {
-            if let Err(e) = store::delete(&db, &id).await {
-                errors.set(Some(format!("The conversation could not be deleted: {e}")));
+            match store::delete(&db, &id).await {
+                Ok(artifacts) if !artifacts.is_empty() => deleted.update(|d| {
+                    if let Some(d) = d.as_mut().filter(|d| d.conversation.id == id) {
+                        d.artifacts = artifacts;
+                    }
+                }),
+                Ok(_) => {}
+                Err(e) => {
+                    errors.set(Some(format!("The conversation could not be deleted: {e}")));
+                }
             }
         });
     }
@@ -548,6 +561,15 @@ impl Assistant {
             self.deleted.set(None);
             let id = d.conversation.id.clone();
             self.store(d.conversation);
+            if !d.artifacts.is_empty() {
+                let db = self.rt.db();
+                let errors = self.save_error;
+                spawn_local(async move {
+                    if let Err(e) = store::restore_artifacts(&db, &d.artifacts).await {
+                        errors.set(Some(format!("The artifacts could not be restored: {e}")));
+                    }
+                });
+            }
             self.open(&id);
         }
     }

@@ -6,7 +6,8 @@ use hearth_core::assistant::providers::ProviderConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::storage::{Db, StorageError};
-use hearth_core::stores::{CONVERSATIONS, SETTINGS};
+use hearth_core::builtin::artifacts::Artifact;
+use hearth_core::stores::{ARTIFACTS, ARTIFACTS_BY_CONVERSATION, CONVERSATIONS, SETTINGS};
 
 /// The settings record holding the model provider (with its API key,
 /// which stays in this browser).
@@ -89,8 +90,21 @@ pub async fn save(db: &Db, conversation: &Conversation) -> Result<(), StorageErr
     db.put(CONVERSATIONS, conversation).await
 }
 
-pub async fn delete(db: &Db, id: &str) -> Result<(), StorageError> {
-    db.delete(CONVERSATIONS, id).await
+/// Deletes a conversation and its artifacts together; returns the
+/// artifacts, so an undo can put them back.
+pub async fn delete(db: &Db, id: &str) -> Result<Vec<Artifact>, StorageError> {
+    let removed = db
+        .delete_with_owned(CONVERSATIONS, id, ARTIFACTS, ARTIFACTS_BY_CONVERSATION)
+        .await?;
+    Ok(removed
+        .into_iter()
+        .filter_map(|v| crate::storage::from_js(v).ok())
+        .collect())
+}
+
+/// Puts back the artifacts of a conversation whose delete was undone.
+pub async fn restore_artifacts(db: &Db, artifacts: &[Artifact]) -> Result<(), StorageError> {
+    db.apply(ARTIFACTS, artifacts, &[]).await
 }
 
 pub async fn provider(db: &Db) -> Result<Option<ProviderConfig>, StorageError> {

@@ -1347,7 +1347,7 @@ pub fn store_label(name: &str) -> &str {
         MCP_SERVERS => "MCP servers",
         SETTINGS => "Settings",
         GRANTS => "File grants",
-        ARTIFACTS => "Files from code",
+        ARTIFACTS => "Artifacts",
         USAGE => "Skill usage",
         ACTIVITY => "Activity log",
         "sandbox" => "Code settings",

@@ -101,11 +101,14 @@ pub const SKILL_FILES: &str = "skill_files";
 pub const MCP_SERVERS: &str = "mcp_servers";
 /// Folder and file grants for the file-reading skill.
 pub const GRANTS: &str = "grants";
-/// Files produced by code runs, kept with their conversation.
+/// Artifacts the model made (pages, pictures, documents, charts), kept
+/// with their conversation.
 pub const ARTIFACTS: &str = "artifacts";
+/// The index of [`ARTIFACTS`] by conversation id.
+pub const ARTIFACTS_BY_CONVERSATION: &str = "conversation";
 
 /// Version 3: conversations, Agent Skills packages, MCP servers, file
-/// grants and code artifacts.
+/// grants and artifacts.
 pub const SCHEMA_V3: Schema = Schema {
     version: 3,
     stores: &[
