@@ -66,7 +66,7 @@ pub fn build_release() -> Result<(), Failure> {
         setup::pyodide_runtime,
     )?;
     step(
-        "highlighter and math converter into public/vendor/",
+        "highlighter, math converter and charts into public/vendor/",
         setup::vendor_files,
     )?;
     step(
@@ -101,7 +101,7 @@ pub fn build_release_if_stale() -> Result<(), Failure> {
         setup::pyodide_runtime,
     )?;
     step(
-        "highlighter and math converter into public/vendor/",
+        "highlighter, math converter and charts into public/vendor/",
         setup::vendor_files,
     )?;
     step(

@@ -126,16 +126,18 @@ pub fn pyodide_runtime() -> Result<(), Failure> {
     )
 }
 
-/// The parts chat replies load on demand, from npm into `public/vendor/`
-/// (gitignored, never committed): highlight.js's prebuilt common-languages
-/// bundle and Temml, LaTeX to MathML. The service worker precaches them
-/// with the app shell; the first load never fetches them.
-pub const VENDOR_FILES: [(&str, &str); 2] = [
+/// The parts chat replies and artifacts load on demand, from npm into
+/// `public/vendor/` (gitignored, never committed): highlight.js's prebuilt
+/// common-languages bundle, Temml, LaTeX to MathML, and Chart.js, which
+/// draws chart artifacts inside their sandbox. The service worker
+/// precaches them with the app shell; the first load never fetches them.
+pub const VENDOR_FILES: [(&str, &str); 3] = [
     (
         "@highlightjs/cdn-assets/highlight.min.js",
         "highlight.min.js",
     ),
     ("temml/dist/temml.min.js", "temml.min.js"),
+    ("chart.js/dist/chart.umd.min.js", "chart.umd.min.js"),
 ];
 
 /// Copies [`VENDOR_FILES`] into public/vendor/, skipping files already
