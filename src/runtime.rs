@@ -292,6 +292,7 @@ crate::split::split_point!(
 // version) is a chunk of its own, fetched with the first artifact.
 crate::split::split_point!(
     artifact_skills,
+    preload warm_artifact_skills,
     fn artifact_in_chunk(
         db: Rc<Db>,
         data: Rc<Data>,

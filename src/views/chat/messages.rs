@@ -55,9 +55,18 @@ pub(super) fn MessageView(
                         .map(|f| f.1)
                         .unwrap_or_default();
                     let app = record.clone();
+                    let artifact = (record.result.status == hearth_core::ToolStatus::Completed)
+                        .then(|| {
+                            hearth_core::builtin::artifacts::artifact_of_result(
+                                record.skill_id.as_str(),
+                                record.result.json(),
+                            )
+                        })
+                        .flatten();
                     view! {
                         <ResultCard record=record icon=icon line=line from_form=from_form on_undo=on_undo/>
                         <McpAppSlot record=app/>
+                        {artifact.map(|id| view! { <OpenArtifact id=id/> })}
                     }
                     .into_any()
                 })
@@ -285,9 +294,11 @@ fn AssistantMessage(
                             let waiting = call.state == hearth_core::assistant::agent::CallState::Waiting
                                 && asking.contains(&call.id);
                             let app = app_record(&rt2, &call);
+                            let artifact = artifact_of(&call);
                             view! {
                                 <ToolCallCard call=call skill=face.unwrap_or_default() asking=waiting/>
                                 {app.map(|record| view! { <McpAppSlot record=record/> })}
+                                {artifact.map(|id| view! { <OpenArtifact id=id/> })}
                             }
                         }).collect_view()
                     }
@@ -350,6 +361,32 @@ fn AssistantMessage(
 /// A finished call of an MCP tool as the activity record its app view
 /// reads (under the call's id, which is also its log record's, so the
 /// server's original answer is found); `None` for every other call.
+/// The artifact a completed `create_artifact` or `update_artifact` call
+/// made or changed.
+fn artifact_of(call: &hearth_core::assistant::agent::ToolCallRecord) -> Option<String> {
+    let result = call
+        .result
+        .as_ref()
+        .filter(|r| r.status == hearth_core::ToolStatus::Completed)?;
+    hearth_core::builtin::artifacts::artifact_of_result(&call.name, result.json())
+}
+
+/// Opens an artifact in the panel beside the chat.
+#[component]
+fn OpenArtifact(id: String) -> impl IntoView {
+    let open = use_context::<super::ArtifactOpen>();
+    view! {
+        <button type="button" class="small artifact-open" data-artifact=id.clone()
+            on:click=move |_| {
+                if let Some(open) = open {
+                    open.0.set(Some(id.clone()));
+                }
+            }>
+            <Icon name="artifact"/>"Open artifact"
+        </button>
+    }
+}
+
 fn app_record(
     rt: &Runtime,
     call: &hearth_core::assistant::agent::ToolCallRecord,

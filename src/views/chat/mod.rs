@@ -4,6 +4,7 @@
 //! composer is a command bar: `/id text`, `/id {json}`, and free text
 //! that finds skills to run through a form.
 
+mod artifact;
 pub mod attachments;
 mod composer;
 pub mod conversations;
@@ -18,6 +19,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use send_wrapper::SendWrapper;
 use wasm_bindgen::JsCast;
 
 use crate::assistant::use_assistant;
@@ -53,9 +55,17 @@ pub fn ChatView() -> impl IntoView {
     // message.
     let pictures = pictures::Pictures::new(a.provider);
     provide_context(pictures);
+    // The artifact open beside the chat, if any; it belongs to the
+    // conversation on screen, so opening another closes it.
+    let open_artifact = ArtifactOpen(RwSignal::new(None));
+    provide_context(open_artifact);
     // Approvals of the conversation on screen are answered inline.
     let (current, visible) = (a.current, a.visible);
     Effect::new(move |_| visible.set(current.get()));
+    Effect::new(move |_| {
+        current.track();
+        open_artifact.0.set(None);
+    });
     on_cleanup(move || visible.set(None));
 
     // Ctrl+Shift+O starts a new chat; Esc stops the reply.
@@ -138,7 +148,7 @@ pub fn ChatView() -> impl IntoView {
     // An example on the empty chat, clicked: the composer runs it.
     let example: RwSignal<Option<String>> = RwSignal::new(None);
     view! {
-        <div class="chat-layout">
+        <div class="chat-layout" class:with-artifact=move || open_artifact.0.with(Option::is_some)>
             <ConversationList/>
             <section
                 class="chat"
@@ -178,7 +188,65 @@ pub fn ChatView() -> impl IntoView {
                 <Composer conversation=conversation has_model=has_model example=example/>
                 <DeletedToast/>
             </section>
+            <ArtifactSlot open=open_artifact/>
         </div>
+    }
+}
+
+/// Which artifact the panel beside the chat shows, if any: set by a tool
+/// card's "Open artifact".
+#[derive(Clone, Copy)]
+pub struct ArtifactOpen(pub RwSignal<Option<String>>);
+
+crate::split::split_point!(
+    artifact_panel,
+    preload warm_artifact_panel,
+    fn artifact_panel(id: String, close: Callback<()>) -> AnyView {
+        view! { <artifact::ArtifactPanel id=id close=close/> }.into_any()
+    }
+);
+
+/// The artifact panel, its code fetched the first time one opens.
+#[component]
+fn ArtifactSlot(open: ArtifactOpen) -> impl IntoView {
+    // Closing removes the panel, whose button or key started it: the
+    // change waits until that event is over.
+    let close = Callback::new(move |()| spawn_local(async move { open.0.set(None) }));
+    move || {
+        open.0.get().map(|id| {
+            let loading = || {
+                view! {
+                    <aside class="artifact-panel" aria-label="Artifact">
+                        <p class="place-loading" role="status">
+                            <span class="spinner" aria-hidden="true"></span>"Opening the artifact…"
+                        </p>
+                    </aside>
+                }
+            };
+            view! {
+                <Suspense fallback=loading>
+                    {
+                        let id = id.clone();
+                        move || {
+                            let id = id.clone();
+                            Suspend::new(SendWrapper::new(async move {
+                                match artifact_panel(id, close).await {
+                                    Ok(view) => view,
+                                    Err(_) => view! {
+                                        <aside class="artifact-panel" aria-label="Artifact">
+                                            <p class="inline-error" role="alert">
+                                                {crate::split::not_loaded("the artifact panel")}
+                                            </p>
+                                        </aside>
+                                    }
+                                    .into_any(),
+                                }
+                            }))
+                        }
+                    }
+                </Suspense>
+            }
+        })
     }
 }
 

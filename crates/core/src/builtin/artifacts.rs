@@ -499,6 +499,97 @@ pub fn artifact_of_result(skill_id: &str, structured: Option<&Value>) -> Option<
         .map(str::to_string)
 }
 
+/// The policy of the sandbox page every preview runs in
+/// (`public/sandbox/artifact.html`): inline scripts and styles, pictures
+/// and fonts from `data:`/`blob:` only, and nothing that reaches a
+/// network, another frame, a form target or a base URL. The preview's own
+/// document adds its kind's policy on top; both are enforced.
+pub const FRAME_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; media-src data: blob:; connect-src 'none'; frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; object-src 'none'; form-action 'none'";
+
+/// The policy an HTML artifact's document starts with: the frame's.
+pub const HTML_POLICY: &str = FRAME_POLICY;
+
+/// The policy of SVG and Markdown previews: no scripts at all.
+pub const STILL_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'";
+
+/// Draws a chart from the configuration in `#spec`, still (no animation),
+/// filling the frame; a configuration Chart.js refuses is shown as text.
+pub const CHART_SCRIPT: &str = "(function(){var el=document.getElementById('chart');try{var spec=JSON.parse(document.getElementById('spec').textContent);spec.options=spec.options||{};spec.options.animation=false;spec.options.responsive=true;spec.options.maintainAspectRatio=false;new Chart(el,spec);}catch(e){var p=document.createElement('p');p.className='error';p.textContent='The chart could not be drawn: '+e.message;document.body.replaceChildren(p);}})();";
+
+const BASE_STYLE: &str =
+    "html,body{margin:0;background:#fff;color:#1b1b1f;font:15px/1.5 system-ui,sans-serif}";
+
+/// `'sha256-…'` of a script's text, as a policy admits it.
+pub fn script_hash(text: &str) -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
+/// What a preview draws besides the source: the Markdown rendered to
+/// safe HTML (by the app's renderer), or Chart.js's text.
+#[derive(Clone, Copy, Debug)]
+pub enum PreviewInput<'a> {
+    /// An HTML page or an SVG picture: the source alone.
+    Source,
+    /// A Markdown document, already rendered to safe HTML.
+    Rendered(&'a str),
+    /// A chart: the library that draws it.
+    ChartLibrary(&'a str),
+}
+
+/// The document a preview frame shows for `source` of `kind`, its policy
+/// the first thing in it. `None` when what the kind needs is missing.
+pub fn preview_document(
+    kind: ArtifactKind,
+    title: &str,
+    source: &str,
+    input: PreviewInput,
+) -> Option<String> {
+    use crate::mcp::apps::with_policy;
+    let title = hearth_base::html::escape(title);
+    match (kind, input) {
+        (ArtifactKind::Html, PreviewInput::Source) => Some(with_policy(source, HTML_POLICY)),
+        (ArtifactKind::Svg, PreviewInput::Source) => Some(with_policy(
+            &format!(
+                "<!doctype html><title>{title}</title><style>{BASE_STYLE}html,body{{height:100%}}body{{display:grid;place-items:center}}svg{{max-width:100%;max-height:100vh}}</style>{source}"
+            ),
+            STILL_POLICY,
+        )),
+        (ArtifactKind::Markdown, PreviewInput::Rendered(html)) => Some(with_policy(
+            &format!(
+                "<!doctype html><title>{title}</title><style>{BASE_STYLE}body{{padding:1rem 1.5rem;max-width:48rem}}pre{{overflow:auto;background:#f4f4f6;padding:.6rem}}code{{font-family:ui-monospace,monospace}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2rem .5rem}}img{{max-width:100%}}</style><body>{html}</body>"
+            ),
+            STILL_POLICY,
+        )),
+        (ArtifactKind::Chart, PreviewInput::ChartLibrary(library)) => {
+            // Parsed and written again, with every '<' escaped, so the
+            // configuration cannot close its script element.
+            let spec: Value = serde_json::from_str(source).ok()?;
+            let spec = spec.to_string().replace('<', "\\u003c");
+            let policy = format!(
+                "default-src 'none'; script-src {} {}; style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'",
+                script_hash(library),
+                script_hash(CHART_SCRIPT)
+            );
+            Some(with_policy(
+                &format!(
+                    "<!doctype html><title>{title}</title><style>{BASE_STYLE}html,body{{height:100%}}body{{box-sizing:border-box;padding:.75rem}}.error{{color:#b00020}}</style><canvas id=\"chart\" role=\"img\" aria-label=\"{title}\"></canvas><script type=\"application/json\" id=\"spec\">{spec}</script><script>{library}</script><script>{CHART_SCRIPT}</script>"
+                ),
+                &policy,
+            ))
+        }
+        (
+            ArtifactKind::Html | ArtifactKind::Svg | ArtifactKind::Markdown | ArtifactKind::Chart,
+            _,
+        ) => None,
+    }
+}
+
 /// One line of a diff between two versions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DiffLine<'a> {
@@ -865,5 +956,76 @@ mod tests {
         for def in [create_definition(), update_definition()] {
             assert_eq!(def.tier, Tier::Core, "{}", def.id);
         }
+    }
+    #[test]
+    fn every_preview_starts_with_its_policy() {
+        let html = preview_document(
+            ArtifactKind::Html,
+            "T",
+            "<!DOCTYPE html><p>x",
+            PreviewInput::Source,
+        )
+        .unwrap();
+        assert_eq!(
+            html,
+            format!(
+                "<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"{}\"><p>x",
+                HTML_POLICY
+            )
+        );
+        let svg =
+            preview_document(ArtifactKind::Svg, "a<b", "<svg/>", PreviewInput::Source).unwrap();
+        assert!(svg.starts_with(&format!(
+            "<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"{STILL_POLICY}\"><title>a&lt;b</title>"
+        )));
+        let md = preview_document(
+            ArtifactKind::Markdown,
+            "T",
+            "# x",
+            PreviewInput::Rendered("<h1>x</h1>"),
+        )
+        .unwrap();
+        assert!(md.contains("<body><h1>x</h1></body>"));
+        assert!(md.contains(STILL_POLICY));
+        // A kind without what it needs has no preview.
+        assert_eq!(
+            preview_document(ArtifactKind::Chart, "T", CHART, PreviewInput::Source),
+            None
+        );
+        assert_eq!(
+            preview_document(ArtifactKind::Markdown, "T", "# x", PreviewInput::Source),
+            None
+        );
+    }
+
+    #[test]
+    fn a_chart_runs_only_the_library_and_its_drawing_script() {
+        let library = "window.Chart=function(){};";
+        let source = r#"{"type":"bar","data":{"datasets":[{"label":"</script><script>alert(1)</script>","data":[1]}]}}"#;
+        let doc = preview_document(
+            ArtifactKind::Chart,
+            "T",
+            source,
+            PreviewInput::ChartLibrary(library),
+        )
+        .unwrap();
+        let policy = format!(
+            "script-src {} {};",
+            script_hash(library),
+            script_hash(CHART_SCRIPT)
+        );
+        assert!(doc.contains(&policy), "{doc}");
+        assert!(
+            !doc.contains("script-src 'unsafe-inline'"),
+            "no other inline scripts"
+        );
+        // The label cannot close the configuration's element.
+        assert_eq!(doc.matches("</script>").count(), 3, "{doc}");
+        assert!(doc.contains("\\u003c/script>\\u003cscript>alert(1)"));
+        // The published SHA-256 of "abc".
+        assert_eq!(
+            script_hash("abc"),
+            "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='"
+        );
     }
 }
