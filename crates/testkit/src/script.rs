@@ -24,7 +24,10 @@
 //!
 //! `{{tool_result}}` in a reply's text is replaced by the first line of the
 //! last tool result the request carries, so an answer shows a number only
-//! if the skill really computed it.
+//! if the skill really computed it. A tool call's string argument
+//! `{{word_after:TEXT}}` becomes the word that follows `TEXT` in the newest
+//! tool result of the whole conversation that has it (an id the app made,
+//! say), so a later turn can name what an earlier call created.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -205,6 +208,8 @@ pub struct Seen {
     pub last_user: String,
     /// Tool results after the last user message, as (tool name, content).
     pub results_since_user: Vec<(String, String)>,
+    /// Every tool result's content in the request, oldest first.
+    pub all_results: Vec<String>,
     /// Whether the request ends with a tool result.
     pub ends_with_result: bool,
     pub tools: Vec<String>,
@@ -258,6 +263,7 @@ mod tests {
                 "discover_skills".into(),
                 "{\"skills\":[{\"id\":\"calculator\"}]}".into(),
             )],
+            all_results: vec!["{\"skills\":[{\"id\":\"calculator\"}]}".into()],
             ends_with_result: true,
             tools: vec!["discover_skills".into()],
         }

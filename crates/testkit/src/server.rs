@@ -288,7 +288,7 @@ async fn chat(
         let available = turn.times.is_none_or(|t| inner.uses[i] < t);
         if available && turn.when.matches(&seen) {
             let label = turn.name.clone().unwrap_or_else(|| format!("turn {i}"));
-            chosen = Some((label, turn.reply.clone()));
+            chosen = Some((label, wire::fill_arguments(turn.reply.clone(), &seen)));
             inner.uses[i] += 1;
             break;
         }

@@ -65,6 +65,7 @@ pub fn seen_openai(body: &Value) -> Seen {
                     .find(|(i, _)| i == id)
                     .map(|(_, n)| n.clone())
                     .unwrap_or_default();
+                seen.all_results.push(text_of(&m["content"]));
                 seen.results_since_user.push((name, text_of(&m["content"])));
                 seen.ends_with_result = true;
             }
@@ -116,6 +117,7 @@ pub fn seen_anthropic(body: &Value) -> Seen {
                                 .find(|(i, _)| i == id)
                                 .map(|(_, n)| n.clone())
                                 .unwrap_or_default();
+                            seen.all_results.push(text_of(&b["content"]));
                             seen.results_since_user.push((name, text_of(&b["content"])));
                             seen.ends_with_result = true;
                         }
@@ -144,6 +146,42 @@ pub fn seen_anthropic(body: &Value) -> Seen {
 pub fn pieces(s: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
     chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+/// The reply with each tool call's `{{word_after:TEXT}}` argument filled
+/// in from the conversation's tool results (left as it is when none has
+/// `TEXT`).
+pub fn fill_arguments(mut reply: Reply, seen: &Seen) -> Reply {
+    fn fill(v: &mut Value, seen: &Seen) {
+        match v {
+            Value::String(s) => {
+                let Some(text) = s
+                    .strip_prefix("{{word_after:")
+                    .and_then(|r| r.strip_suffix("}}"))
+                else {
+                    return;
+                };
+                let found = seen.all_results.iter().rev().find_map(|r| {
+                    let (_, after) = r.split_once(text)?;
+                    let word: String = after
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+                        .collect();
+                    (!word.is_empty()).then_some(word)
+                });
+                if let Some(word) = found {
+                    *s = word;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| fill(i, seen)),
+            Value::Object(map) => map.values_mut().for_each(|i| fill(i, seen)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    for call in &mut reply.tool_calls {
+        fill(&mut call.arguments, seen);
+    }
+    reply
 }
 
 /// The reply's text with `{{tool_result}}` filled in.
@@ -463,6 +501,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_call_can_name_what_an_earlier_result_made() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "make a page"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "create_artifact"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Created the page (id 7f3a-9b); shown."},
+            {"role": "user", "content": "make it blue"}
+        ]});
+        let seen = seen_openai(&body);
+        let reply = Reply {
+            tool_calls: vec![crate::ScriptedCall {
+                id: None,
+                name: "update_artifact".into(),
+                arguments: json!({"id": "{{word_after:(id }}", "other": "{{word_after:nowhere}}"}),
+            }],
+            ..Reply::default()
+        };
+        let filled = fill_arguments(reply, &seen);
+        assert_eq!(
+            filled.tool_calls[0].arguments,
+            json!({"id": "7f3a-9b", "other": "{{word_after:nowhere}}"})
+        );
+    }
+
+    #[test]
     fn requests_are_read_in_both_protocols() {
         let openai = json!({"model": "m", "messages": [
             {"role": "system", "content": "s"},
@@ -486,6 +548,7 @@ mod tests {
                     model: "m".into(),
                     last_user: "What's 15% of 847?".into(),
                     results_since_user: vec![("discover_skills".into(), "found calculator".into())],
+                    all_results: vec!["found calculator".into()],
                     ends_with_result: true,
                     tools: vec!["discover_skills".into()],
                 }
