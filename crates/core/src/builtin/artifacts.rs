@@ -509,6 +509,15 @@ pub const FRAME_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; 
 /// The policy an HTML artifact's document starts with: the frame's.
 pub const HTML_POLICY: &str = FRAME_POLICY;
 
+/// The first script of an HTML preview, before any of the page's own. The
+/// policy cannot govern WebRTC, whose connection checks reach any address
+/// over UDP, so its interfaces are taken from the page's realm; and a
+/// frame inside the preview would bring a fresh realm with them, so no
+/// frame's window is handed out, and every frame, object or embed the
+/// page adds (in its document or a shadow root) is removed before it
+/// loads.
+pub const HTML_PRELUDE: &str = "(function(){'use strict';var names=['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel','RTCSessionDescription','RTCIceCandidate','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver','RTCDtlsTransport','RTCIceTransport','RTCSctpTransport','RTCCertificate','RTCPeerConnectionIceEvent','RTCDataChannelEvent','RTCTrackEvent','WebTransport'];for(var i=0;i<names.length;i++){try{delete window[names[i]];}catch(e){}}var none={get:function(){return null;},configurable:false};[HTMLIFrameElement,HTMLFrameElement,HTMLObjectElement,HTMLEmbedElement].forEach(function(C){if(!C)return;['contentWindow','contentDocument'].forEach(function(k){if(k in C.prototype)Object.defineProperty(C.prototype,k,none);});if('getSVGDocument' in C.prototype)Object.defineProperty(C.prototype,'getSVGDocument',{value:function(){return null;},configurable:false});});var sel='iframe,frame,object,embed,frameset';function sweep(root){var found=root.querySelectorAll?root.querySelectorAll(sel):[];for(var j=0;j<found.length;j++)found[j].remove();}var watch=new MutationObserver(function(records){records.forEach(function(r){r.addedNodes.forEach(function(n){if(n.nodeType!==1)return;if(n.matches(sel))n.remove();else sweep(n);});});});watch.observe(document,{childList:true,subtree:true});var attach=Element.prototype.attachShadow;Object.defineProperty(Element.prototype,'attachShadow',{value:function(o){var root=attach.call(this,o);watch.observe(root,{childList:true,subtree:true});return root;},configurable:false});})();";
+
 /// The policy of SVG and Markdown previews: no scripts at all.
 pub const STILL_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'";
 
@@ -553,7 +562,19 @@ pub fn preview_document(
     use crate::mcp::apps::with_policy;
     let title = hearth_base::html::escape(title);
     match (kind, input) {
-        (ArtifactKind::Html, PreviewInput::Source) => Some(with_policy(source, HTML_POLICY)),
+        (ArtifactKind::Html, PreviewInput::Source) => {
+            // The prelude goes right after the policy, before anything of
+            // the page's.
+            let doc = with_policy(source, HTML_POLICY);
+            let meta =
+                format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{HTML_POLICY}\">");
+            let at = doc.find(&meta)? + meta.len();
+            Some(format!(
+                "{}<script>{HTML_PRELUDE}</script>{}",
+                &doc[..at],
+                &doc[at..]
+            ))
+        }
         (ArtifactKind::Svg, PreviewInput::Source) => Some(with_policy(
             &format!(
                 "<!doctype html><title>{title}</title><style>{BASE_STYLE}html,body{{height:100%}}body{{display:grid;place-items:center}}svg{{max-width:100%;max-height:100vh}}</style>{source}"
@@ -969,10 +990,12 @@ mod tests {
         assert_eq!(
             html,
             format!(
-                "<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"{}\"><p>x",
-                HTML_POLICY
+                "<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"{HTML_POLICY}\"><script>{HTML_PRELUDE}</script><p>x"
             )
         );
+        let bare = preview_document(ArtifactKind::Html, "T", "<p>y", PreviewInput::Source).unwrap();
+        assert!(bare.starts_with("<meta http-equiv"));
+        assert!(bare.ends_with("</script><p>y"));
         let svg =
             preview_document(ArtifactKind::Svg, "a<b", "<svg/>", PreviewInput::Source).unwrap();
         assert!(svg.starts_with(&format!(
