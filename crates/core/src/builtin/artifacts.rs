@@ -513,10 +513,10 @@ pub const HTML_POLICY: &str = FRAME_POLICY;
 /// policy cannot govern WebRTC, whose connection checks reach any address
 /// over UDP, so its interfaces are taken from the page's realm; and a
 /// frame inside the preview would bring a fresh realm with them, so no
-/// frame's window is handed out, and every frame, object or embed the
-/// page adds (in its document or a shadow root) is removed before it
-/// loads.
-pub const HTML_PRELUDE: &str = "(function(){'use strict';var names=['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel','RTCSessionDescription','RTCIceCandidate','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver','RTCDtlsTransport','RTCIceTransport','RTCSctpTransport','RTCCertificate','RTCPeerConnectionIceEvent','RTCDataChannelEvent','RTCTrackEvent','WebTransport'];for(var i=0;i<names.length;i++){try{delete window[names[i]];}catch(e){}}var none={get:function(){return null;},configurable:false};[HTMLIFrameElement,HTMLFrameElement,HTMLObjectElement,HTMLEmbedElement].forEach(function(C){if(!C)return;['contentWindow','contentDocument'].forEach(function(k){if(k in C.prototype)Object.defineProperty(C.prototype,k,none);});if('getSVGDocument' in C.prototype)Object.defineProperty(C.prototype,'getSVGDocument',{value:function(){return null;},configurable:false});});var sel='iframe,frame,object,embed,frameset';function sweep(root){var found=root.querySelectorAll?root.querySelectorAll(sel):[];for(var j=0;j<found.length;j++)found[j].remove();}var watch=new MutationObserver(function(records){records.forEach(function(r){r.addedNodes.forEach(function(n){if(n.nodeType!==1)return;if(n.matches(sel))n.remove();else sweep(n);});});});watch.observe(document,{childList:true,subtree:true});var attach=Element.prototype.attachShadow;Object.defineProperty(Element.prototype,'attachShadow',{value:function(o){var root=attach.call(this,o);watch.observe(root,{childList:true,subtree:true});return root;},configurable:false});})();";
+/// frame's window is handed out, frame elements cannot be created, and
+/// every frame, object or embed the page adds anyway (in its document or
+/// a shadow root) is removed.
+pub const HTML_PRELUDE: &str = "(function(){'use strict';var names=['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel','RTCSessionDescription','RTCIceCandidate','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver','RTCDtlsTransport','RTCIceTransport','RTCSctpTransport','RTCCertificate','RTCPeerConnectionIceEvent','RTCDataChannelEvent','RTCTrackEvent','WebTransport'];for(var i=0;i<names.length;i++){try{delete window[names[i]];}catch(e){}}var none={get:function(){return null;},configurable:false};[HTMLIFrameElement,HTMLFrameElement,HTMLObjectElement,HTMLEmbedElement].forEach(function(C){if(!C)return;['contentWindow','contentDocument'].forEach(function(k){if(k in C.prototype)Object.defineProperty(C.prototype,k,none);});if('getSVGDocument' in C.prototype)Object.defineProperty(C.prototype,'getSVGDocument',{value:function(){return null;},configurable:false});});var sel='iframe,frame,object,embed,frameset';function sweep(root){var found=root.querySelectorAll?root.querySelectorAll(sel):[];for(var j=0;j<found.length;j++)found[j].remove();}var watch=new MutationObserver(function(records){records.forEach(function(r){r.addedNodes.forEach(function(n){if(n.nodeType!==1)return;if(n.matches(sel))n.remove();else sweep(n);});});});watch.observe(document,{childList:true,subtree:true});var make=Document.prototype.createElement;Object.defineProperty(Document.prototype,'createElement',{value:function(n,o){if(/^(i?frame|object|embed|portal|fencedframe)$/i.test(String(n)))n='x-inert-'+String(n);return make.call(this,n,o);},configurable:false});var makeNS=Document.prototype.createElementNS;Object.defineProperty(Document.prototype,'createElementNS',{value:function(ns,n,o){if(/^(i?frame|object|embed|portal|fencedframe)$/i.test(String(n).split(':').pop()))n='x-inert-'+String(n).split(':').pop();return makeNS.call(this,ns,n,o);},configurable:false});var attach=Element.prototype.attachShadow;Object.defineProperty(Element.prototype,'attachShadow',{value:function(o){var root=attach.call(this,o);watch.observe(root,{childList:true,subtree:true});return root;},configurable:false});})();";
 
 /// The policy of SVG and Markdown previews: no scripts at all.
 pub const STILL_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'";
@@ -527,6 +527,54 @@ pub const CHART_SCRIPT: &str = "(function(){var el=document.getElementById('char
 
 const BASE_STYLE: &str =
     "html,body{margin:0;background:#fff;color:#1b1b1f;font:15px/1.5 system-ui,sans-serif}";
+
+/// The elements that hold another document. The browser starts
+/// connecting to a frame's address as soon as the element is parsed,
+/// before the policy refuses the load, so a preview has none of them.
+const FRAME_TAGS: [&str; 6] = [
+    "iframe",
+    "frame",
+    "object",
+    "embed",
+    "portal",
+    "fencedframe",
+];
+
+/// `source` with every tag that would make a frame renamed to an inert
+/// element (`<iframe` becomes `<x-inert-iframe`), wherever it is written,
+/// scripts' strings included.
+pub fn without_frames(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let closing = after.starts_with('/');
+        let name_start = if closing { &after[1..] } else { after };
+        let frame = FRAME_TAGS.iter().find(|t| {
+            name_start.len() >= t.len()
+                && name_start[..t.len()].eq_ignore_ascii_case(t)
+                && !name_start[t.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+        match frame {
+            Some(t) => {
+                out.push_str(if closing { "</x-inert-" } else { "<x-inert-" });
+                out.push_str(t);
+                let skip = 1 + usize::from(closing) + t.len();
+                rest = &rest[at + skip..];
+            }
+            None => {
+                out.push('<');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
 
 /// `'sha256-…'` of a script's text, as a policy admits it.
 pub fn script_hash(text: &str) -> String {
@@ -565,7 +613,7 @@ pub fn preview_document(
         (ArtifactKind::Html, PreviewInput::Source) => {
             // The prelude goes right after the policy, before anything of
             // the page's.
-            let doc = with_policy(source, HTML_POLICY);
+            let doc = with_policy(&without_frames(source), HTML_POLICY);
             let meta =
                 format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{HTML_POLICY}\">");
             let at = doc.find(&meta)? + meta.len();
@@ -1050,5 +1098,23 @@ mod tests {
             script_hash("abc"),
             "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='"
         );
+    }
+    #[test]
+    fn a_preview_holds_no_frame_elements() {
+        assert_eq!(
+            without_frames(
+                "<p><IFRAME src=x></iframe><iframes><object data=y></Object><embed src=z><frameset><a>"
+            ),
+            "<p><x-inert-iframe src=x></x-inert-iframe><iframes><x-inert-object data=y></x-inert-object><x-inert-embed src=z><frameset><a>"
+        );
+        assert_eq!(without_frames("a < b <"), "a < b <");
+        let doc = preview_document(
+            ArtifactKind::Html,
+            "T",
+            "<script>document.body.innerHTML = '<iframe src=\"http://x/\">'</script>",
+            PreviewInput::Source,
+        )
+        .unwrap();
+        assert!(!doc.to_ascii_lowercase().contains("<iframe"), "{doc}");
     }
 }
