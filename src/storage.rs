@@ -205,7 +205,7 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, StorageError> {
         .map_err(|e| StorageError::Write(e.to_string()))
 }
 
-pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, StorageError> {
+fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, StorageError> {
     serde_wasm_bindgen::from_value(value).map_err(|e| StorageError::Decode(e.to_string()))
 }
 

@@ -533,7 +533,11 @@ async fn artifacts_keep_their_versions_and_go_with_their_conversation() {
     // Deleting the conversation deletes its artifacts and hands them back
     // for an undo.
     let removed = hearth::assistant::store::delete(&db, "c1").await.unwrap();
-    assert_eq!(removed, vec![stored.clone()]);
+    let read: Vec<Artifact> = removed
+        .iter()
+        .map(|v| serde_wasm_bindgen::from_value(v.clone()).unwrap())
+        .collect();
+    assert_eq!(read, vec![stored.clone()]);
     assert_eq!(db.get::<Artifact>(ARTIFACTS, &id).await.unwrap(), None);
     hearth::assistant::store::restore_artifacts(&db, &removed)
         .await

@@ -97,7 +97,34 @@ pub struct RetryNotice {
 pub struct Deleted {
     pub conversation: Conversation,
     /// Its artifacts, once the delete has removed them.
-    pub artifacts: Vec<hearth_core::builtin::artifacts::Artifact>,
+    pub artifacts: StoredRecords,
+}
+
+/// Records as they were stored, put back unread by an undo.
+#[derive(Clone)]
+pub struct StoredRecords(pub send_wrapper::SendWrapper<Vec<wasm_bindgen::JsValue>>);
+
+impl Default for StoredRecords {
+    fn default() -> Self {
+        Self(send_wrapper::SendWrapper::new(Vec::new()))
+    }
+}
+
+impl std::fmt::Debug for StoredRecords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} stored records", self.0.len())
+    }
+}
+
+impl PartialEq for StoredRecords {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(other.0.iter())
+                .all(|(a, b)| js_sys::Object::is(a, b))
+    }
 }
 
 /// Why an edit to a conversation was refused.
@@ -535,7 +562,7 @@ impl Assistant {
         }
         self.deleted.set(gone.map(|conversation| Deleted {
             conversation,
-            artifacts: Vec::new(),
+            artifacts: StoredRecords::default(),
         }));
         let db = self.rt.db();
         let errors = self.save_error;
@@ -545,7 +572,7 @@ impl Assistant {
             match store::delete(&db, &id).await {
                 Ok(artifacts) if !artifacts.is_empty() => deleted.update(|d| {
                     if let Some(d) = d.as_mut().filter(|d| d.conversation.id == id) {
-                        d.artifacts = artifacts;
+                        d.artifacts = StoredRecords(send_wrapper::SendWrapper::new(artifacts));
                     }
                 }),
                 Ok(_) => {}
@@ -561,11 +588,11 @@ impl Assistant {
             self.deleted.set(None);
             let id = d.conversation.id.clone();
             self.store(d.conversation);
-            if !d.artifacts.is_empty() {
+            if !d.artifacts.0.is_empty() {
                 let db = self.rt.db();
                 let errors = self.save_error;
                 spawn_local(async move {
-                    if let Err(e) = store::restore_artifacts(&db, &d.artifacts).await {
+                    if let Err(e) = store::restore_artifacts(&db, &d.artifacts.0).await {
                         errors.set(Some(format!("The artifacts could not be restored: {e}")));
                     }
                 });

@@ -6,7 +6,6 @@ use hearth_core::assistant::providers::ProviderConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::storage::{Db, StorageError};
-use hearth_core::builtin::artifacts::Artifact;
 use hearth_core::stores::{ARTIFACTS, ARTIFACTS_BY_CONVERSATION, CONVERSATIONS, SETTINGS};
 
 /// The settings record holding the model provider (with its API key,
@@ -91,20 +90,20 @@ pub async fn save(db: &Db, conversation: &Conversation) -> Result<(), StorageErr
 }
 
 /// Deletes a conversation and its artifacts together; returns the
-/// artifacts, so an undo can put them back.
-pub async fn delete(db: &Db, id: &str) -> Result<Vec<Artifact>, StorageError> {
-    let removed = db
-        .delete_with_owned(CONVERSATIONS, id, ARTIFACTS, ARTIFACTS_BY_CONVERSATION)
-        .await?;
-    Ok(removed
-        .into_iter()
-        .filter_map(|v| crate::storage::from_js(v).ok())
-        .collect())
+/// artifacts as they were stored, so an undo can put them back unread.
+pub async fn delete(db: &Db, id: &str) -> Result<Vec<wasm_bindgen::JsValue>, StorageError> {
+    db.delete_with_owned(CONVERSATIONS, id, ARTIFACTS, ARTIFACTS_BY_CONVERSATION)
+        .await
 }
 
 /// Puts back the artifacts of a conversation whose delete was undone.
-pub async fn restore_artifacts(db: &Db, artifacts: &[Artifact]) -> Result<(), StorageError> {
-    db.apply(ARTIFACTS, artifacts, &[]).await
+pub async fn restore_artifacts(
+    db: &Db,
+    artifacts: &[wasm_bindgen::JsValue],
+) -> Result<(), StorageError> {
+    let entries: Vec<(&str, wasm_bindgen::JsValue)> =
+        artifacts.iter().map(|a| (ARTIFACTS, a.clone())).collect();
+    db.put_across(&entries).await
 }
 
 pub async fn provider(db: &Db) -> Result<Option<ProviderConfig>, StorageError> {

@@ -214,38 +214,17 @@ fn ArtifactSlot(open: ArtifactOpen) -> impl IntoView {
     let close = Callback::new(move |()| spawn_local(async move { open.0.set(None) }));
     move || {
         open.0.get().map(|id| {
-            let loading = || {
-                view! {
-                    <aside class="artifact-panel" aria-label="Artifact">
-                        <p class="place-loading" role="status">
-                            <span class="spinner" aria-hidden="true"></span>"Opening the artifact…"
-                        </p>
-                    </aside>
-                }
-            };
-            view! {
-                <Suspense fallback=loading>
-                    {
-                        let id = id.clone();
-                        move || {
-                            let id = id.clone();
-                            Suspend::new(SendWrapper::new(async move {
-                                match artifact_panel(id, close).await {
-                                    Ok(view) => view,
-                                    Err(_) => view! {
-                                        <aside class="artifact-panel" aria-label="Artifact">
-                                            <p class="inline-error" role="alert">
-                                                {crate::split::not_loaded("the artifact panel")}
-                                            </p>
-                                        </aside>
-                                    }
-                                    .into_any(),
-                                }
-                            }))
-                        }
+            Suspend::new(SendWrapper::new(async move {
+                match artifact_panel(id, close).await {
+                    Ok(view) => view,
+                    Err(_) => view! {
+                        <aside class="artifact-panel" aria-label="Artifact">
+                            <p class="inline-error" role="alert">{crate::split::not_loaded("the artifact panel")}</p>
+                        </aside>
                     }
-                </Suspense>
-            }
+                    .into_any(),
+                }
+            }))
         })
     }
 }
