@@ -66,7 +66,7 @@ pub(super) fn MessageView(
                     view! {
                         <ResultCard record=record icon=icon line=line from_form=from_form on_undo=on_undo/>
                         <McpAppSlot record=app/>
-                        {artifact.map(|id| view! { <OpenArtifact id=id/> })}
+                        {artifact.map(|id| view! { <OpenArtifact id=id/> }.into_any())}
                     }
                     .into_any()
                 })
@@ -298,7 +298,7 @@ fn AssistantMessage(
                             view! {
                                 <ToolCallCard call=call skill=face.unwrap_or_default() asking=waiting/>
                                 {app.map(|record| view! { <McpAppSlot record=record/> })}
-                                {artifact.map(|id| view! { <OpenArtifact id=id/> })}
+                                {artifact.map(|id| view! { <OpenArtifact id=id/> }.into_any())}
                             }
                         }).collect_view()
                     }

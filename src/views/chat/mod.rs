@@ -208,11 +208,11 @@ crate::split::split_point!(
 
 /// The artifact panel, its code fetched the first time one opens.
 #[component]
-fn ArtifactSlot(open: ArtifactOpen) -> impl IntoView {
+fn ArtifactSlot(open: ArtifactOpen) -> AnyView {
     // Closing removes the panel, whose button or key started it: the
     // change waits until that event is over.
     let close = Callback::new(move |()| spawn_local(async move { open.0.set(None) }));
-    move || {
+    let slot = move || {
         open.0.get().map(|id| {
             Suspend::new(SendWrapper::new(async move {
                 match artifact_panel(id, close).await {
@@ -226,7 +226,8 @@ fn ArtifactSlot(open: ArtifactOpen) -> impl IntoView {
                 }
             }))
         })
-    }
+    };
+    slot.into_any()
 }
 
 /// Puts the keyboard in the composer, when one is on the page.
