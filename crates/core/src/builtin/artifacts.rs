@@ -152,12 +152,6 @@ fn id(s: &str) -> SkillId {
     SkillId::new(s).unwrap_or_else(|e| panic!("built-in skill id {s:?}: {e}"))
 }
 
-fn kind_help() -> &'static str {
-    "html: one whole HTML page (inline CSS and JavaScript; it runs with no network, so nothing loads from elsewhere); \
-     svg: one <svg> element; markdown: a document; \
-     chart: a Chart.js configuration as JSON, {\"type\": \"bar\", \"data\": {\"labels\": [...], \"datasets\": [{\"label\": ..., \"data\": [...]}]}, \"options\": {...}}"
-}
-
 pub fn create_definition() -> SkillDefinition {
     SkillDefinition::new(
         id(CREATE_ID),
@@ -179,16 +173,7 @@ pub fn create_definition() -> SkillDefinition {
         "Build a small HTML page with a tip calculator",
         "Write this up as a document I can download",
     ])
-    .with_input_schema(json!({
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "minLength": 1, "maxLength": MAX_TITLE, "description": "A short title"},
-            "kind": {"enum": ["html", "svg", "markdown", "chart"], "description": kind_help()},
-            "source": {"type": "string", "minLength": 1, "maxLength": MAX_SOURCE_BYTES, "description": "The whole source"}
-        },
-        "required": ["title", "kind", "source"],
-        "additionalProperties": false
-    }))
+    .with_input_schema(schema(CREATE_SCHEMA))
     .with_output_schema(artifact_output_schema())
 }
 
@@ -206,38 +191,36 @@ pub fn update_definition() -> SkillDefinition {
     )
     .with_tags(["artifact", "edit", "revise", "change", "version"])
     .with_examples(["Make the bars blue", "Add a reset button to the page"])
-    .with_input_schema(json!({
-        "type": "object",
-        "properties": {
-            "id": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The artifact's id, from create_artifact"},
-            "source": {"type": "string", "minLength": 1, "maxLength": MAX_SOURCE_BYTES, "description": "The whole new source"},
-            "title": {"type": "string", "minLength": 1, "maxLength": MAX_TITLE, "description": "A new title (optional)"}
-        },
-        "required": ["id", "source"],
-        "additionalProperties": false
-    }))
+    .with_input_schema(schema(UPDATE_SCHEMA))
     .with_output_schema(artifact_output_schema())
 }
 
 fn artifact_output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "artifact": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "title": {"type": "string"},
-                    "kind": {"type": "string"},
-                    "version": {"type": "integer"},
-                    "bytes": {"type": "integer"}
-                },
-                "required": ["id", "title", "kind", "version"]
-            }
-        },
-        "required": ["artifact"]
-    })
+    schema(OUTPUT_SCHEMA)
 }
+
+/// A schema written as JSON text: parsing it takes less code in the first
+/// load than building it value by value.
+fn schema(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("artifact skill schema: {e}"))
+}
+
+const CREATE_SCHEMA: &str = r#"{"type": "object", "properties": {
+    "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "A short title"},
+    "kind": {"enum": ["html", "svg", "markdown", "chart"], "description": "html: one whole HTML page (inline CSS and JavaScript; it runs with no network, so nothing loads from elsewhere); svg: one <svg> element; markdown: a document; chart: a Chart.js configuration as JSON, {\"type\": \"bar\", \"data\": {\"labels\": [...], \"datasets\": [{\"label\": ..., \"data\": [...]}]}, \"options\": {...}}"},
+    "source": {"type": "string", "minLength": 1, "maxLength": 524288, "description": "The whole source"}},
+  "required": ["title", "kind", "source"], "additionalProperties": false}"#;
+
+const UPDATE_SCHEMA: &str = r#"{"type": "object", "properties": {
+    "id": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The artifact's id, from create_artifact"},
+    "source": {"type": "string", "minLength": 1, "maxLength": 524288, "description": "The whole new source"},
+    "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "A new title (optional)"}},
+  "required": ["id", "source"], "additionalProperties": false}"#;
+
+const OUTPUT_SCHEMA: &str = r#"{"type": "object", "properties": {"artifact": {"type": "object",
+    "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "kind": {"type": "string"},
+      "version": {"type": "integer"}, "bytes": {"type": "integer"}},
+    "required": ["id", "title", "kind", "version"]}}, "required": ["artifact"]}"#;
 
 /// The arguments of `create_artifact`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -1116,5 +1099,24 @@ mod tests {
         )
         .unwrap();
         assert!(!doc.to_ascii_lowercase().contains("<iframe"), "{doc}");
+    }
+    #[test]
+    fn the_schemas_hold_the_limits() {
+        let create = create_definition().input_schema;
+        assert_eq!(create["properties"]["title"]["maxLength"], json!(MAX_TITLE));
+        assert_eq!(
+            create["properties"]["source"]["maxLength"],
+            json!(MAX_SOURCE_BYTES)
+        );
+        let kinds: Vec<&str> = ArtifactKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(create["properties"]["kind"]["enum"], json!(kinds));
+        let update = update_definition().input_schema;
+        assert_eq!(update["properties"]["title"]["maxLength"], json!(MAX_TITLE));
+        assert_eq!(
+            update["properties"]["source"]["maxLength"],
+            json!(MAX_SOURCE_BYTES)
+        );
+        assert_eq!(update["required"], json!(["id", "source"]));
+        assert_eq!(create_definition().output_schema, schema(OUTPUT_SCHEMA));
     }
 }
