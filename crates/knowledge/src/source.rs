@@ -23,6 +23,8 @@ pub enum Unreadable {
     Pdf,
     #[error("cannot be opened: {0}")]
     Io(String),
+    #[error("a folder that cannot be listed: {0}")]
+    Folder(String),
     #[error("a link to elsewhere ({0}); links are not followed")]
     Link(String),
 }
@@ -52,8 +54,8 @@ pub fn kind_of(path: &str) -> DocKind {
 
 /// A file's text and how to read it, or why it cannot be read. Text is
 /// UTF-8 (a byte-order mark is dropped, and chunks' byte ranges count
-/// from after it); a NUL byte in the first 8000
-/// bytes marks a binary file, as git decides.
+/// from after it); a NUL byte in the first 8000 bytes marks a binary file,
+/// as git decides.
 pub fn read<'a>(path: &str, bytes: &'a [u8]) -> Result<(DocKind, &'a str), Unreadable> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(Unreadable::TooLarge {

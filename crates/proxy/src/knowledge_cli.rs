@@ -114,11 +114,25 @@ struct Found {
 /// Every file under `root`, sorted by path, leaving out hidden names and
 /// the index folder itself when it lies inside.
 fn walk(root: &Path, skip: Option<&Path>) -> Result<Vec<Found>, String> {
+    let skip = skip.and_then(|s| s.canonicalize().ok());
     let mut found = Vec::new();
     let mut stack = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = stack.pop() {
-        let entries =
-            std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if prefix.is_empty() => {
+                return Err(format!("cannot list {}: {e}", dir.display()));
+            }
+            // A folder inside that cannot be listed is reported like a
+            // file that cannot be read.
+            Err(e) => {
+                found.push(Found {
+                    path: prefix.trim_end_matches('/').to_string(),
+                    bytes: Err(Unreadable::Folder(e.to_string())),
+                });
+                continue;
+            }
+        };
         let mut entries: Vec<_> = entries.flatten().collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
@@ -128,9 +142,6 @@ fn walk(root: &Path, skip: Option<&Path>) -> Result<Vec<Found>, String> {
             }
             let full = entry.path();
             let rel = format!("{prefix}{name}");
-            if skip.is_some_and(|s| same_path(&full, s)) {
-                continue;
-            }
             let meta = match std::fs::symlink_metadata(&full) {
                 Ok(m) => m,
                 Err(e) => {
@@ -150,6 +161,9 @@ fn walk(root: &Path, skip: Option<&Path>) -> Result<Vec<Found>, String> {
                     bytes: Err(Unreadable::Link(target)),
                 });
             } else if meta.is_dir() {
+                if skip.is_some() && full.canonicalize().ok() == skip {
+                    continue;
+                }
                 stack.push((full, format!("{rel}/")));
             } else if meta.len() > source::MAX_FILE_BYTES as u64 {
                 found.push(Found {
@@ -169,13 +183,6 @@ fn walk(root: &Path, skip: Option<&Path>) -> Result<Vec<Found>, String> {
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(found)
-}
-
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// What bringing the index up to date did.
@@ -272,8 +279,9 @@ pub fn search(args: &SearchArgs) -> Result<String, String> {
         index.remove(path);
         update.removed_files.push(path.clone());
     }
+    let to_embed: std::collections::HashSet<&str> = plan.embed.iter().map(String::as_str).collect();
     for (path, kind, text, hash) in &readable {
-        if !plan.embed.iter().any(|p| p == path) {
+        if !to_embed.contains(path) {
             continue;
         }
         let chunks = chunk::chunk(*kind, text, budget);

@@ -84,8 +84,7 @@ enum Command {
         #[command(subcommand)]
         command: sync_cli::SyncCommand,
     },
-    /// Search your own files by words and meaning, as the assistant's
-    /// knowledge search is to.
+    /// Search the files of a folder by words and meaning.
     Knowledge {
         #[command(subcommand)]
         command: knowledge_cli::KnowledgeCommand,

@@ -193,6 +193,19 @@ fn a_paraphrase_finds_its_answer_and_the_index_embeds_only_what_changed() {
 }
 
 #[test]
+fn an_index_kept_inside_the_folder_is_not_searched() {
+    let folder = folder();
+    let index = folder.path().join("index");
+    search(QUESTION, folder.path(), Some(&index));
+    let v = search("sourdough", folder.path(), Some(&index));
+    assert_eq!(
+        (v["files"].as_u64(), v["embedded_chunks"].as_u64()),
+        (Some(6), Some(0))
+    );
+    assert_eq!(v["unreadable"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
 fn words_rank_too_and_each_kind_of_file_is_searched() {
     let folder = folder();
     let cases = [
