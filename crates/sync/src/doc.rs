@@ -297,8 +297,19 @@ impl RecordDoc {
         let (last, parents) = path.split_last().ok_or_else(|| bad("an empty path"))?;
         let mut obj = ROOT;
         for key in parents {
-            obj = match self.doc.get(&obj, key.as_str()).map_err(bad)? {
-                Some((Value::Object(ObjType::Map), id)) => id,
+            // In a keyed list, the path names an item by its id.
+            let found = match self.doc.object_type(&obj) {
+                Ok(ObjType::List) => match keyed_ids(&self.doc, &obj)?
+                    .iter()
+                    .position(|k| k.as_deref() == Some(key.as_str()))
+                {
+                    Some(at) => self.doc.get(&obj, at).map_err(bad)?,
+                    None => None,
+                },
+                _ => self.doc.get(&obj, key.as_str()).map_err(bad)?,
+            };
+            obj = match found {
+                Some((Value::Object(ObjType::Map | ObjType::List), id)) => id,
                 _ => return Err(bad(format!("no field {key}"))),
             };
         }
@@ -660,7 +671,11 @@ fn hydrate_keyed_list(
         let Some((v, child)) = doc.get(list, at).map_err(bad)? else {
             continue;
         };
-        let mut item = hydrate_value(doc, &v, &child, path, conflicts)?;
+        // A field set apart inside an item is named by the item's id.
+        path.push(shown.clone());
+        let item = hydrate_value(doc, &v, &child, path, conflicts);
+        path.pop();
+        let mut item = item?;
         if let Some(map) = item.as_object_mut()
             && map
                 .get("id")
@@ -932,6 +947,32 @@ mod tests {
         let mut tags: Vec<String> = serde_json::from_value(tags).unwrap();
         tags.sort();
         assert_eq!(tags, ["home", "later", "urgent"]);
+    }
+
+    #[test]
+    fn a_message_changed_on_two_devices_is_a_choice_named_by_its_id() {
+        let conversation = |content: &str| {
+            json!({"id": "c", "title": "T", "updated_at_ms": 1.0, "next_seq": 1,
+                "messages": [{"id": "c-m1", "role": "user", "content": content}]})
+        };
+        let mut a = RecordDoc::new(CONVERSATION, &A);
+        a.update(&conversation("draft")).unwrap();
+        let mut b = RecordDoc::load(CONVERSATION, &B, &a.save()).unwrap();
+        a.update(&conversation("from A")).unwrap();
+        b.update(&conversation("from B")).unwrap();
+        exchange(&mut a, &mut b);
+        let out = a.derive().unwrap();
+        assert_eq!(out, b.derive().unwrap());
+        assert_eq!(out.conflicts.len(), 1, "{:?}", out.conflicts);
+        let path = out.conflicts[0].path.clone();
+        assert_eq!(path, ["messages", "c-m1", "content"]);
+        a.choose(&path, &json!("from B")).unwrap();
+        exchange(&mut a, &mut b);
+        for d in [&mut a, &mut b] {
+            let out = d.derive().unwrap();
+            assert!(out.conflicts.is_empty());
+            assert_eq!(out.record, conversation("from B"));
+        }
     }
 
     #[test]
