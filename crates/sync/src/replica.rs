@@ -174,6 +174,12 @@ pub struct Report {
 /// A change object holds at most about this much plaintext, so a first
 /// sync of a large profile becomes several objects a store takes easily.
 const BUNDLE_BYTES: usize = 4 << 20;
+/// One record's changes in one object come to at most this much: a
+/// device reads a change object whole, with its base64 and its plaintext
+/// in memory at once, so a phone must be able to hold a few of these. A
+/// conversation with many pictures can pass it; it is then refused by
+/// name and stays waiting here, and the rest still syncs.
+pub const MAX_RECORD_BYTES: usize = 64 << 20;
 /// Conditional writes retried this often against other devices.
 const RETRIES: usize = 8;
 
@@ -183,6 +189,8 @@ pub struct Replica {
     name: String,
     cursor: Cursor,
     docs: BTreeMap<String, RecordDoc>,
+    /// [`MAX_RECORD_BYTES`], smaller in tests.
+    max_record_bytes: usize,
 }
 
 impl std::fmt::Debug for Replica {
@@ -204,6 +212,7 @@ impl Replica {
                 ..Cursor::default()
             },
             docs: BTreeMap::new(),
+            max_record_bytes: MAX_RECORD_BYTES,
         }
     }
 
@@ -414,9 +423,9 @@ impl Replica {
     ) -> Result<Report, SyncFailure> {
         let devices = self.join(store, now_ms, entropy).await?;
         let mut report = Report {
-            pushed: self.push(store, entropy).await?,
             ..Report::default()
         };
+        report.pushed = self.push(store, entropy, &mut report.refused).await?;
         self.pull(store, &devices, &mut report).await?;
         report.devices = devices;
         Ok(report)
@@ -426,6 +435,7 @@ impl Replica {
         &mut self,
         store: &S,
         entropy: &mut dyn Entropy,
+        refused: &mut Vec<(String, SyncError)>,
     ) -> Result<usize, SyncFailure> {
         let mut pending: Vec<(String, Vec<String>, u64)> = Vec::new();
         let dirty: Vec<String> = self.cursor.dirty.iter().cloned().collect();
@@ -439,7 +449,15 @@ impl Replica {
             if changes.is_empty() {
                 self.cursor.dirty.remove(&id);
             } else {
-                let encoded = changes.iter().map(|c| B64.encode(c)).collect();
+                let encoded: Vec<String> = changes.iter().map(|c| B64.encode(c)).collect();
+                let bytes: usize = encoded.iter().map(String::len).sum();
+                if bytes > self.max_record_bytes {
+                    // Left dirty: it waits, counted, until it is smaller.
+                    let mb = format!("{:.1}", bytes as f64 / f64::from(1 << 20));
+                    let limit_mb = self.max_record_bytes >> 20;
+                    refused.push((id, SyncError::TooLarge { mb, limit_mb }));
+                    continue;
+                }
                 pending.push((id, encoded, newest));
             }
         }
@@ -1344,6 +1362,35 @@ mod tests {
                 "Where to?"
             ]
         );
+    }
+
+    #[test]
+    fn a_record_too_large_for_one_object_is_refused_by_name_and_the_rest_syncs() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(27);
+        let (mut a, mut b, _) = replicas();
+        a.max_record_bytes = 1 << 20;
+        // Random bytes, as a photo's are: Automerge compresses repetition.
+        let mut raw = vec![0u8; 1_600_000];
+        e.fill(&mut raw);
+        let picture = B64.encode(&raw);
+        let mut big = conversation("Photos", &[("c-m1", "user", "Look", 2.0)], 1);
+        big["messages"][0]["images"] = json!([{"media_type": "image/png", "data": picture}]);
+        a.put(C, &big).unwrap();
+        a.put("note:1", &note("1", "Small", "fits", 1.0)).unwrap();
+        let report = round(&mut a, &store, &mut e);
+        assert_eq!(report.refused.len(), 1, "{:?}", report.refused);
+        let (name, why) = &report.refused[0];
+        assert_eq!(name, C);
+        assert!(
+            why.to_string()
+                .starts_with("too large to sync: its changes come to 2.0 MB, more than the 1 MB"),
+            "{why}"
+        );
+        assert_eq!(a.waiting(), 1, "the large record waits");
+        round(&mut b, &store, &mut e);
+        assert_eq!(body(&mut b, "note:1"), "fits");
+        assert!(b.derive(C).unwrap().is_none());
     }
 
     #[test]
