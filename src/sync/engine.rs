@@ -600,7 +600,7 @@ async fn run_round(rt: &Runtime, assistant: &Assistant, e: &mut Engine) -> Outco
     let mut refused: Vec<String> = report
         .refused
         .iter()
-        .map(|(name, why)| format!("{name}: {why}"))
+        .map(|(name, why)| format!("{}: {why}", refused_name(e, name)))
         .collect();
     refused.append(&mut problems);
     refused.extend(compact_note);
@@ -620,6 +620,30 @@ async fn run_round(rt: &Runtime, assistant: &Assistant, e: &mut Engine) -> Outco
         last_ok_ms: e.saved.last_ok_ms,
         devices: e.saved.devices.clone(),
         attention: e.saved.attention.values().cloned().collect(),
+    }
+}
+
+/// What a refusal names, as the person knows it: a record of this device
+/// (one too large to send) by its kind and title, an object by its name.
+fn refused_name(e: &mut Engine, name: &str) -> String {
+    let Some((kind, _)) = name.split_once(':') else {
+        return name.to_string();
+    };
+    let title = e.replica.derive(name).ok().flatten().and_then(|d| {
+        ["title", "text"]
+            .iter()
+            .find_map(|k| d.record.get(*k).and_then(Json::as_str).map(str::to_string))
+    });
+    let kind = match kind {
+        "conversation" => "Conversation",
+        "note" => "Note",
+        "task" => "Task",
+        "memory" => "Memory",
+        _ => return name.to_string(),
+    };
+    match title {
+        Some(t) => format!("{kind} “{}”", t.chars().take(80).collect::<String>()),
+        None => kind.to_string(),
     }
 }
 

@@ -240,7 +240,7 @@ pub fn SyncPanel() -> impl IntoView {
             })}
             {move || last.get().filter(|o| !o.refused.is_empty()).map(|o| view! {
                 <div class="notice" role="status">
-                    <p>"Some objects in the bucket were refused; nothing of theirs was applied here:"</p>
+                    <p>"Some objects or records were refused; nothing of theirs was applied here or sent:"</p>
                     <ul>{o.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}</ul>
                 </div>
             })}
