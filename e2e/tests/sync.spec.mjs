@@ -268,6 +268,40 @@ test('a conversation follows to another device, and one continued on both apart 
   }
   await b.page.locator('.conversations').scrollIntoViewIfNeeded();
   await saveScreenshot(b.page, 'sync-conversation');
+
+  // Renamed apart on both: the title waits for a choice, named as a
+  // conversation, and the choice reaches both.
+  async function rename(page, title) {
+    await page.goto('/#/chat');
+    const item = page.locator(`li.conversation[data-id="${id}"]`);
+    await item.locator('.conversation-open').focus();
+    await page.keyboard.press('F2');
+    const input = page.getByRole('textbox', { name: 'Conversation title' });
+    await input.fill(title);
+    await input.press('Enter');
+    await expect(item.locator('.conversation-title')).toHaveText(title);
+  }
+  const titleOn = async (page) => (await records(page, 'conversations')).find((c) => c.id === id)?.title;
+  await b.context.setOffline(true);
+  await rename(a.page, 'Sea trip');
+  await syncNow(a.page);
+  await rename(b.page, 'Alps trip');
+  await b.context.setOffline(false);
+  await syncNow(b.page);
+  const asked = b.page.getByTestId('sync-attention');
+  await expect(asked.getByTestId('sync-kind')).toHaveText('Conversation', { timeout: 30_000 });
+  await expect(asked).toContainText('Changed on two devices: choose the title to keep.');
+  await asked.scrollIntoViewIfNeeded();
+  await saveScreenshot(b.page, 'sync-conversation-conflict');
+  await asked.getByRole('button', { name: /Alps trip/ }).click();
+  await expect(b.page.getByTestId('sync-attention')).toHaveCount(0, { timeout: 30_000 });
+  await syncNow(b.page);
+  await syncNow(a.page);
+  await expect(a.page.getByTestId('sync-attention')).toHaveCount(0, { timeout: 30_000 });
+  for (const page of [a.page, b.page]) {
+    await expect.poll(() => titleOn(page), { timeout: 45_000 }).toBe('Alps trip');
+    expect(await messageTexts(page, id)).toEqual(['/calc 111*3', '/calc 1234*5', '/calc 222*3']);
+  }
   await a.context.close();
   await b.context.close();
 });
