@@ -52,7 +52,7 @@ pub fn forbidden(name: &str) -> Option<&'static str> {
 /// cannot pass. Set a little below the counts of the last full run (native
 /// 767, wasm 78, Playwright over 330 listed); raise a
 /// floor when you add tests, lower it only with tests removed on purpose.
-pub const FLOORS: [(&str, u64); 3] = [("native", 926), ("wasm", 78), ("e2e", 354)];
+pub const FLOORS: [(&str, u64); 3] = [("native", 928), ("wasm", 78), ("e2e", 354)];
 
 fn floor(level: &str) -> u64 {
     FLOORS
