@@ -53,7 +53,7 @@ pub fn App(runtime: Runtime) -> impl IntoView {
     // Agents connected to Hearth reach this tab once it has started.
     crate::agents::start(runtime.clone());
     // Sync's rounds start where it is on; elsewhere its code never loads.
-    provide_context(crate::sync::Sync::start(runtime.clone()));
+    provide_context(crate::sync::Sync::start(runtime.clone(), assistant.clone()));
     // MCP servers connect in the background from the start.
     let mcp = crate::mcp::Mcp::start(runtime);
     provide_context(assistant);

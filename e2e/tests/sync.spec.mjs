@@ -32,6 +32,18 @@ async function noteBody(page, title) {
   return notes.find((n) => n.title === title)?.body;
 }
 
+/// The stored conversation holding a message with `text`.
+async function conversationWith(page, text) {
+  const all = await records(page, 'conversations');
+  return all.find((c) => c.messages.some((m) => m.content.includes(text)));
+}
+
+/// The lines of the commands run in conversation `id`, as stored.
+async function messageTexts(page, id) {
+  const c = (await records(page, 'conversations')).find((c) => c.id === id);
+  return (c?.messages ?? []).map((m) => m.content).sort();
+}
+
 async function fillSetup(page, store, { device, passphrase = PASSPHRASE, recovery } = {}) {
   await page.goto('/#/settings');
   const panel = page.locator('.sync-panel');
@@ -77,6 +89,9 @@ test('two devices converge through the bucket, text edits merge, a third joins w
   await openApp(laptop);
   await say(laptop, '/notes {"action":"create","title":"Groceries-M4rker","body":"milk-m4rker\\n"}');
   await expect(laptop.locator('.result-card .card-output').last()).toHaveText('Created note "Groceries-M4rker".');
+  // The conversation these commands run in syncs too.
+  await say(laptop, '/calc 91823*7');
+  await expect(laptop.locator('.result-card .card-output').last()).toHaveText('642761');
 
   // The first device makes the vault and is shown the recovery key once.
   const panel = await fillSetup(laptop, store, { device: 'Laptop' });
@@ -135,13 +150,14 @@ test('two devices converge through the bucket, text edits merge, a third joins w
   await expect(ppanel.getByTestId('sync-state')).toContainText('Synced at', { timeout: 60_000 });
   await expect.poll(() => noteBody(phone, 'Groceries-M4rker'), { timeout: 45_000 }).toBe(merged);
   await expect.poll(() => noteBody(phone, 'From the desktop'), { timeout: 45_000 }).toBe('desk');
+  await expect.poll(async () => Boolean(await conversationWith(phone, '91823*7')), { timeout: 45_000 }).toBe(true);
   await phone.context().close();
   await desktop.context().close();
   await laptop.context().close();
 
   // What the store holds on its disk is ciphertext only: no title, no
   // text, no passphrase, no key.
-  const needles = ['Groceries-M4rker', 'milk-m4rker', 'From the desktop', PASSPHRASE, SECRET, recovery];
+  const needles = ['Groceries-M4rker', 'milk-m4rker', 'From the desktop', '91823*7', '642761', PASSPHRASE, SECRET, recovery];
   const files = rawFiles(store.dir);
   expect(files.length).toBeGreaterThan(0);
   for (const bytes of files) {
@@ -210,6 +226,86 @@ test('a note deleted on one device while edited on another is kept, and the pers
   await b.context.close();
 });
 
+test('a conversation follows to another device, and one continued on both apart keeps every message', async ({ browser }) => {
+  test.setTimeout(240_000);
+  const a = await joined(browser, 'Chat laptop');
+  await say(a.page, '/calc 1234*5');
+  await expect(a.page.locator('.result-card .card-output').last()).toHaveText('6170');
+  await expect.poll(async () => Boolean(await conversationWith(a.page, '1234*5')), { timeout: 30_000 }).toBe(true);
+  const id = (await conversationWith(a.page, '1234*5')).id;
+  await syncNow(a.page);
+
+  // The other device lists it in the sidebar and opens it with the same
+  // messages.
+  const b = await joined(browser, 'Chat desktop');
+  await syncNow(b.page);
+  await b.page.goto('/#/chat');
+  const row = b.page.locator(`li.conversation[data-id="${id}"] .conversation-open`);
+  await expect(row).toBeVisible({ timeout: 30_000 });
+  await row.click();
+  await expect(b.page.locator('.result-card .card-output').last()).toHaveText('6170');
+  expect(await messageTexts(b.page, id)).toEqual(await messageTexts(a.page, id));
+
+  // Apart, each runs a command in it.
+  await b.context.setOffline(true);
+  await say(a.page, '/calc 111*3');
+  await expect(a.page.locator('.result-card .card-output').last()).toHaveText('333');
+  await syncNow(a.page);
+  await say(b.page, '/calc 222*3');
+  await expect(b.page.locator('.result-card .card-output').last()).toHaveText('666');
+  await b.context.setOffline(false);
+  await syncNow(b.page);
+  await syncNow(a.page);
+
+  // Both end with every message, stored and on screen, without a reload.
+  for (const page of [a.page, b.page]) {
+    await expect.poll(async () => (await messageTexts(page, id)).join(' | '), { timeout: 45_000 })
+      .toEqual(['/calc 111*3', '/calc 1234*5', '/calc 222*3'].join(' | '));
+    await page.goto('/#/chat');
+    for (const result of ['6170', '333', '666']) {
+      await expect(page.locator('.result-card .card-output').filter({ hasText: new RegExp(`^${result}$`) })).toHaveCount(1);
+    }
+  }
+  await b.page.locator('.conversations').scrollIntoViewIfNeeded();
+  await saveScreenshot(b.page, 'sync-conversation');
+
+  // Renamed apart on both: the title waits for a choice, named as a
+  // conversation, and the choice reaches both.
+  async function rename(page, title) {
+    await page.goto('/#/chat');
+    const item = page.locator(`li.conversation[data-id="${id}"]`);
+    await item.locator('.conversation-open').focus();
+    await page.keyboard.press('F2');
+    const input = page.getByRole('textbox', { name: 'Conversation title' });
+    await input.fill(title);
+    await input.press('Enter');
+    await expect(item.locator('.conversation-title')).toHaveText(title);
+  }
+  const titleOn = async (page) => (await records(page, 'conversations')).find((c) => c.id === id)?.title;
+  await b.context.setOffline(true);
+  await rename(a.page, 'Sea trip');
+  await syncNow(a.page);
+  await rename(b.page, 'Alps trip');
+  await b.context.setOffline(false);
+  await syncNow(b.page);
+  const asked = b.page.getByTestId('sync-attention');
+  await expect(asked.getByTestId('sync-kind')).toHaveText('Conversation', { timeout: 30_000 });
+  await expect(asked).toContainText('Changed on two devices: choose the title to keep.');
+  await asked.scrollIntoViewIfNeeded();
+  await saveScreenshot(b.page, 'sync-conversation-conflict');
+  await asked.getByRole('button', { name: /Alps trip/ }).click();
+  await expect(b.page.getByTestId('sync-attention')).toHaveCount(0, { timeout: 30_000 });
+  await syncNow(b.page);
+  await syncNow(a.page);
+  await expect(a.page.getByTestId('sync-attention')).toHaveCount(0, { timeout: 30_000 });
+  for (const page of [a.page, b.page]) {
+    await expect.poll(() => titleOn(page), { timeout: 45_000 }).toBe('Alps trip');
+    expect(await messageTexts(page, id)).toEqual(['/calc 111*3', '/calc 1234*5', '/calc 222*3']);
+  }
+  await a.context.close();
+  await b.context.close();
+});
+
 test('a wrong passphrase is refused with a clear message, and nothing is written', async ({ browser }) => {
   test.setTimeout(120_000);
   // The vault exists from the journey before; make sure when run alone.
@@ -249,7 +345,8 @@ test('with the store unreachable, changes wait and the status says so; they go t
 
   await ctxA.setOffline(true);
   await say(a, '/notes {"action":"create","title":"Written offline","body":"later"}');
-  await expect(a.getByTestId('sync-status')).toHaveText('1 change waiting', { timeout: 30_000 });
+  // The note, and the conversation the command ran in.
+  await expect(a.getByTestId('sync-status')).toHaveText('2 changes waiting', { timeout: 30_000 });
   await saveScreenshot(a, 'sync-waiting');
 
   await ctxA.setOffline(false);

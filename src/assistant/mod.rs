@@ -776,6 +776,9 @@ impl Assistant {
     }
 
     pub fn reset(&self) {
+        // Not loaded until `load` reads them again: sync must not read the
+        // empty list in between as every conversation deleted.
+        self.loaded.set(false);
         let ids: Vec<String> = self.running.get_untracked();
         for id in &ids {
             self.stop(id);
@@ -791,6 +794,63 @@ impl Assistant {
         self.offers.set(Vec::new());
         self.local_probe.set(None);
         self.new_conversation();
+    }
+
+    // ----- sync -----
+
+    /// The stored conversations for sync to read, or `None` until they
+    /// are loaded (an empty list then would read as all of them deleted).
+    pub fn synced_conversations<R>(&self, f: impl FnOnce(&[Conversation]) -> R) -> Option<R> {
+        if !self.loaded.get_untracked() {
+            return None;
+        }
+        Some(self.conversations.with_untracked(|l| f(l)))
+    }
+
+    /// Stored conversation `id` as it is in memory now.
+    pub fn stored_conversation(&self, id: &str) -> Option<Conversation> {
+        self.conversations
+            .with_untracked(|l| l.iter().find(|c| c.id == id).cloned())
+    }
+
+    /// Takes in conversations another device changed, as sync derived
+    /// them: the list, the open conversation and an idle session show
+    /// them at once, and the session's next turn starts from them. Sync
+    /// brings none in while a turn runs in it.
+    pub fn take_synced(&self, puts: &[Conversation], deletes: &[String]) {
+        {
+            let mut sessions = self.sessions.borrow_mut();
+            for c in puts {
+                if let Some(s) = sessions.get_mut(&c.id)
+                    && let Some(sc) = s.agent.conversation_mut()
+                {
+                    *sc = c.clone();
+                }
+            }
+            for id in deletes {
+                sessions.remove(id);
+            }
+        }
+        self.conversations.update(|l| {
+            for c in puts {
+                match l.iter_mut().find(|x| x.id == c.id) {
+                    Some(x) => *x = c.clone(),
+                    None => l.push(c.clone()),
+                }
+            }
+            l.retain(|c| !deletes.contains(&c.id));
+            store::sort(l);
+        });
+        let open = self.current.get_untracked();
+        if open.as_ref().is_some_and(|id| deletes.contains(id)) {
+            let first = self
+                .conversations
+                .with_untracked(|l| l.first().map(|c| c.id.clone()));
+            match first {
+                Some(id) => self.open(&id),
+                None => self.new_conversation(),
+            }
+        }
     }
 
     // ----- the agent loop -----

@@ -20,12 +20,13 @@ use std::rc::Rc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use hearth_core::assistant::agent::Conversation;
 use hearth_core::builtin::collection::{Change, Record};
 use hearth_core::builtin::memory::Memory;
 use hearth_core::builtin::notes::Note;
 use hearth_core::builtin::tasks::Task;
 use hearth_core::http::{HttpMethod, HttpRequest};
-use hearth_core::stores::{MEMORIES, NOTES, Schema, StoreSpec, TASKS};
+use hearth_core::stores::{CONVERSATIONS, MEMORIES, NOTES, Schema, StoreSpec, TASKS};
 use hearth_sync::doc::Presence;
 use hearth_sync::replica::{Cursor, Device, DeviceId, Fetched, Replica, SyncFailure};
 use hearth_sync::s3::{Bucket, Credentials, Put, Request, StoreError};
@@ -36,6 +37,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{Attention, ConflictRow, Connected, DeviceRow, Form, Outcome, Resolve};
+use crate::assistant::Assistant;
 use crate::runtime::Runtime;
 use crate::storage::Db;
 use crate::version::bump;
@@ -280,11 +282,14 @@ fn json_of<T: Serialize>(record: &T) -> Option<(Json, String)> {
     Some((serde_json::from_str(&text).ok()?, hash))
 }
 
-/// Feeds one kind's records changed here into their documents.
+/// Feeds one kind's records changed here into their documents. With
+/// `deletes` off, a synced record missing here is not sent as deleted
+/// (the list may lack records it could not read).
 fn feed<'a, T: Record + 'a>(
     e: &mut Engine,
     kind: &str,
     records: impl Iterator<Item = &'a T>,
+    deletes: bool,
 ) -> Result<(), String> {
     let prefix = format!("{kind}:");
     let mut here = BTreeSet::new();
@@ -298,6 +303,9 @@ fn feed<'a, T: Record + 'a>(
             e.saved.synced.insert(id.clone(), hash);
         }
         here.insert(id);
+    }
+    if !deletes {
+        return Ok(());
     }
     let gone: Vec<String> = e
         .saved
@@ -317,6 +325,8 @@ fn feed<'a, T: Record + 'a>(
 struct Derived<T> {
     puts: Vec<T>,
     deletes: Vec<String>,
+    /// The documents these came from, to mark settled once stored.
+    docs: Vec<String>,
 }
 
 impl<T> Default for Derived<T> {
@@ -324,6 +334,7 @@ impl<T> Default for Derived<T> {
         Derived {
             puts: Vec::new(),
             deletes: Vec::new(),
+            docs: Vec::new(),
         }
     }
 }
@@ -367,6 +378,7 @@ fn derive_into<T: Record>(
     match derived.presence {
         Presence::Deleted => {
             out.deletes.push(record_id.to_string());
+            out.docs.push(id.to_string());
             e.saved.synced.remove(id);
         }
         // Deleted on one device while edited on another: the record stays,
@@ -378,6 +390,7 @@ fn derive_into<T: Record>(
                         e.saved.synced.insert(id.to_string(), hash);
                     }
                     out.puts.push(record);
+                    out.docs.push(id.to_string());
                 }
                 Err(err) => problems.push(format!("{id}: {err}")),
             }
@@ -411,16 +424,53 @@ async fn store_kind<T: Record, C: hearth_core::builtin::collection::Store<T>>(
     Ok(())
 }
 
+/// Stores the conversations derived here. The assistant takes them in
+/// first, then they are written: a save the person makes after this
+/// builds on them, and its write lands after this one.
+async fn store_conversations(
+    db: &Db,
+    assistant: &Assistant,
+    derived: &Derived<Conversation>,
+) -> Result<(), String> {
+    if derived.puts.is_empty() && derived.deletes.is_empty() {
+        return Ok(());
+    }
+    assistant.take_synced(&derived.puts, &derived.deletes);
+    db.apply(CONVERSATIONS, &derived.puts, &derived.deletes)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Whether conversation document `id` must wait for a later round: a
+/// turn runs in it (its loop holds its own copy and saves it as the turn
+/// goes), the conversations are not loaded, or it changed here since this
+/// round fed it. Deriving it now would replace what is in memory with a
+/// record that lacks the newest local edit.
+fn conversation_busy(e: &Engine, assistant: &Assistant, id: &str) -> bool {
+    let record_id = id.split_once(':').map(|(_, r)| r).unwrap_or(id);
+    if assistant.synced_conversations(|_| ()).is_none() || assistant.running_now(record_id) {
+        return true;
+    }
+    let here = assistant
+        .stored_conversation(record_id)
+        .and_then(|c| json_of(&c))
+        .map(|(_, hash)| hash);
+    here.as_ref() != e.saved.synced.get(id)
+}
+
 /// Derives the documents named into records and stores them here. A
-/// failed write leaves them to be derived again next round.
+/// failed write, or a conversation busy here, leaves them to be derived
+/// again next round.
 async fn settle(
     rt: &Runtime,
+    assistant: &Assistant,
     e: &mut Engine,
     ids: &BTreeSet<String>,
 ) -> (Result<(), String>, Vec<String>) {
     let mut notes = Derived::<Note>::default();
     let mut tasks = Derived::<Task>::default();
     let mut memories = Derived::<Memory>::default();
+    let mut conversations = Derived::<Conversation>::default();
     let mut problems = Vec::new();
     for id in ids {
         let kind = id.split_once(':').map(|(k, _)| k).unwrap_or("");
@@ -428,6 +478,11 @@ async fn settle(
             "note" => derive_into(e, id, &mut notes, &mut problems),
             "task" => derive_into(e, id, &mut tasks, &mut problems),
             "memory" => derive_into(e, id, &mut memories, &mut problems),
+            "conversation" if conversation_busy(e, assistant, id) => {
+                e.saved.stale.insert(id.clone());
+                Ok(())
+            }
+            "conversation" => derive_into(e, id, &mut conversations, &mut problems),
             _ => Ok(()),
         };
         if let Err(err) = derived {
@@ -437,14 +492,27 @@ async fn settle(
     let db = rt.db();
     let d = rt.data();
     let v = d.versions;
+    let docs: Vec<String> = [
+        &notes.docs,
+        &tasks.docs,
+        &memories.docs,
+        &conversations.docs,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect();
     let stored = async {
         store_kind(&db, NOTES, &d.notes, v.notes, notes).await?;
         store_kind(&db, TASKS, &d.tasks, v.tasks, tasks).await?;
-        store_kind(&db, MEMORIES, &d.memories, v.memories, memories).await
+        store_kind(&db, MEMORIES, &d.memories, v.memories, memories).await?;
+        store_conversations(&db, assistant, &conversations).await
     }
     .await;
-    if stored.is_err() {
-        e.saved.stale.extend(ids.iter().cloned());
+    match stored {
+        // The records stored here now show their whole documents.
+        Ok(()) => docs.iter().for_each(|id| e.replica.settled(id)),
+        Err(_) => e.saved.stale.extend(ids.iter().cloned()),
     }
     (stored, problems)
 }
@@ -469,12 +537,18 @@ async fn persist(e: &mut Engine, ids: &BTreeSet<String>) -> Result<(), String> {
         .map_err(|e| format!("sync's storage: {e}"))
 }
 
-async fn run_round(rt: &Runtime, e: &mut Engine) -> Outcome {
+async fn run_round(rt: &Runtime, assistant: &Assistant, e: &mut Engine) -> Outcome {
     let data = rt.data();
+    // Conversations that no longer decode are not in the list; while there
+    // are any, a missing conversation is not sent as deleted.
+    let readable = leptos::prelude::GetUntracked::get_untracked(&assistant.undecodable) == 0;
     let fed = (|| {
-        feed(e, "note", data.notes.borrow().iter())?;
-        feed(e, "task", data.tasks.borrow().iter())?;
-        feed(e, "memory", data.memories.borrow().iter())
+        feed(e, "note", data.notes.borrow().iter(), true)?;
+        feed(e, "task", data.tasks.borrow().iter(), true)?;
+        feed(e, "memory", data.memories.borrow().iter(), true)?;
+        assistant
+            .synced_conversations(|l| feed(e, "conversation", l.iter(), readable))
+            .unwrap_or(Ok(()))
     })();
     let mut touched: BTreeSet<String> = e.replica.cursor().dirty.clone();
     if let Err(err) = fed {
@@ -507,7 +581,7 @@ async fn run_round(rt: &Runtime, e: &mut Engine) -> Outcome {
     e.saved.devices = device_rows(&report.devices, &e.replica.device().to_string());
     let mut to_derive: BTreeSet<String> = std::mem::take(&mut e.saved.stale);
     to_derive.extend(report.changed.iter().cloned());
-    let (stored, mut problems) = settle(rt, e, &to_derive).await;
+    let (stored, mut problems) = settle(rt, assistant, e, &to_derive).await;
     touched.extend(to_derive);
     let mut compact_note = None;
     let compact_due = own_before / COMPACT_EVERY != e.replica.cursor().next_seq / COMPACT_EVERY;
@@ -526,7 +600,7 @@ async fn run_round(rt: &Runtime, e: &mut Engine) -> Outcome {
     let mut refused: Vec<String> = report
         .refused
         .iter()
-        .map(|(name, why)| format!("{name}: {why}"))
+        .map(|(name, why)| format!("{}: {why}", refused_name(e, name)))
         .collect();
     refused.append(&mut problems);
     refused.extend(compact_note);
@@ -549,6 +623,30 @@ async fn run_round(rt: &Runtime, e: &mut Engine) -> Outcome {
     }
 }
 
+/// What a refusal names, as the person knows it: a record of this device
+/// (one too large to send) by its kind and title, an object by its name.
+fn refused_name(e: &mut Engine, name: &str) -> String {
+    let Some((kind, _)) = name.split_once(':') else {
+        return name.to_string();
+    };
+    let title = e.replica.derive(name).ok().flatten().and_then(|d| {
+        ["title", "text"]
+            .iter()
+            .find_map(|k| d.record.get(*k).and_then(Json::as_str).map(str::to_string))
+    });
+    let kind = match kind {
+        "conversation" => "Conversation",
+        "note" => "Note",
+        "task" => "Task",
+        "memory" => "Memory",
+        _ => return name.to_string(),
+    };
+    match title {
+        Some(t) => format!("{kind} “{}”", t.chars().take(80).collect::<String>()),
+        None => kind.to_string(),
+    }
+}
+
 /// The vault's devices as Settings lists them.
 fn device_rows(devices: &[Device], me: &str) -> Vec<DeviceRow> {
     devices
@@ -565,7 +663,7 @@ fn describe(f: &SyncFailure) -> String {
     f.to_string()
 }
 
-pub(super) async fn round(rt: Runtime) -> Outcome {
+pub(super) async fn round(rt: Runtime, assistant: Assistant) -> Outcome {
     let taken = ENGINE.with(|c| c.borrow_mut().take());
     let mut engine = match taken {
         Some(e) => e,
@@ -575,7 +673,7 @@ pub(super) async fn round(rt: Runtime) -> Outcome {
             Err(e) => return Outcome::failed(e, 0),
         },
     };
-    let outcome = run_round(&rt, &mut engine).await;
+    let outcome = run_round(&rt, &assistant, &mut engine).await;
     ENGINE.with(|c| *c.borrow_mut() = Some(engine));
     outcome
 }
@@ -699,7 +797,12 @@ pub(super) async fn connect(form: Form) -> Result<Connected, String> {
 /// The person's answer for a record that waits: keep it (a restore), let
 /// the delete stand, or choose one of a field's values. The record is
 /// derived and stored at once; the next round sends the answer.
-pub(super) async fn resolve(rt: Runtime, doc: String, how: Resolve) -> Result<(), String> {
+pub(super) async fn resolve(
+    rt: Runtime,
+    assistant: Assistant,
+    doc: String,
+    how: Resolve,
+) -> Result<(), String> {
     let taken = ENGINE.with(|c| c.borrow_mut().take());
     let mut e = match taken {
         Some(e) => e,
@@ -716,7 +819,7 @@ pub(super) async fn resolve(rt: Runtime, doc: String, how: Resolve) -> Result<()
     let result = match answered {
         Ok(()) => {
             let ids = BTreeSet::from([doc.clone()]);
-            let (stored, problems) = settle(&rt, &mut e, &ids).await;
+            let (stored, problems) = settle(&rt, &assistant, &mut e, &ids).await;
             let kept = persist(&mut e, &ids).await;
             stored.and(kept).and_then(|()| match problems.first() {
                 Some(p) => Err(p.clone()),

@@ -3,8 +3,8 @@
 //! vault, the bucket) is in `engine.rs`, a chunk fetched only once sync is
 //! on, so this half stays small and in the first load.
 //!
-//! Rounds run while the tab is open: soon after notes, tasks or memories
-//! change, when the tab comes back into view or the network returns, and
+//! Rounds run while the tab is open: soon after notes, tasks, memories or
+//! conversations change, when the tab comes back into view or the network returns, and
 //! every 30 seconds. A failed round waits longer each time (up to five
 //! minutes) before the timer tries again; a change or a click on Sync now
 //! still tries at once. Rounds never overlap, and none blocks typing: the
@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
+use crate::assistant::Assistant;
 use crate::runtime::Runtime;
 use crate::split::{LoadError, not_loaded};
 
@@ -165,6 +166,9 @@ impl Status {
 
 struct Inner {
     rt: Runtime,
+    /// Holds the conversations, which sync reads and updates like the
+    /// runtime's records.
+    assistant: Assistant,
     status: RwSignal<Status>,
     /// The last round's refusals and what it did, for Settings.
     last: RwSignal<Option<Outcome>>,
@@ -206,9 +210,10 @@ fn set_on(on: bool) {
 
 impl Sync {
     /// The service; its rounds start at once where sync is on.
-    pub fn start(rt: Runtime) -> Sync {
+    pub fn start(rt: Runtime, assistant: Assistant) -> Sync {
         let sync = Sync(send_wrapper::SendWrapper::new(Rc::new(Inner {
             rt,
+            assistant,
             status: RwSignal::new(Status::Off),
             last: RwSignal::new(None),
             rounds: RwSignal::new(0),
@@ -230,11 +235,13 @@ impl Sync {
         let inner = &self.0;
         // Every change to synced data asks for a round.
         let versions = inner.rt.versions();
+        let conversations = inner.assistant.conversations;
         let woken = inner.woken_at.clone();
         Effect::new(move |first: Option<()>| {
             versions.notes.track();
             versions.tasks.track();
             versions.memories.track();
+            conversations.track();
             if first.is_some() {
                 wake_at(&woken);
             }
@@ -314,7 +321,7 @@ impl Sync {
 
     /// Answers a record that waits, then sends the answer in a round.
     pub async fn resolve(&self, doc: String, how: Resolve) -> Result<(), String> {
-        match resolve_in_chunk(self.0.rt.clone(), doc, how).await {
+        match resolve_in_chunk(self.0.rt.clone(), self.0.assistant.clone(), doc, how).await {
             Ok(running) => running.await?,
             Err(LoadError) => return Err(not_loaded("sync")),
         }
@@ -336,7 +343,7 @@ impl Sync {
             return None;
         }
         inner.status.set(Status::Syncing);
-        let outcome = match round_in_chunk(inner.rt.clone()).await {
+        let outcome = match round_in_chunk(inner.rt.clone(), inner.assistant.clone()).await {
             Ok(running) => running.await,
             Err(LoadError) => Outcome::failed(not_loaded("sync"), 0),
         };
@@ -422,8 +429,8 @@ crate::split::split_point!(
 
 crate::split::split_point!(
     sync,
-    fn round_in_chunk(rt: Runtime) -> LocalBoxFuture<'static, Outcome> {
-        Box::pin(engine::round(rt))
+    fn round_in_chunk(rt: Runtime, assistant: Assistant) -> LocalBoxFuture<'static, Outcome> {
+        Box::pin(engine::round(rt, assistant))
     }
 );
 
@@ -431,10 +438,11 @@ crate::split::split_point!(
     sync,
     fn resolve_in_chunk(
         rt: Runtime,
+        assistant: Assistant,
         doc: String,
         how: Resolve,
     ) -> LocalBoxFuture<'static, Result<(), String>> {
-        Box::pin(engine::resolve(rt, doc, how))
+        Box::pin(engine::resolve(rt, assistant, doc, how))
     }
 );
 

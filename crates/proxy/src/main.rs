@@ -3,6 +3,7 @@
 mod agents;
 mod api;
 mod client;
+mod knowledge_cli;
 mod local;
 mod mcp;
 mod relay;
@@ -82,6 +83,11 @@ enum Command {
     Sync {
         #[command(subcommand)]
         command: sync_cli::SyncCommand,
+    },
+    /// Search the files of a folder by words and meaning.
+    Knowledge {
+        #[command(subcommand)]
+        command: knowledge_cli::KnowledgeCommand,
     },
     /// Read a page as web_fetch would, to check it before a model does.
     Web {
@@ -171,6 +177,7 @@ fn main() -> ExitCode {
         Command::Skills { command } => skills_cli::run(command),
         Command::Mcp { command } => mcp::cli::run(command),
         Command::Sync { command } => sync_cli::run(command),
+        Command::Knowledge { command } => knowledge_cli::run(command),
         Command::Web { command } => web_cli::run(command),
     }
 }

@@ -620,3 +620,58 @@ async fn devices_merge_compact_and_a_third_joins_through_seaweedfs() {
         }
     }
 }
+
+/// A conversation whose message carries a picture of a few MB (random
+/// bytes, as a photo's are, base64 as the app keeps them) goes through the
+/// store as one object and arrives whole; the picture never shows in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_with_a_picture_of_a_few_mb_syncs_through_seaweedfs() {
+    use base64::Engine as _;
+    let store = Store::start().await;
+    let remote = Remote {
+        store: &store,
+        bucket: store.bucket("pictures"),
+    };
+    store.ok(remote.bucket.create(&owner(), now())).await;
+    let e = &mut OsEntropy;
+    let (file, vault, _) = Keyfile::create(MARKERS[2], FAST, e).unwrap();
+    let mut laptop = Replica::new(vault, DeviceId::generate(e), "Laptop");
+    let mut desktop = Replica::new(
+        file.unlock_with_passphrase(MARKERS[2]).unwrap(),
+        DeviceId::generate(e),
+        "Desktop",
+    );
+    let mut photo = vec![0u8; 3 << 20];
+    e.fill(&mut photo);
+    let picture = base64::engine::general_purpose::STANDARD.encode(&photo);
+    let conversation = serde_json::json!({
+        "id": "c1", "title": MARKERS[1], "title_is_custom": false,
+        "created_at_ms": 1.0, "updated_at_ms": 2.0, "loaded_skills": [], "settings": {},
+        "next_seq": 1,
+        "messages": [{"id": "c1-m1", "role": "user", "content": MARKERS[0],
+            "images": [{"media_type": "image/png", "data": picture}],
+            "created_at_ms": 2.0, "updated_at_ms": 2.0, "status": "done"}],
+    });
+    laptop.put("conversation:c1", &conversation).unwrap();
+    let sent = laptop.sync(&remote, 1, e).await.unwrap();
+    assert_eq!(sent.pushed, 1);
+    assert!(sent.refused.is_empty(), "{:?}", sent.refused);
+    let got = desktop.sync(&remote, 2, e).await.unwrap();
+    assert!(got.refused.is_empty(), "{:?}", got.refused);
+    let derived = desktop.derive("conversation:c1").unwrap().unwrap();
+    assert_eq!(derived.record, conversation);
+
+    let objects = store.everything(&remote.bucket).await;
+    let largest = objects.iter().map(|(_, b)| b.len()).max().unwrap();
+    assert!(largest > 3 << 20, "the picture's object is {largest} bytes");
+    let probe = &picture.as_bytes()[1000..1064];
+    for (key, bytes) in &objects {
+        assert!(!bytes.windows(probe.len()).any(|w| w == probe), "{key}");
+        for marker in &MARKERS[..2] {
+            assert!(
+                !bytes.windows(marker.len()).any(|w| w == marker.as_bytes()),
+                "{marker} in {key}"
+            );
+        }
+    }
+}

@@ -12,8 +12,16 @@
 //!   on two devices both land;
 //! - **newest fields** (`updated_ms`) take the largest value, silently:
 //!   two devices touching a record at once is not a conflict to show;
+//! - **keyed lists** (a conversation's messages) match their items by
+//!   `id`: items added on two devices apart are all kept, and one item
+//!   written on both is kept once;
 //! - every other field keeps both values when two devices set it apart,
 //!   and the record reports a [`Conflict`] until the person chooses.
+//!
+//! A record saved from a copy older than its document (other devices'
+//! changes arrived and were not stored into it yet) is recorded against
+//! the document as that copy showed it ([`RecordDoc::update_from`]), so
+//! saving it never takes back what arrived.
 //!
 //! Deleting keeps the document and marks it, with the heads the deleting
 //! device had seen. A change that device had not seen, made on another
@@ -38,26 +46,44 @@ pub struct Kind {
     pub text: &'static [&'static str],
     /// Numbers where the largest wins without asking.
     pub newest: &'static [&'static str],
+    /// Lists of objects matched by their `id` field rather than by
+    /// position: an item added on each of two devices keeps both, an item
+    /// removed on one goes, and two items with one id are one item.
+    pub keyed: &'static [&'static str],
 }
 
 pub const NOTE: Kind = Kind {
     name: "note",
     text: &["body"],
     newest: &["updated_ms"],
+    keyed: &[],
 };
 pub const TASK: Kind = Kind {
     name: "task",
     text: &["notes"],
     newest: &["updated_ms"],
+    keyed: &[],
 };
 pub const MEMORY: Kind = Kind {
     name: "memory",
     text: &["text"],
     newest: &["updated_ms"],
+    keyed: &[],
+};
+
+/// A conversation with the assistant. Its messages are matched by id, so
+/// a conversation continued on two devices apart keeps both sides'
+/// messages. `next_seq` numbers message ids and only ever grows, so the
+/// largest wins like the update time.
+pub const CONVERSATION: Kind = Kind {
+    name: "conversation",
+    text: &[],
+    newest: &["updated_at_ms", "next_seq"],
+    keyed: &["messages"],
 };
 
 /// The kinds sync knows, by the prefix of their document ids.
-pub const KINDS: [Kind; 3] = [NOTE, TASK, MEMORY];
+pub const KINDS: [Kind; 4] = [NOTE, TASK, MEMORY, CONVERSATION];
 
 /// The kind a document id names (`note:abc` → [`NOTE`]).
 pub fn kind_of(doc_id: &str) -> Option<Kind> {
@@ -132,6 +158,11 @@ impl RecordDoc {
         Ok(RecordDoc { kind, doc })
     }
 
+    #[cfg(test)]
+    pub(crate) fn doc_for_tests(&self) -> &AutoCommit {
+        &self.doc
+    }
+
     pub fn kind(&self) -> Kind {
         self.kind
     }
@@ -192,9 +223,57 @@ impl RecordDoc {
         Ok(())
     }
 
+    /// Like [`RecordDoc::update`], for a record that shows the document
+    /// as it was at `base`: other devices' changes arrived since and are
+    /// not in the record yet. The record's differences are recorded
+    /// against `base` and then merged, so they are edits made alongside
+    /// what arrived, never a removal of it. Returns the heads the record
+    /// now shows.
+    pub fn update_from(
+        &mut self,
+        record: &Json,
+        base: &[ChangeHash],
+    ) -> Result<Vec<ChangeHash>, SyncError> {
+        let Json::Object(map) = record else {
+            return Err(bad("a record is a JSON object"));
+        };
+        // A change of this device's own after `base` would share its
+        // sequence number with the one made on the fork; the record then
+        // already shows everything this device did, so update in place.
+        let me = self.doc.get_actor().clone();
+        let mine_since = self
+            .doc
+            .get_changes(base)
+            .iter()
+            .any(|c| c.actor_id() == &me);
+        let fork = match mine_since {
+            true => None,
+            false => self.doc.fork_at(base).ok(),
+        };
+        let Some(fork) = fork else {
+            self.update(record)?;
+            return Ok(self.doc.get_heads());
+        };
+        let mut fork = fork.with_actor(me);
+        reconcile_map(&mut fork, &ROOT, map, Some(self.kind))?;
+        fork.commit();
+        let heads = fork.get_heads();
+        let changes = fork.get_changes(base);
+        self.doc.apply_changes(changes).map_err(bad)?;
+        Ok(heads)
+    }
+
     /// Marks the record deleted.
     pub fn delete(&mut self) -> Result<(), SyncError> {
-        let seen: Vec<String> = self.doc.get_heads().iter().map(|h| h.to_string()).collect();
+        let heads = self.doc.get_heads();
+        self.delete_having_seen(&heads)
+    }
+
+    /// Marks the record deleted by someone who had seen the document at
+    /// `seen`: a change outside it is an edit they never saw, and the
+    /// record then offers a restore.
+    pub fn delete_having_seen(&mut self, seen: &[ChangeHash]) -> Result<(), SyncError> {
+        let seen: Vec<String> = seen.iter().map(|h| h.to_string()).collect();
         self.doc.put(ROOT, DELETED, seen.join(",")).map_err(bad)?;
         self.doc.commit_with(
             automerge::transaction::CommitOptions::default().with_message(DELETE_MESSAGE),
@@ -218,8 +297,19 @@ impl RecordDoc {
         let (last, parents) = path.split_last().ok_or_else(|| bad("an empty path"))?;
         let mut obj = ROOT;
         for key in parents {
-            obj = match self.doc.get(&obj, key.as_str()).map_err(bad)? {
-                Some((Value::Object(ObjType::Map), id)) => id,
+            // In a keyed list, the path names an item by its id.
+            let found = match self.doc.object_type(&obj) {
+                Ok(ObjType::List) => match keyed_ids(&self.doc, &obj)?
+                    .iter()
+                    .position(|k| k.as_deref() == Some(key.as_str()))
+                {
+                    Some(at) => self.doc.get(&obj, at).map_err(bad)?,
+                    None => None,
+                },
+                _ => self.doc.get(&obj, key.as_str()).map_err(bad)?,
+            };
+            obj = match found {
+                Some((Value::Object(ObjType::Map | ObjType::List), id)) => id,
                 _ => return Err(bad(format!("no field {key}"))),
             };
         }
@@ -346,7 +436,11 @@ fn put_value(
         }
         Json::Array(items) => {
             let (child, _) = object_at(doc, obj, key, ObjType::List)?;
-            reconcile_list(doc, &child, items)?;
+            if top.is_some_and(|k| k.keyed.contains(&key)) {
+                reconcile_keyed_list(doc, &child, items)?;
+            } else {
+                reconcile_list(doc, &child, items)?;
+            }
         }
         scalar => {
             let new = scalar_of(scalar).ok_or_else(|| bad("not a scalar"))?;
@@ -424,6 +518,177 @@ fn reconcile_list(doc: &mut AutoCommit, list: &ObjId, items: &[Json]) -> Result<
     Ok(())
 }
 
+/// The `id` of a list's item, when it is an object with a string one.
+fn item_id(doc: &AutoCommit, list: &ObjId, at: usize) -> Result<Option<String>, SyncError> {
+    let Some((Value::Object(ObjType::Map), item)) = doc.get(list, at).map_err(bad)? else {
+        return Ok(None);
+    };
+    Ok(match doc.get(&item, "id").map_err(bad)? {
+        Some((Value::Scalar(s), _)) => match s.as_ref() {
+            ScalarValue::Str(id) => Some(id.to_string()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// What each item of a keyed list goes by, in the list's order. Two
+/// items with one id are one item when they are equal (the same message
+/// written on two devices): the later one is `None`, and the record
+/// leaves it out. When they differ (two devices each numbered a new
+/// message alike), both are kept, and the later one goes by `<id>~2`
+/// (`~3`, ...): every device sees the list in the same order, so every
+/// device names them alike. An item without an id goes by a name no
+/// record item has.
+fn keyed_ids(doc: &AutoCommit, list: &ObjId) -> Result<Vec<Option<String>>, SyncError> {
+    let len = doc.length(list);
+    let mut out = Vec::with_capacity(len);
+    let mut by_id: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for at in 0..len {
+        let Some(id) = item_id(doc, list, at)? else {
+            out.push(Some(format!("\u{0}{at}")));
+            continue;
+        };
+        let Some(earlier) = by_id.get_mut(&id) else {
+            by_id.insert(id.clone(), vec![at]);
+            out.push(Some(id));
+            continue;
+        };
+        let this = hydrate_item(doc, list, at)?;
+        let mut same = false;
+        for &e in earlier.iter() {
+            if hydrate_item(doc, list, e)? == this {
+                same = true;
+                break;
+            }
+        }
+        if same {
+            out.push(None);
+        } else {
+            earlier.push(at);
+            out.push(Some(format!("{id}~{}", earlier.len())));
+        }
+    }
+    Ok(out)
+}
+
+fn hydrate_item(doc: &AutoCommit, list: &ObjId, at: usize) -> Result<Json, SyncError> {
+    match doc.get(list, at).map_err(bad)? {
+        Some((v, id)) => hydrate_value(doc, &v, &id, &mut Vec::new(), &mut Vec::new()),
+        None => Ok(Json::Null),
+    }
+}
+
+/// Brings a keyed list to `items` by id: the longest run of ids the list
+/// and the record share in the same order stays (each item reconciled
+/// field by field), the list's other items are removed and the record's
+/// other items inserted where the record has them. A list appended to on
+/// two devices apart thus gets two sets of inserts, and Automerge keeps
+/// both. Records whose items lack ids are reconciled by position.
+fn reconcile_keyed_list(
+    doc: &mut AutoCommit,
+    list: &ObjId,
+    items: &[Json],
+) -> Result<(), SyncError> {
+    let new: Option<Vec<&str>> = items
+        .iter()
+        .map(|i| i.get("id").and_then(Json::as_str))
+        .collect();
+    let Some(new) = new else {
+        return reconcile_list(doc, list, items);
+    };
+    let old = keyed_ids(doc, list)?;
+    let same = |i: usize, j: usize| old[i].as_deref() == Some(new[j]);
+    // The shared prefix needs no table; most saves only append.
+    let mut start = 0;
+    while start < old.len() && start < new.len() && same(start, start) {
+        start += 1;
+    }
+    let (n, m) = (old.len() - start, new.len() - start);
+    // Longest common subsequence of the rest, by the usual table.
+    let w = m + 1;
+    let mut table = vec![0u32; (n + 1) * w];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            table[i * w + j] = if same(start + i, start + j) {
+                table[(i + 1) * w + j + 1] + 1
+            } else {
+                table[(i + 1) * w + j].max(table[i * w + j + 1])
+            };
+        }
+    }
+    let mut kept_old = vec![false; old.len()];
+    let mut kept_new = vec![false; new.len()];
+    for k in 0..start {
+        kept_old[k] = true;
+        kept_new[k] = true;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same(start + i, start + j) {
+            kept_old[start + i] = true;
+            kept_new[start + j] = true;
+            i += 1;
+            j += 1;
+        } else if table[(i + 1) * w + j] >= table[i * w + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    for at in (0..old.len()).rev() {
+        if !kept_old[at] {
+            doc.delete(list, at).map_err(bad)?;
+        }
+    }
+    // What is left of the list is the kept items, in the record's order.
+    for (at, item) in items.iter().enumerate() {
+        if !kept_new[at] {
+            insert_value(doc, list, at, item)?;
+            continue;
+        }
+        match (doc.get(list, at).map_err(bad)?, item) {
+            (Some((Value::Object(ObjType::Map), obj)), Json::Object(map)) => {
+                reconcile_map(doc, &obj, map, None)?;
+            }
+            _ => return Err(bad("a keyed list's item is not an object")),
+        }
+    }
+    Ok(())
+}
+
+/// A keyed list as the record shows it (see [`keyed_ids`]).
+fn hydrate_keyed_list(
+    doc: &AutoCommit,
+    list: &ObjId,
+    path: &mut Vec<String>,
+    conflicts: &mut Vec<Conflict>,
+) -> Result<Json, SyncError> {
+    let ids = keyed_ids(doc, list)?;
+    let mut out = Vec::with_capacity(ids.len());
+    for (at, shown) in ids.into_iter().enumerate() {
+        let Some(shown) = shown else { continue };
+        let Some((v, child)) = doc.get(list, at).map_err(bad)? else {
+            continue;
+        };
+        // A field set apart inside an item is named by the item's id.
+        path.push(shown.clone());
+        let item = hydrate_value(doc, &v, &child, path, conflicts);
+        path.pop();
+        let mut item = item?;
+        if let Some(map) = item.as_object_mut()
+            && map
+                .get("id")
+                .and_then(Json::as_str)
+                .is_some_and(|id| id != shown)
+        {
+            map.insert("id".into(), Json::String(shown));
+        }
+        out.push(item);
+    }
+    Ok(Json::Array(out))
+}
+
 fn insert_value(
     doc: &mut AutoCommit,
     list: &ObjId,
@@ -484,9 +749,15 @@ fn hydrate_map(
         let all = doc.get_all(obj, key.as_str()).map_err(bad)?;
         path.push(key.clone());
         let newest = top.is_some_and(|k| k.newest.contains(&key.as_str()));
+        let keyed = top.is_some_and(|k| k.keyed.contains(&key.as_str()));
         let mut values = Vec::with_capacity(all.len());
         for (v, id) in all.iter().rev() {
-            values.push(hydrate_value(doc, v, id, path, conflicts)?);
+            values.push(match v {
+                Value::Object(ObjType::List) if keyed => {
+                    hydrate_keyed_list(doc, id, path, conflicts)?
+                }
+                _ => hydrate_value(doc, v, id, path, conflicts)?,
+            });
         }
         let shown = if newest {
             values
@@ -679,6 +950,32 @@ mod tests {
     }
 
     #[test]
+    fn a_message_changed_on_two_devices_is_a_choice_named_by_its_id() {
+        let conversation = |content: &str| {
+            json!({"id": "c", "title": "T", "updated_at_ms": 1.0, "next_seq": 1,
+                "messages": [{"id": "c-m1", "role": "user", "content": content}]})
+        };
+        let mut a = RecordDoc::new(CONVERSATION, &A);
+        a.update(&conversation("draft")).unwrap();
+        let mut b = RecordDoc::load(CONVERSATION, &B, &a.save()).unwrap();
+        a.update(&conversation("from A")).unwrap();
+        b.update(&conversation("from B")).unwrap();
+        exchange(&mut a, &mut b);
+        let out = a.derive().unwrap();
+        assert_eq!(out, b.derive().unwrap());
+        assert_eq!(out.conflicts.len(), 1, "{:?}", out.conflicts);
+        let path = out.conflicts[0].path.clone();
+        assert_eq!(path, ["messages", "c-m1", "content"]);
+        a.choose(&path, &json!("from B")).unwrap();
+        exchange(&mut a, &mut b);
+        for d in [&mut a, &mut b] {
+            let out = d.derive().unwrap();
+            assert!(out.conflicts.is_empty());
+            assert_eq!(out.record, conversation("from B"));
+        }
+    }
+
+    #[test]
     fn sync_keys_cannot_be_written_by_a_record() {
         let mut d = RecordDoc::new(NOTE, &A);
         let err = d.update(&json!({"id": "n", "$deleted": "x"})).unwrap_err();
@@ -697,6 +994,7 @@ mod tests {
     fn kinds_come_from_document_ids() {
         assert_eq!(kind_of("note:1"), Some(NOTE));
         assert_eq!(kind_of("task:x"), Some(TASK));
+        assert_eq!(kind_of("conversation:c1"), Some(CONVERSATION));
         assert_eq!(kind_of("note:"), None);
         assert_eq!(kind_of("secret:1"), None);
         assert_eq!(kind_of("note"), None);

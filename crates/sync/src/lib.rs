@@ -76,6 +76,10 @@ pub enum SyncError {
     BadKeyfile(String),
     #[error("a synced record could not be read: {0}")]
     BadDocument(String),
+    #[error(
+        "too large to sync: its changes come to {mb} MB, more than the {limit_mb} MB one object may hold; it stays on this device (pictures are the usual cause: remove some, or start a new conversation)"
+    )]
+    TooLarge { mb: String, limit_mb: usize },
 }
 
 /// Lowercase hex, for the key file's JSON and for object names.

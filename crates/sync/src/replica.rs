@@ -27,6 +27,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
+use automerge::ChangeHash;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,12 @@ pub struct Cursor {
     /// uploaded after it opens again.
     #[serde(default)]
     pub dirty: BTreeSet<String>,
+    /// Documents other devices changed since the app last stored the
+    /// record derived from them, with the heads that record shows. The
+    /// app's next save of such a record is recorded against those heads,
+    /// so it adds its edits to what arrived and never undoes it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shown: BTreeMap<String, Vec<String>>,
 }
 
 /// One change object's plaintext.
@@ -167,6 +174,12 @@ pub struct Report {
 /// A change object holds at most about this much plaintext, so a first
 /// sync of a large profile becomes several objects a store takes easily.
 const BUNDLE_BYTES: usize = 4 << 20;
+/// One record's changes in one object come to at most this much: a
+/// device reads a change object whole, with its base64 and its plaintext
+/// in memory at once, so a phone must be able to hold a few of these. A
+/// conversation with many pictures can pass it; it is then refused by
+/// name and stays waiting here, and the rest still syncs.
+pub const MAX_RECORD_BYTES: usize = 64 << 20;
 /// Conditional writes retried this often against other devices.
 const RETRIES: usize = 8;
 
@@ -176,6 +189,8 @@ pub struct Replica {
     name: String,
     cursor: Cursor,
     docs: BTreeMap<String, RecordDoc>,
+    /// [`MAX_RECORD_BYTES`], smaller in tests.
+    max_record_bytes: usize,
 }
 
 impl std::fmt::Debug for Replica {
@@ -197,6 +212,7 @@ impl Replica {
                 ..Cursor::default()
             },
             docs: BTreeMap::new(),
+            max_record_bytes: MAX_RECORD_BYTES,
         }
     }
 
@@ -249,9 +265,41 @@ impl Replica {
             .or_insert_with(|| RecordDoc::new(kind, &device.0)))
     }
 
+    /// The heads the app's record of `id` shows, when other devices'
+    /// changes arrived after it was stored.
+    fn shown(&self, id: &str) -> Option<Vec<ChangeHash>> {
+        self.cursor
+            .shown
+            .get(id)?
+            .iter()
+            .map(|h| h.parse().ok())
+            .collect()
+    }
+
+    /// Notes what the app's record of `id` shows before another device's
+    /// changes land in its document. A document new here has no record
+    /// yet, so there is nothing to note.
+    fn before_arrival(&mut self, id: &str) {
+        if self.cursor.shown.contains_key(id) {
+            return;
+        }
+        if let Some(doc) = self.docs.get_mut(id) {
+            let heads = doc.heads().iter().map(ToString::to_string).collect();
+            self.cursor.shown.insert(id.to_string(), heads);
+        }
+    }
+
     /// The app saved a record.
     pub fn put(&mut self, id: &str, record: &Json) -> Result<(), SyncError> {
-        self.edit(id)?.update(record)
+        match self.shown(id) {
+            None => self.edit(id)?.update(record),
+            Some(base) => {
+                let heads = self.edit(id)?.update_from(record, &base)?;
+                let heads = heads.iter().map(ToString::to_string).collect();
+                self.cursor.shown.insert(id.to_string(), heads);
+                Ok(())
+            }
+        }
     }
 
     /// The app deleted a record.
@@ -259,7 +307,16 @@ impl Replica {
         if !self.docs.contains_key(id) {
             return Ok(());
         }
-        self.edit(id)?.delete()
+        match self.shown(id) {
+            None => self.edit(id)?.delete(),
+            Some(base) => self.edit(id)?.delete_having_seen(&base),
+        }
+    }
+
+    /// The app stored the record [`Replica::derive`] gave for `id`: the
+    /// record shows the whole document again.
+    pub fn settled(&mut self, id: &str) {
+        self.cursor.shown.remove(id);
     }
 
     pub fn restore(&mut self, id: &str) -> Result<(), SyncError> {
@@ -366,9 +423,9 @@ impl Replica {
     ) -> Result<Report, SyncFailure> {
         let devices = self.join(store, now_ms, entropy).await?;
         let mut report = Report {
-            pushed: self.push(store, entropy).await?,
             ..Report::default()
         };
+        report.pushed = self.push(store, entropy, &mut report.refused).await?;
         self.pull(store, &devices, &mut report).await?;
         report.devices = devices;
         Ok(report)
@@ -378,6 +435,7 @@ impl Replica {
         &mut self,
         store: &S,
         entropy: &mut dyn Entropy,
+        refused: &mut Vec<(String, SyncError)>,
     ) -> Result<usize, SyncFailure> {
         let mut pending: Vec<(String, Vec<String>, u64)> = Vec::new();
         let dirty: Vec<String> = self.cursor.dirty.iter().cloned().collect();
@@ -391,7 +449,15 @@ impl Replica {
             if changes.is_empty() {
                 self.cursor.dirty.remove(&id);
             } else {
-                let encoded = changes.iter().map(|c| B64.encode(c)).collect();
+                let encoded: Vec<String> = changes.iter().map(|c| B64.encode(c)).collect();
+                let bytes: usize = encoded.iter().map(String::len).sum();
+                if bytes > self.max_record_bytes {
+                    // Left dirty: it waits, counted, until it is smaller.
+                    let mb = format!("{:.1}", bytes as f64 / f64::from(1 << 20));
+                    let limit_mb = self.max_record_bytes >> 20;
+                    refused.push((id, SyncError::TooLarge { mb, limit_mb }));
+                    continue;
+                }
                 pending.push((id, encoded, newest));
             }
         }
@@ -518,6 +584,7 @@ impl Replica {
             decoded.push((id, parsed));
         }
         for (id, changes) in decoded {
+            self.before_arrival(&id);
             self.doc(&id)?.apply_parsed(changes)?;
             report.changed.push(id);
         }
@@ -546,6 +613,7 @@ impl Replica {
             decoded.push((id.clone(), saved));
         }
         for (id, saved) in decoded {
+            self.before_arrival(&id);
             match self.docs.get_mut(&id) {
                 Some(doc) => doc.merge_saved(&saved)?,
                 None => {
@@ -665,7 +733,9 @@ pub enum Compacted {
 mod tests {
     use super::*;
     use crate::Keyfile;
+    use crate::doc::Presence;
     use crate::testing::{FAST, MemoryStore, Seeded, block_on};
+    use automerge::{ROOT, ReadDoc};
     use serde_json::json;
 
     /// A vault and two devices' copies of its key, as after setup and
@@ -1026,5 +1096,330 @@ mod tests {
         round(&mut a2, &store, &mut e);
         round(&mut b, &store, &mut e);
         assert_eq!(body(&mut b, "note:1"), "kept offline");
+    }
+
+    /// A conversation as the app stores it: `messages` are (id, role,
+    /// content, when).
+    fn conversation(title: &str, messages: &[(&str, &str, &str, f64)], next_seq: u64) -> Json {
+        let updated = messages.iter().map(|m| m.3).fold(1.0, f64::max);
+        let messages: Vec<Json> = messages
+            .iter()
+            .map(|(id, role, content, at)| {
+                json!({"id": id, "role": role, "content": content, "created_at_ms": at,
+                    "updated_at_ms": at, "status": "done"})
+            })
+            .collect();
+        json!({"id": "c", "title": title, "title_is_custom": false, "created_at_ms": 1.0,
+            "updated_at_ms": updated, "loaded_skills": [], "settings": {},
+            "messages": messages, "next_seq": next_seq})
+    }
+
+    const C: &str = "conversation:c";
+
+    /// The record the app derives and stores, as the app does after a
+    /// round.
+    fn take(r: &mut Replica, id: &str) -> crate::doc::Derived {
+        let d = r.derive(id).unwrap().unwrap();
+        r.settled(id);
+        d
+    }
+
+    fn contents(record: &Json) -> Vec<String> {
+        let mut out: Vec<String> = record["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn ids(record: &Json) -> Vec<String> {
+        record["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Two devices holding the same two-message conversation.
+    fn shared_conversation(store: &MemoryStore, e: &mut Seeded) -> (Replica, Replica) {
+        let (mut a, mut b, _) = replicas();
+        let start = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+        ];
+        a.put(C, &conversation("Trip", &start, 2)).unwrap();
+        round(&mut a, store, e);
+        round(&mut b, store, e);
+        assert_eq!(take(&mut b, C).record, conversation("Trip", &start, 2));
+        (a, b)
+    }
+
+    #[test]
+    fn a_conversation_continued_on_two_devices_keeps_both_sides_messages() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(20);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        let base = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+        ];
+        // Each device numbers its next messages alike: c-m3 and c-m4.
+        let mut on_a = base.to_vec();
+        on_a.extend([
+            ("c-m3", "user", "By the sea", 10.0),
+            ("c-m4", "assistant", "Try Brittany", 11.0),
+        ]);
+        let mut on_b = base.to_vec();
+        on_b.extend([
+            ("c-m3", "user", "In the mountains", 20.0),
+            ("c-m4", "assistant", "Try the Alps", 21.0),
+        ]);
+        a.put(C, &conversation("Trip", &on_a, 4)).unwrap();
+        b.put(C, &conversation("Trip", &on_b, 4)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        round(&mut a, &store, &mut e);
+        let (da, db) = (take(&mut a, C), take(&mut b, C));
+        assert_eq!(da, db, "both devices converge");
+        assert!(da.conflicts.is_empty(), "{:?}", da.conflicts);
+        assert_eq!(
+            contents(&da.record),
+            [
+                "By the sea",
+                "In the mountains",
+                "Plan a trip",
+                "Try Brittany",
+                "Try the Alps",
+                "Where to?"
+            ]
+        );
+        let mut unique = ids(&da.record);
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 6, "every message has an id of its own");
+        assert_eq!(da.record["updated_at_ms"], 21.0, "the newest time wins");
+        assert_eq!(da.record["next_seq"], 4);
+
+        // The app stores that record and goes on: the next message lands
+        // after all six, and the ids given to tell messages apart stay.
+        let mut next = da.record.clone();
+        let m5 = json!({"id": "c-m5", "role": "user", "content": "Both, then",
+            "created_at_ms": 30.0, "updated_at_ms": 30.0, "status": "done"});
+        next["messages"].as_array_mut().unwrap().push(m5);
+        next["next_seq"] = json!(5);
+        next["updated_at_ms"] = json!(30.0);
+        a.put(C, &next).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        assert_eq!(take(&mut b, C).record, next);
+        assert_eq!(take(&mut a, C).record, next);
+    }
+
+    #[test]
+    fn a_title_renamed_on_one_device_while_a_message_is_added_on_the_other() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(21);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        let base = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+        ];
+        let mut renamed = conversation("Summer trip", &base, 2);
+        renamed["title_is_custom"] = json!(true);
+        renamed["updated_at_ms"] = json!(5.0);
+        a.put(C, &renamed).unwrap();
+        let mut more = base.to_vec();
+        more.push(("c-m3", "user", "In July", 6.0));
+        b.put(C, &conversation("Trip", &more, 3)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        round(&mut a, &store, &mut e);
+        let d = take(&mut a, C);
+        assert_eq!(d, take(&mut b, C));
+        let mut want = conversation("Summer trip", &more, 3);
+        want["title_is_custom"] = json!(true);
+        assert_eq!(d.record, want);
+        assert!(d.conflicts.is_empty(), "{:?}", d.conflicts);
+    }
+
+    #[test]
+    fn a_title_renamed_on_both_devices_waits_for_a_choice() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(25);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        let base = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+        ];
+        a.put(C, &conversation("Sea trip", &base, 2)).unwrap();
+        b.put(C, &conversation("Alps trip", &base, 2)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        round(&mut a, &store, &mut e);
+        let d = take(&mut a, C);
+        assert_eq!(d.conflicts.len(), 1, "{:?}", d.conflicts);
+        assert_eq!(d.conflicts[0].path, ["title"]);
+        a.choose(C, &["title".into()], &json!("Alps trip")).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        let d = take(&mut b, C);
+        assert!(d.conflicts.is_empty());
+        assert_eq!(d.record["title"], "Alps trip");
+    }
+
+    #[test]
+    fn a_conversation_deleted_on_one_device_and_continued_on_the_other_offers_restore() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(22);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        a.delete(C).unwrap();
+        let more = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+            ("c-m3", "user", "Still going?", 9.0),
+        ];
+        b.put(C, &conversation("Trip", &more, 3)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        round(&mut a, &store, &mut e);
+        for r in [&mut a, &mut b] {
+            assert_eq!(take(r, C).presence, Presence::DeletedWhileEdited);
+        }
+        a.restore(C).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        let d = take(&mut b, C);
+        assert_eq!(d.presence, Presence::Live);
+        assert_eq!(d.record, conversation("Trip", &more, 3));
+    }
+
+    #[test]
+    fn the_same_message_from_two_devices_is_one_message() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(23);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        // Both devices come to hold one message (one id, the same
+        // content) apart, as when each took it from the same source.
+        let more = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+            ("c-m3", "user", "Same words", 7.0),
+        ];
+        a.put(C, &conversation("Trip", &more, 3)).unwrap();
+        b.put(C, &conversation("Trip", &more, 3)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        round(&mut a, &store, &mut e);
+        let want = conversation("Trip", &more, 3);
+        assert_eq!(take(&mut a, C).record, want);
+        assert_eq!(take(&mut b, C).record, want);
+
+        // Saving that record drops the second copy from the document too.
+        let mut next = want.clone();
+        next["title"] = json!("Trip, again");
+        a.put(C, &next).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        assert_eq!(take(&mut b, C).record, next);
+        let doc = b.docs.get_mut(C).unwrap();
+        let (_, messages) = doc.doc_for_tests().get(ROOT, "messages").unwrap().unwrap();
+        assert_eq!(doc.doc_for_tests().length(&messages), 3);
+    }
+
+    #[test]
+    fn a_save_of_a_record_from_before_arrivals_keeps_what_arrived() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(24);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        let base = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+        ];
+        let mut on_b = base.to_vec();
+        on_b.push(("c-m3", "user", "From the desktop", 5.0));
+        b.put(C, &conversation("Trip", &on_b, 3)).unwrap();
+        round(&mut b, &store, &mut e);
+        // A reads B's message, but its app has not stored it yet (a reply
+        // was streaming there) and saves what it holds.
+        round(&mut a, &store, &mut e);
+        let mut on_a = base.to_vec();
+        on_a.push(("c-m3", "user", "From the laptop", 6.0));
+        a.put(C, &conversation("Trip", &on_a, 3)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        let d = take(&mut a, C);
+        assert_eq!(d, take(&mut b, C));
+        assert_eq!(
+            contents(&d.record),
+            [
+                "From the desktop",
+                "From the laptop",
+                "Plan a trip",
+                "Where to?"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_record_too_large_for_one_object_is_refused_by_name_and_the_rest_syncs() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(27);
+        let (mut a, mut b, _) = replicas();
+        a.max_record_bytes = 1 << 20;
+        // Random bytes, as a photo's are: Automerge compresses repetition.
+        let mut raw = vec![0u8; 1_600_000];
+        e.fill(&mut raw);
+        let picture = B64.encode(&raw);
+        let mut big = conversation("Photos", &[("c-m1", "user", "Look", 2.0)], 1);
+        big["messages"][0]["images"] = json!([{"media_type": "image/png", "data": picture}]);
+        a.put(C, &big).unwrap();
+        a.put("note:1", &note("1", "Small", "fits", 1.0)).unwrap();
+        let report = round(&mut a, &store, &mut e);
+        assert_eq!(report.refused.len(), 1, "{:?}", report.refused);
+        let (name, why) = &report.refused[0];
+        assert_eq!(name, C);
+        assert!(
+            why.to_string()
+                .starts_with("too large to sync: its changes come to 2.0 MB, more than the 1 MB"),
+            "{why}"
+        );
+        assert_eq!(a.waiting(), 1, "the large record waits");
+        round(&mut b, &store, &mut e);
+        assert_eq!(body(&mut b, "note:1"), "fits");
+        assert!(b.derive(C).unwrap().is_none());
+    }
+
+    #[test]
+    fn regenerating_on_one_device_while_the_other_continues() {
+        let store = MemoryStore::default();
+        let mut e = Seeded::new(26);
+        let (mut a, mut b) = shared_conversation(&store, &mut e);
+        // A replaces the reply; B answers the old reply.
+        let regenerated = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m3", "assistant", "Where would you like to go?", 8.0),
+        ];
+        a.put(C, &conversation("Trip", &regenerated, 3)).unwrap();
+        let continued = [
+            ("c-m1", "user", "Plan a trip", 2.0),
+            ("c-m2", "assistant", "Where to?", 3.0),
+            ("c-m3", "user", "Rome", 9.0),
+        ];
+        b.put(C, &conversation("Trip", &continued, 3)).unwrap();
+        round(&mut a, &store, &mut e);
+        round(&mut b, &store, &mut e);
+        round(&mut a, &store, &mut e);
+        let d = take(&mut a, C);
+        assert_eq!(d, take(&mut b, C));
+        assert!(d.conflicts.is_empty(), "{:?}", d.conflicts);
+        // The replaced reply goes; both new messages stay.
+        assert_eq!(
+            contents(&d.record),
+            ["Plan a trip", "Rome", "Where would you like to go?"]
+        );
     }
 }

@@ -240,7 +240,7 @@ pub fn SyncPanel() -> impl IntoView {
             })}
             {move || last.get().filter(|o| !o.refused.is_empty()).map(|o| view! {
                 <div class="notice" role="status">
-                    <p>"Some objects in the bucket were refused; nothing of theirs was applied here:"</p>
+                    <p>"Some objects or records were refused; nothing of theirs was applied here or sent:"</p>
                     <ul>{o.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}</ul>
                 </div>
             })}
@@ -297,6 +297,17 @@ pub fn SyncPanel() -> impl IntoView {
     }
 }
 
+/// What kind of record a document holds, as the person calls it.
+fn kind_name(doc: &str) -> &'static str {
+    match doc.split_once(':').map(|(k, _)| k) {
+        Some("note") => "Note",
+        Some("task") => "Task",
+        Some("memory") => "Memory",
+        Some("conversation") => "Conversation",
+        _ => "Record",
+    }
+}
+
 /// One record that waits: what happened, and the answers.
 fn attention_row(
     a: Attention,
@@ -332,8 +343,10 @@ fn attention_row(
             <div class="actions wrap">{choices}</div>
         }
     }).collect_view();
+    let kind = kind_name(&a.doc);
     view! {
         <li class="sync-attention-item">
+            <span class="sync-kind" data-testid="sync-kind">{kind}</span> " "
             <strong>{a.title}</strong>
             {deleted}
             {conflicts}

@@ -304,6 +304,13 @@ pub struct Conversation {
     pub next_seq: u64,
 }
 
+/// Sync and the collections know a record by its id.
+impl crate::builtin::collection::Record for Conversation {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 pub const UNTITLED: &str = "New conversation";
 
 /// Bad input to a conversation operation.
