@@ -90,7 +90,7 @@ fn conversation(id: &str, updated: f64) -> Conversation {
 
 #[wasm_bindgen_test]
 async fn conversations_round_trip_most_recent_first() {
-    let db = fresh("test-conversations").await;
+    let db = std::rc::Rc::new(fresh("test-conversations").await);
     let old = conversation("old", 10.0);
     let new = conversation("new", 20.0);
     store::save(&db, &old).await.unwrap();
@@ -109,7 +109,10 @@ async fn conversations_round_trip_most_recent_first() {
     store::save(&db, &new).await.unwrap();
     let (list, _) = store::load_all(&db, 99.0).await.unwrap();
     assert_eq!(list, vec![renamed, new]);
-    db.close();
+    std::rc::Rc::try_unwrap(db)
+        .ok()
+        .expect("the delete keeps no handle on the database")
+        .close();
 }
 
 #[wasm_bindgen_test]

@@ -539,7 +539,7 @@ async fn artifacts_keep_their_versions_and_go_with_their_conversation() {
         .collect();
     assert_eq!(read, vec![stored.clone()]);
     assert_eq!(db.get::<Artifact>(ARTIFACTS, &id).await.unwrap(), None);
-    hearth::assistant::store::restore_artifacts(&db, &removed)
+    hearth::assistant::store::restore_artifacts(&db, removed.clone())
         .await
         .unwrap();
     assert_eq!(db.get(ARTIFACTS, &id).await.unwrap(), Some(stored));

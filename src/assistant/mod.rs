@@ -592,7 +592,7 @@ impl Assistant {
                 let db = self.rt.db();
                 let errors = self.save_error;
                 spawn_local(async move {
-                    if let Err(e) = store::restore_artifacts(&db, &d.artifacts.0).await {
+                    if let Err(e) = store::restore_artifacts(&db, d.artifacts.0.take()).await {
                         errors.set(Some(format!("The artifacts could not be restored: {e}")));
                     }
                 });

@@ -1,9 +1,13 @@
 //! Conversations and the assistant's settings in IndexedDB: the
 //! `conversations` store (schema v3) and three records of `settings`.
 
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
 use hearth_core::assistant::agent::Conversation;
 use hearth_core::assistant::providers::ProviderConfig;
 use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
 
 use crate::storage::{Db, StorageError};
 use hearth_core::stores::{ARTIFACTS, ARTIFACTS_BY_CONVERSATION, CONVERSATIONS, SETTINGS};
@@ -91,20 +95,51 @@ pub async fn save(db: &Db, conversation: &Conversation) -> Result<(), StorageErr
 
 /// Deletes a conversation and its artifacts together; returns the
 /// artifacts as they were stored, so an undo can put them back unread.
-pub async fn delete(db: &Db, id: &str) -> Result<Vec<wasm_bindgen::JsValue>, StorageError> {
-    db.delete_with_owned(CONVERSATIONS, id, ARTIFACTS, ARTIFACTS_BY_CONVERSATION)
-        .await
+pub async fn delete(db: &Rc<Db>, id: &str) -> Result<Vec<JsValue>, StorageError> {
+    crate::split::enter(delete_in_chunk(db.clone(), id.to_string()), || {
+        StorageError::Write(crate::split::not_loaded("deleting conversations"))
+    })
+    .await
 }
 
 /// Puts back the artifacts of a conversation whose delete was undone.
-pub async fn restore_artifacts(
-    db: &Db,
-    artifacts: &[wasm_bindgen::JsValue],
-) -> Result<(), StorageError> {
-    let entries: Vec<(&str, wasm_bindgen::JsValue)> =
-        artifacts.iter().map(|a| (ARTIFACTS, a.clone())).collect();
-    db.put_across(&entries).await
+pub async fn restore_artifacts(db: &Rc<Db>, artifacts: Vec<JsValue>) -> Result<(), StorageError> {
+    crate::split::enter(restore_in_chunk(db.clone(), artifacts), || {
+        StorageError::Write(crate::split::not_loaded("restoring artifacts"))
+    })
+    .await
 }
+
+// Deleting a conversation with what it owns, and its undo, are rare and
+// the transaction across two stores is sizeable code: the
+// `conversation_delete` chunk, fetched the first time a conversation is
+// deleted, keeps it out of the first load.
+crate::split::split_point!(
+    conversation_delete,
+    fn delete_in_chunk(
+        db: Rc<Db>,
+        id: String,
+    ) -> LocalBoxFuture<'static, Result<Vec<JsValue>, StorageError>> {
+        Box::pin(async move {
+            db.delete_with_owned(CONVERSATIONS, &id, ARTIFACTS, ARTIFACTS_BY_CONVERSATION)
+                .await
+        })
+    }
+);
+
+crate::split::split_point!(
+    conversation_delete,
+    fn restore_in_chunk(
+        db: Rc<Db>,
+        artifacts: Vec<JsValue>,
+    ) -> LocalBoxFuture<'static, Result<(), StorageError>> {
+        Box::pin(async move {
+            let entries: Vec<(&str, JsValue)> =
+                artifacts.into_iter().map(|a| (ARTIFACTS, a)).collect();
+            db.put_across(&entries).await
+        })
+    }
+);
 
 pub async fn provider(db: &Db) -> Result<Option<ProviderConfig>, StorageError> {
     db.setting(PROVIDER_KEY).await
