@@ -106,18 +106,39 @@ pub fn McpAppSlot(record: ActivityRecord) -> impl IntoView {
             return None;
         }
         target.get().map(|(server, tool, uri)| {
-            view! {
-                <McpAppFrame
-                    server=server
-                    tool=tool
-                    uri=uri
-                    arguments=arguments.clone()
-                    result=result.clone()
-                />
-            }
+            let (arguments, result) = (arguments.clone(), result.clone());
+            Suspend::new(SendWrapper::new(async move {
+                match frame_in_chunk(server, tool, uri, arguments, result).await {
+                    Ok(view) => view,
+                    Err(_) => view! {
+                        <p class="inline-error" role="alert">
+                            {crate::split::not_loaded("MCP Apps")}
+                        </p>
+                    }
+                    .into_any(),
+                }
+            }))
         })
     }
 }
+
+// An app's frame and its host are shown only for tools with a view: the
+// `mcp_app` chunk, fetched the first time one is shown.
+crate::split::split_point!(
+    mcp_app,
+    fn frame_in_chunk(
+        server: ServerId,
+        tool: Tool,
+        uri: String,
+        arguments: Value,
+        result: Value,
+    ) -> AnyView {
+        view! {
+            <McpAppFrame server=server tool=tool uri=uri arguments=arguments result=result/>
+        }
+        .into_any()
+    }
+);
 
 /// The app's host state, shared by the message listener and the calls it
 /// starts.
