@@ -425,6 +425,24 @@ fn steps() -> Vec<Step> {
             }),
         },
         Step {
+            id: "artifacts",
+            title: "artifacts: a 500-line page opened and updated in the preview (headless Chromium)",
+            needs: &[
+                Need::App,
+                Need::NativeHearth,
+                Need::Browser,
+                Need::FakeModel,
+            ],
+            kind: Kind::Command(|r| {
+                let mut cmd = node("e2e/bench/artifacts.mjs")(r);
+                cmd.env(
+                    "HEARTH_FAKE_MODEL",
+                    r.join("target/native/hearth-fake-model"),
+                );
+                cmd
+            }),
+        },
+        Step {
             id: "tabmodel",
             title: "the model in the tab against native llama.cpp and wllama (same files, threads and prompt)",
             needs: &[Need::App, Need::NativeHearth, Need::Browser, Need::TabModel],
