@@ -797,6 +797,7 @@ fn every_bundled_script_loads() {
         [
             "agent-skill.json",
             "approval.json",
+            "artifacts-bench.json",
             "artifacts.json",
             "errors.json",
             "links.json",
