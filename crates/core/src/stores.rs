@@ -5,6 +5,12 @@
 
 pub const DB_NAME: &str = "hearth";
 
+/// A stored record with a stable string id: what the collections and sync
+/// know of a note, a task, a memory or a conversation.
+pub trait Record: Clone + serde::Serialize + serde::de::DeserializeOwned {
+    fn id(&self) -> &str;
+}
+
 /// One object store: its name, key path and indexes.
 #[derive(Clone, Copy, Debug)]
 pub struct StoreSpec {

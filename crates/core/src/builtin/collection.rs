@@ -23,10 +23,7 @@ pub struct Stamp {
     pub today: (i64, u32, u32),
 }
 
-/// A stored record with a stable string id.
-pub trait Record: Clone + Serialize + DeserializeOwned {
-    fn id(&self) -> &str;
-}
+pub use crate::stores::Record;
 
 /// What a collection-backed skill's action returns: its output, and the
 /// changes to store before they are applied.

@@ -305,7 +305,7 @@ pub struct Conversation {
 }
 
 /// Sync and the collections know a record by its id.
-impl crate::builtin::collection::Record for Conversation {
+impl crate::stores::Record for Conversation {
     fn id(&self) -> &str {
         &self.id
     }
