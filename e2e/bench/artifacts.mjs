@@ -22,6 +22,7 @@ import { chromiumLaunchOptions } from '../support/env.mjs';
 import { startServe } from '../support/serve.mjs';
 import { startFakeModel } from '../support/model.mjs';
 import { figure, median, ratio } from './figures.mjs';
+import { setProvider } from './provider.mjs';
 
 const RUNS = Number(process.env.HEARTH_BENCH_RUNS || 5);
 const SCRIPT = 'artifacts-bench.json';
@@ -114,18 +115,7 @@ try {
   page.on('pageerror', (e) => console.error(`  page error: ${e.message}`));
   await page.goto(serve.launch);
   await page.waitForSelector('body[data-ready]');
-  // The provider, set as a person does.
-  await page.goto(`${serve.url}/#/settings`);
-  const panel = page.locator('.provider-panel');
-  await panel.getByLabel('Provider').selectOption('custom-openai');
-  await panel.getByLabel('Base URL').fill(model.base);
-  await panel.getByRole('button', { name: 'Test connection' }).click();
-  await panel.locator('.check.ok').waitFor();
-  await panel.getByLabel('Model', { exact: true }).selectOption('hearth-fake');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.locator('.notice').filter({ hasText: 'Saved' }).waitFor();
-  await page.goto(`${serve.url}/#/chat`);
-  await page.getByRole('textbox', { name: 'Message or command' }).waitFor();
+  await setProvider(page, serve, model, 'hearth-fake');
   // The service worker's caches are filled after the first render; the
   // figures are of a tab past that, as a person's second visit is.
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });

@@ -13,6 +13,7 @@ import { chromiumLaunchOptions } from '../support/env.mjs';
 import { startServe } from '../support/serve.mjs';
 import { startFakeModel } from '../support/model.mjs';
 import { figure, median, ratio } from './figures.mjs';
+import { setProvider } from './provider.mjs';
 
 const RUNS = Number(process.env.HEARTH_BENCH_RUNS || 5);
 
@@ -112,18 +113,7 @@ try {
   page.on('pageerror', (e) => console.error(`  page error: ${e.message}`));
   await page.goto(serve.launch);
   await page.waitForSelector('body[data-ready]');
-  // The provider, set as a person does.
-  await page.goto(`${serve.url}/#/settings`);
-  const panel = page.locator('.provider-panel');
-  await panel.getByLabel('Provider').selectOption('custom-openai');
-  await panel.getByLabel('Base URL').fill(model.base);
-  await panel.getByRole('button', { name: 'Test connection' }).click();
-  await panel.locator('.check.ok').waitFor();
-  await panel.getByLabel('Model').selectOption('gpt-4o-mini');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.locator('.notice').filter({ hasText: 'Saved' }).waitFor();
-  await page.goto(`${serve.url}/#/chat`);
-  await page.getByRole('textbox', { name: 'Message or command' }).waitFor();
+  await setProvider(page, serve, model, 'gpt-4o-mini');
 
   const bytes = await makePhoto(page);
   console.log(`pictures: a 4000×3000 JPEG of ${(bytes / 1e6).toFixed(1)} MB, ${RUNS} runs`);

@@ -258,6 +258,18 @@ fn node(script: &str) -> impl Fn(&Path) -> Command {
     }
 }
 
+/// [`node`], with the fake model server the native build made.
+fn with_fake_model(script: &str) -> impl Fn(&Path) -> Command {
+    move |root: &Path| {
+        let mut cmd = node(script)(root);
+        cmd.env(
+            "HEARTH_FAKE_MODEL",
+            root.join("target/native/hearth-fake-model"),
+        );
+        cmd
+    }
+}
+
 fn wasm_bench(test: &'static str) -> impl Fn(&Path) -> Command {
     move |root: &Path| {
         let mut cmd = Command::new("cargo");
@@ -415,14 +427,7 @@ fn steps() -> Vec<Step> {
                 Need::Browser,
                 Need::FakeModel,
             ],
-            kind: Kind::Command(|r| {
-                let mut cmd = node("e2e/bench/pictures.mjs")(r);
-                cmd.env(
-                    "HEARTH_FAKE_MODEL",
-                    r.join("target/native/hearth-fake-model"),
-                );
-                cmd
-            }),
+            kind: Kind::Command(|r| with_fake_model("e2e/bench/pictures.mjs")(r)),
         },
         Step {
             id: "artifacts",
@@ -433,14 +438,7 @@ fn steps() -> Vec<Step> {
                 Need::Browser,
                 Need::FakeModel,
             ],
-            kind: Kind::Command(|r| {
-                let mut cmd = node("e2e/bench/artifacts.mjs")(r);
-                cmd.env(
-                    "HEARTH_FAKE_MODEL",
-                    r.join("target/native/hearth-fake-model"),
-                );
-                cmd
-            }),
+            kind: Kind::Command(|r| with_fake_model("e2e/bench/artifacts.mjs")(r)),
         },
         Step {
             id: "tabmodel",
