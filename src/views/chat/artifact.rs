@@ -17,11 +17,11 @@ use hearth_core::stores::ARTIFACTS;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use serde::Serialize;
 use serde_json::json;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::icons::Icon;
-use crate::mcp::apps::{from_sandbox_page, post_to};
 use crate::runtime::use_runtime;
 use crate::views::cards::CopyButton;
 
@@ -293,9 +293,19 @@ fn Preview(kind: ArtifactKind, title: String, source: String) -> impl IntoView {
     let listener = {
         let frame_title = frame_title.clone();
         window_event_listener(leptos::ev::message, move |e: web_sys::MessageEvent| {
+            let Some(win) = frame.get_untracked().and_then(|f| f.content_window()) else {
+                return;
+            };
+            let win: &JsValue = win.as_ref();
             // Only the sandbox page itself, in an opaque origin, is heard;
             // the preview inside it is never.
-            let Some(message) = from_sandbox_page(frame, &e) else {
+            let from_frame = e
+                .source()
+                .is_some_and(|s| js_sys::Object::is(s.as_ref(), win));
+            if !from_frame || e.origin() != "null" {
+                return;
+            }
+            let Ok(message) = serde_wasm_bindgen::from_value::<serde_json::Value>(e.data()) else {
                 return;
             };
             match message.get("artifact").and_then(|v| v.as_str()) {
@@ -303,10 +313,13 @@ fn Preview(kind: ArtifactKind, title: String, source: String) -> impl IntoView {
                     let Some(Ok(html)) = document.get_untracked() else {
                         return;
                     };
-                    post_to(
-                        frame,
-                        &json!({"artifact": "show", "html": html, "title": frame_title}),
-                    );
+                    let show = json!({"artifact": "show", "html": html, "title": frame_title});
+                    let show = show
+                        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+                        .unwrap_or(JsValue::NULL);
+                    if let Some(w) = frame.get_untracked().and_then(|f| f.content_window()) {
+                        let _ = w.post_message(&show, "*");
+                    }
                 }
                 Some("refused") => {
                     let why = message
