@@ -86,7 +86,8 @@ export async function startSeaweed({ bucket = 'hearth', origin }) {
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  return { endpoint, bucket, dir, stop, child };
+  const filer = `http://127.0.0.1:${ports[4]}`;
+  return { endpoint, bucket, dir, filer, stop, child };
 }
 
 /// Every file SeaweedFS keeps under its data folder, read raw: what
@@ -104,17 +105,28 @@ export function rawFiles(dir) {
   return out;
 }
 
-/// The bytes in SeaweedFS's volume files, where object data goes: it
-/// grows with every object written and never with a read.
-export function volumeBytes(dir) {
-  let total = 0;
-  const walk = (d) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && e.name.endsWith('.dat')) total += fs.statSync(p).size;
+/// Every object in the bucket with its size and modification time, read
+/// through the filer's listing: what "nothing was written" is checked
+/// against. The volume files are not: SeaweedFS flushes its own metadata
+/// log into them on its own schedule, long after the writes it records.
+export async function bucketObjects(store) {
+  const out = [];
+  const walk = async (dir) => {
+    let last = '';
+    for (;;) {
+      const url = `${store.filer}/buckets/${store.bucket}${dir}?limit=1000&lastFileName=${encodeURIComponent(last)}`;
+      const res = await fetch(url, { headers: { Accept: 'application/json' } });
+      if (!res.ok) throw new Error(`listing ${dir} failed: ${res.status}`);
+      const page = await res.json();
+      for (const e of page.Entries || []) {
+        // The top bit of Mode marks a directory.
+        if (e.Mode >= 2 ** 31) await walk(`${e.FullPath.slice(`/buckets/${store.bucket}`.length)}/`);
+        else out.push(`${e.FullPath} ${e.FileSize} ${e.Mtime}`);
+      }
+      if (!page.ShouldDisplayLoadMore) break;
+      last = page.LastFileName;
     }
   };
-  walk(path.join(dir, 'data'));
-  return total;
+  await walk('/');
+  return out.sort();
 }

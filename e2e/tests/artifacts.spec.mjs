@@ -64,8 +64,9 @@ test('the model makes a page and a new version of it; the panel previews, steps,
     await expect(p.locator('.artifact-version')).toHaveText('v2 of 2');
     await expect(preview(page).locator('h1')).toHaveText('Sales v2');
     await expect(preview(page).locator('h1')).toHaveAttribute('data-ran', 'yes');
-    // The artifact's id, in the card's output, differs on every run.
-    await expectScreen(page, 'artifact-panel', { hide: ['.card-duration', '.conversation-detail', '.card-output'] });
+    // The artifact's id, in the card's output, differs on every run, and
+    // with it the token counts the fake model reports.
+    await expectScreen(page, 'artifact-panel', { hide: ['.card-duration', '.conversation-detail', '.card-output', '.usage-line'] });
 
     // Back and forth, by mouse and by keyboard.
     await p.getByRole('button', { name: 'Previous version' }).click();
@@ -105,9 +106,14 @@ test('the model makes a page and a new version of it; the panel previews, steps,
     await expect(page.locator('.artifact-panel')).toHaveCount(0);
 
     // A chart, drawn by Chart.js inside the sandbox.
+    const openers = page.getByRole('button', { name: 'Open artifact' });
+    const before = await openers.count();
     await say(page, 'Now a chart of it');
     await expect(page.locator('.tool-card[data-skill="create_artifact"]')).toHaveCount(2);
-    await page.getByRole('button', { name: 'Open artifact' }).last().click();
+    await expect(page.locator('.tool-card[data-skill="create_artifact"]').last()).toHaveAttribute('data-state', 'completed');
+    // The chart's card has its own opener once its result is in.
+    await expect(openers).toHaveCount(before + 1);
+    await openers.last().click();
     const chart = page.getByRole('complementary', { name: 'Sales chart' });
     await expect(chart.locator('.artifact-kind')).toHaveText('Chart');
     const drawn = async () => {

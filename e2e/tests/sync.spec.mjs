@@ -3,7 +3,7 @@
 // a person does it, in Settings → Sync.
 import { test, expect } from '@playwright/test';
 import { openApp, runCommand, saveScreenshot } from '../support/app.mjs';
-import { ACCESS, SECRET, rawFiles, startSeaweed, volumeBytes } from '../support/seaweed.mjs';
+import { ACCESS, SECRET, rawFiles, startSeaweed, bucketObjects } from '../support/seaweed.mjs';
 
 const PASSPHRASE = 'correct horse battery staple';
 
@@ -315,14 +315,15 @@ test('a wrong passphrase is refused with a clear message, and nothing is written
   await syncNow(first);
   await first.context().close();
   // A write the first device sent before it closed may still land:
-  // count once the store has been still for three seconds.
-  let before = volumeBytes(store.dir);
+  // take the bucket's listing once it has been still for three seconds.
+  let before = await bucketObjects(store);
   for (let still = 0, i = 0; still < 6 && i < 60; i++) {
     await new Promise((r) => setTimeout(r, 500));
-    const now = volumeBytes(store.dir);
-    still = now === before ? still + 1 : 0;
+    const now = await bucketObjects(store);
+    still = JSON.stringify(now) === JSON.stringify(before) ? still + 1 : 0;
     before = now;
   }
+  expect(before.length).toBeGreaterThan(0);
 
   const page = await (await browser.newContext()).newPage();
   await openApp(page);
@@ -333,7 +334,7 @@ test('a wrong passphrase is refused with a clear message, and nothing is written
   await expect(panel.getByRole('button', { name: 'Connect' })).toBeEnabled();
   await panel.getByRole('alert').scrollIntoViewIfNeeded();
   await saveScreenshot(page, 'sync-wrong-passphrase');
-  expect(volumeBytes(store.dir)).toBe(before);
+  expect(await bucketObjects(store)).toEqual(before);
   await page.context().close();
 });
 
