@@ -3,7 +3,8 @@
 // skills works: the calculator, notes, JavaScript, Python (on the first
 // visit without cross-origin isolation, and after a reload under the
 // service worker, which adds it), an Agent Skill's script, backup and
-// restore, and an MCP App; a web skill says the proxy is missing and how to
+// restore, an MCP App, and an artifact's page and chart made by the
+// (scripted fake) model; a web skill says the proxy is missing and how to
 // get it.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { runCommand, saveScreenshot } from '../support/app.mjs';
 import { repoRoot } from '../support/env.mjs';
 import { requirePeers, startAppsServer } from '../support/mcp.mjs';
+import { say, startFakeModel, useProvider } from '../support/model.mjs';
 import { runSkill, startCanary } from '../support/sandbox.mjs';
 import { startStatic } from '../support/static.mjs';
 
@@ -265,6 +267,61 @@ test('an MCP App renders, without the service worker and served by it', async ({
     }
   } finally {
     apps.stop();
+  }
+});
+
+test('an artifact\'s page and chart render, without the service worker and served by it', async ({ browser }) => {
+  test.setTimeout(180_000);
+  const model = await startFakeModel('artifacts.json');
+  try {
+    for (const visit of ['without the service worker', 'served by the service worker']) {
+      const worker = visit === 'served by the service worker';
+      const context = await browser.newContext({ baseURL: server.url, serviceWorkers: worker ? 'allow' : 'block' });
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto('/#/chat');
+      await page.waitForSelector('body[data-ready]');
+      if (worker) await reloadUnderWorker(page);
+      await useProvider(page, model.base);
+
+      await say(page, 'Please make a sales page');
+      const made = page.locator('.tool-card[data-skill="create_artifact"]');
+      await expect(made, visit).toHaveAttribute('data-state', 'completed');
+      await page.getByRole('button', { name: 'Open artifact' }).first().click();
+      // Without the worker the frame is sandboxed by its attribute and loads
+      // from the host; with it, the worker serves it under a sandbox policy.
+      const outer = page.locator('iframe.artifact-frame');
+      if (worker) await expect(outer, visit).not.toHaveAttribute('sandbox', /./);
+      else await expect(outer, visit).toHaveAttribute('sandbox', 'allow-scripts');
+      // The page shows, and its own script ran inside the sandbox.
+      const heading = page.frameLocator('.artifact-frame').frameLocator('iframe').locator('h1');
+      await expect(heading, visit).toHaveText('Sales v1');
+      await expect(heading, visit).toHaveAttribute('data-ran', 'yes');
+      await page.keyboard.press('Escape');
+      await expect(page.locator('.artifact-panel'), visit).toHaveCount(0);
+
+      // A chart, drawn by Chart.js (the build's copy) inside the sandbox.
+      const openers = page.getByRole('button', { name: 'Open artifact' });
+      const before = await openers.count();
+      await say(page, 'Now a chart of it');
+      await expect(made, visit).toHaveCount(2);
+      await expect(made.last(), visit).toHaveAttribute('data-state', 'completed');
+      // The chart's card has its own opener once its result is in.
+      await expect(openers, visit).toHaveCount(before + 1);
+      await openers.last().click();
+      await expect(page.getByRole('complementary', { name: 'Sales chart' }).locator('.artifact-kind'), visit).toHaveText('Chart');
+      const drawn = async () => {
+        const frame = page.frames().find((f) => f.url() === 'about:srcdoc' && f.parentFrame()?.url().endsWith('/sandbox/artifact.html'));
+        return frame ? frame.evaluate(() => !!(window.Chart && window.Chart.getChart(document.getElementById('chart')))) : false;
+      };
+      await expect.poll(drawn, { message: visit }).toBe(true);
+      if (worker) await saveScreenshot(page, 'static-host-artifact-chart');
+      expect(errors, visit).toEqual([]);
+      await context.close();
+    }
+  } finally {
+    await model.stop();
   }
 });
 
