@@ -159,7 +159,7 @@ pub async fn warm_chunks() {
     let _ = web::warm_web().await;
     let _ = runtime::warm_collections().await;
     let _ = runtime::warm_artifact_skills().await;
-    let _ = crate::views::chat::warm_artifact_panel().await;
+    let _ = crate::views::cards::warm_artifact_panel().await;
     let _ = crate::assistant::engine::load().await;
 }
 

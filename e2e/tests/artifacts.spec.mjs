@@ -6,10 +6,11 @@
 // under the title with the kind's extension; Escape closes the panel.
 // The artifact survives a reload, and with the network off and the server
 // stopped the page and a chart (drawn by Chart.js from the build) still
-// render.
+// render. Pinned into a note, a version outlives its conversation, opens
+// from the note, and unpins with Undo.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
-import { expectScreen } from '../support/app.mjs';
+import { expectScreen, saveScreenshot } from '../support/app.mjs';
 import { say, startFakeModel, useProvider } from '../support/model.mjs';
 import { startServe } from '../support/serve.mjs';
 
@@ -144,6 +145,56 @@ test('the model makes a page and a new version of it; the panel previews, steps,
     await page.keyboard.press('Escape');
     await page.getByRole('button', { name: 'Open artifact' }).last().click();
     await expect.poll(drawn).toBe(true);
+
+    // Pinning, still offline: the page's newest version into a new note,
+    // then the chart into that same note.
+    const toast = (where) => where.locator('.toast');
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Open artifact' }).first().click();
+    await panel(page).getByRole('button', { name: 'Pin to note' }).click();
+    const pinForm = panel(page).getByRole('form', { name: 'Pin to a note' });
+    await expect(pinForm).toContainText('Pin v2 to');
+    await expect(pinForm.getByLabel('Note', { exact: true })).toBeFocused();
+    await pinForm.getByRole('button', { name: 'Pin' }).click();
+    await expect(toast(panel(page))).toContainText('Pinned v2 of “Sales” to the note “Sales”.');
+    await expect(pinForm).toHaveCount(0);
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Open artifact' }).last().click();
+    const chartPanel = page.getByRole('complementary', { name: 'Sales chart' });
+    await chartPanel.getByRole('button', { name: 'Pin to note' }).click();
+    await chartPanel.getByLabel('Note', { exact: true }).selectOption({ label: 'Sales' });
+    await chartPanel.getByRole('button', { name: 'Pin', exact: true }).click();
+    await expect(toast(chartPanel)).toContainText('Pinned v1 of “Sales chart” to the note “Sales”.');
+    await page.keyboard.press('Escape');
+
+    // The conversation goes, and with it its artifacts; the pins stay.
+    await page.getByRole('button', { name: 'Delete Please make a sales page' }).click();
+    await expect(page.locator('.toast')).toContainText('Deleted');
+    await page.getByRole('link', { name: 'Notes' }).click();
+    const listed = page.getByRole('listbox', { name: 'Notes' }).getByRole('option', { name: /Sales/ });
+    await expect(listed).toContainText('Pinned: Sales, Sales chart');
+    await listed.click();
+    const pins = page.getByRole('region', { name: 'Pinned artifacts' });
+    await expect(pins.locator('.note-pin-title')).toHaveText(['Sales', 'Sales chart']);
+    await saveScreenshot(page, 'note-pins');
+    await pins.getByRole('button', { name: 'Open Sales', exact: true }).click();
+    await expect(panel(page).locator('.artifact-pinned')).toHaveText('Pinned in a note');
+    await expect(panel(page).getByRole('tab', { name: 'Changes' })).toHaveCount(0);
+    await expect(panel(page).getByRole('button', { name: 'Pin to note' })).toHaveCount(0);
+    await expect(preview(page).locator('h1')).toHaveText('Sales v2');
+    await expect(preview(page).locator('h1')).toHaveAttribute('data-ran', 'yes');
+    await saveScreenshot(page, 'note-pin-open');
+    await page.keyboard.press('Escape');
+    await expect(page.locator('.artifact-panel')).toHaveCount(0);
+    await pins.getByRole('button', { name: 'Open Sales chart' }).click();
+    await expect.poll(drawn).toBe(true);
+    await page.keyboard.press('Escape');
+
+    // Unpinning takes the block out of the note, and Undo puts it back.
+    await pins.getByRole('button', { name: 'Unpin Sales chart' }).click();
+    await expect(pins.locator('.note-pin-title')).toHaveText(['Sales']);
+    await page.locator('.toast').getByRole('button', { name: 'Undo' }).click();
+    await expect(pins.locator('.note-pin-title')).toHaveText(['Sales', 'Sales chart']);
     expect(errors).toEqual([]);
   } finally {
     await context.setOffline(false);

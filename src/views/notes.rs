@@ -1,6 +1,9 @@
 //! Notes: the same notes the notes skill reads and writes, listed,
-//! searched and edited here. Bodies are Markdown, rendered safely.
+//! searched and edited here. Bodies are Markdown, rendered safely; the
+//! artifacts pinned in a note are listed under it and open in the
+//! artifact panel.
 
+use hearth_core::builtin::artifact_pins::{pins_in, unpin, without_pins};
 use hearth_core::builtin::notes::{Note, search};
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
@@ -9,6 +12,7 @@ use serde_json::json;
 use crate::icons::Icon;
 use crate::runtime::use_runtime;
 use crate::shared::toast::{Toast, ToastBar, edit};
+use crate::views::cards::{ArtifactSlot, ArtifactSource};
 
 #[component]
 pub fn NotesView() -> impl IntoView {
@@ -17,6 +21,7 @@ pub fn NotesView() -> impl IntoView {
     let query = RwSignal::new(String::new());
     let selected: RwSignal<Option<String>> = RwSignal::new(None);
     let toast: RwSignal<Option<Toast>> = RwSignal::new(None);
+    let open: RwSignal<Option<ArtifactSource>> = RwSignal::new(None);
 
     let list = {
         let rt = rt.clone();
@@ -130,7 +135,7 @@ pub fn NotesView() -> impl IntoView {
                 </aside>
                 <div class="detail-pane">
                     {move || match current.get() {
-                        Some(note) => view! { <NoteEditor note=note toast=toast on_deleted=move || selected.set(None)/> }.into_any(),
+                        Some(note) => view! { <NoteEditor note=note toast=toast open=open on_deleted=move || selected.set(None)/> }.into_any(),
                         None => view! {
                             <div class="empty-state small">
                                 <Icon name="note"/>
@@ -141,12 +146,25 @@ pub fn NotesView() -> impl IntoView {
                 </div>
             </div>
             <ToastBar toast=toast/>
+            <ArtifactSlot source=open.into() close=Callback::new(move |()| open.set(None))/>
         </section>
     }
 }
 
+/// The list's snippet: the note's text, or the titles of what is pinned
+/// in it when that is all it holds.
 fn preview(body: &str) -> String {
-    let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = without_pins(body);
+    let flat = if text.trim().is_empty() {
+        let titles: Vec<String> = pins_in(body).into_iter().map(|p| p.title).collect();
+        if titles.is_empty() {
+            String::new()
+        } else {
+            format!("Pinned: {}", titles.join(", "))
+        }
+    } else {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
     let mut p: String = flat.chars().take(90).collect();
     if flat.chars().count() > 90 {
         p.push('…');
@@ -158,6 +176,7 @@ fn preview(body: &str) -> String {
 fn NoteEditor(
     note: Note,
     toast: RwSignal<Option<Toast>>,
+    open: RwSignal<Option<ArtifactSource>>,
     on_deleted: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let id = note.id.clone();
@@ -201,7 +220,21 @@ fn NoteEditor(
             )
         }
     };
-    let rendered = move || hearth_markdown::to_safe_html(&body.get());
+    let rendered = move || hearth_markdown::to_safe_html(&without_pins(&body.get()));
+    let pins = move || pins_in(&body.get());
+    let unpin_at = {
+        let id = id.clone();
+        move |span: std::ops::Range<usize>| {
+            let left = unpin(&body.get_untracked(), span);
+            edit(
+                "notes",
+                json!({"action": "update", "id": id, "body": left}),
+                toast,
+                |_| {},
+            );
+        }
+    };
+    let note_id = id.clone();
     let save_key = save.clone();
     let save_click = save.clone();
     let dirty_btn = dirty.clone();
@@ -222,7 +255,49 @@ fn NoteEditor(
             </div>
             <Show
                 when=move || editing.get()
-                fallback=move || view! { <div class="markdown" inner_html=rendered on:click=crate::shared::markdown::copy_code></div> }
+                fallback=move || {
+                    let unpin_at = unpin_at.clone();
+                    let note_id = note_id.clone();
+                    view! {
+                        // A note that holds only pins shows only their list.
+                        <Show when=move || pins().is_empty() || !without_pins(&body.get()).trim().is_empty()>
+                            <div class="markdown" inner_html=rendered on:click=crate::shared::markdown::copy_code></div>
+                        </Show>
+                        <Show when=move || !pins().is_empty()>
+                            <section class="note-pins" aria-label="Pinned artifacts">
+                                <h3>"Pinned artifacts"</h3>
+                                <ul>
+                                    {
+                                        let unpin_at = unpin_at.clone();
+                                        let note_id = note_id.clone();
+                                        move || pins().into_iter().enumerate().map(|(i, pin)| {
+                                            let artifact = pin.as_artifact(format!("{note_id}#{i}"));
+                                            let span = pin.span.clone();
+                                            let unpin_at = unpin_at.clone();
+                                            view! {
+                                                <li class="note-pin">
+                                                    <Icon name="artifact"/>
+                                                    <span class="note-pin-title">{pin.title.clone()}</span>
+                                                    <span class="muted">{pin.kind.label()}</span>
+                                                    <button type="button" class="small"
+                                                        aria-label=format!("Open {}", pin.title)
+                                                        on:click=move |_| open.set(Some(ArtifactSource::Pinned(Box::new(artifact.clone()))))>
+                                                        "Open"
+                                                    </button>
+                                                    <button type="button" class="small ghost"
+                                                        aria-label=format!("Unpin {}", pin.title)
+                                                        on:click=move |_| unpin_at(span.clone())>
+                                                        "Unpin"
+                                                    </button>
+                                                </li>
+                                            }
+                                        }).collect_view()
+                                    }
+                                </ul>
+                            </section>
+                        </Show>
+                    }
+                }
             >
                 <textarea class="body-input" aria-label="Body (Markdown)" prop:value=move || body.get() on:input=move |ev| body.set(event_target_value(&ev))></textarea>
             </Show>

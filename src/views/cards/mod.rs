@@ -1,16 +1,21 @@
 //! Result cards: which skill ran, with what input, what came out, and
-//! how long it took; each skill kind that shows more has its file here.
+//! how long it took; each skill kind that shows more has its file here,
+//! as does the artifact panel, which the chat and the notes both open.
 
+pub mod artifact;
 pub mod code;
 pub mod enable;
 pub mod web;
 
 use hearth_core::assistant::agent::{CallState, ToolCallRecord};
 use hearth_core::assistant::providers::ImagePart;
+use hearth_core::builtin::artifacts::Artifact;
 use hearth_core::skill::activity::ActivityRecord;
 use hearth_core::skill::call::UndoAction;
 use hearth_core::{Content, ToolStatus};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use send_wrapper::SendWrapper;
 use serde_json::Value;
 
 use crate::icons::Icon;
@@ -429,4 +434,45 @@ pub fn ToolCallCard(
             {refused.map(|(id, status)| view! { <enable::EnableOffer skill_id=id status=status/> })}
         </article>
     }
+}
+
+/// What the artifact panel shows: an artifact the model made, stored by
+/// its id, or a version pinned in a note.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArtifactSource {
+    Stored(String),
+    Pinned(Box<Artifact>),
+}
+
+crate::split::split_point!(
+    artifact_panel,
+    preload warm_artifact_panel,
+    fn artifact_panel(source: ArtifactSource, close: Callback<()>) -> AnyView {
+        view! { <artifact::ArtifactPanel source=source close=close/> }.into_any()
+    }
+);
+
+/// The artifact panel, its code fetched the first time one opens; it
+/// shows `source` while that holds one, and `close` is asked to clear it.
+#[component]
+pub fn ArtifactSlot(source: Signal<Option<ArtifactSource>>, close: Callback<()>) -> AnyView {
+    // Closing removes the panel, whose button or key started it: the
+    // change waits until that event is over.
+    let close = Callback::new(move |()| spawn_local(async move { close.run(()) }));
+    let slot = move || {
+        source.get().map(|source| {
+            Suspend::new(SendWrapper::new(async move {
+                match artifact_panel(source, close).await {
+                    Ok(view) => view,
+                    Err(_) => view! {
+                        <aside class="artifact-panel" aria-label="Artifact">
+                            <p class="inline-error" role="alert">{crate::split::not_loaded("the artifact panel")}</p>
+                        </aside>
+                    }
+                    .into_any(),
+                }
+            }))
+        })
+    };
+    slot.into_any()
 }

@@ -4,7 +4,6 @@
 //! composer is a command bar: `/id text`, `/id {json}`, and free text
 //! that finds skills to run through a form.
 
-mod artifact;
 pub mod attachments;
 mod composer;
 pub mod conversations;
@@ -19,13 +18,13 @@ use leptos::ev::KeyboardEvent;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use send_wrapper::SendWrapper;
 use wasm_bindgen::JsCast;
 
 use crate::assistant::use_assistant;
 use crate::icons::Icon;
 use crate::runtime::{Runtime, use_runtime};
 use crate::shared::approval::InlineApprovals;
+use crate::views::cards::{ArtifactSlot, ArtifactSource};
 use crate::views::chat::attachments::Attachments;
 use crate::views::chat::conversations::ConversationList;
 use composer::Composer;
@@ -188,7 +187,10 @@ pub fn ChatView() -> impl IntoView {
                 <Composer conversation=conversation has_model=has_model example=example/>
                 <DeletedToast/>
             </section>
-            <ArtifactSlot open=open_artifact/>
+            <ArtifactSlot
+                source=Signal::derive(move || open_artifact.0.get().map(ArtifactSource::Stored))
+                close=Callback::new(move |()| open_artifact.0.set(None))
+            />
         </div>
     }
 }
@@ -197,38 +199,6 @@ pub fn ChatView() -> impl IntoView {
 /// card's "Open artifact".
 #[derive(Clone, Copy)]
 pub struct ArtifactOpen(pub RwSignal<Option<String>>);
-
-crate::split::split_point!(
-    artifact_panel,
-    preload warm_artifact_panel,
-    fn artifact_panel(id: String, close: Callback<()>) -> AnyView {
-        view! { <artifact::ArtifactPanel id=id close=close/> }.into_any()
-    }
-);
-
-/// The artifact panel, its code fetched the first time one opens.
-#[component]
-fn ArtifactSlot(open: ArtifactOpen) -> AnyView {
-    // Closing removes the panel, whose button or key started it: the
-    // change waits until that event is over.
-    let close = Callback::new(move |()| spawn_local(async move { open.0.set(None) }));
-    let slot = move || {
-        open.0.get().map(|id| {
-            Suspend::new(SendWrapper::new(async move {
-                match artifact_panel(id, close).await {
-                    Ok(view) => view,
-                    Err(_) => view! {
-                        <aside class="artifact-panel" aria-label="Artifact">
-                            <p class="inline-error" role="alert">{crate::split::not_loaded("the artifact panel")}</p>
-                        </aside>
-                    }
-                    .into_any(),
-                }
-            }))
-        })
-    };
-    slot.into_any()
-}
 
 /// Puts the keyboard in the composer, when one is on the page.
 pub fn focus_composer() {

@@ -1,11 +1,12 @@
 //! The skills Hearth brings itself: their definitions (`catalog.rs`, shared
 //! by the app and the CLI, re-exported here) and the pure part of each:
-//! [`artifacts`], the [`calculator`](mod@calculator), [`notes`], [`tasks`] and [`memory`]
+//! [`artifacts`] (and their [`artifact_pins`] in notes), the [`calculator`](mod@calculator), [`notes`], [`tasks`] and [`memory`]
 //! over one kind of [`collection`] (searched by [`words`]), the [`code`]
 //! sandbox's protocol and the [`web`] skills' requests and cards.
 
 mod catalog;
 
+pub mod artifact_pins;
 pub mod artifacts;
 pub mod calculator;
 pub mod code;

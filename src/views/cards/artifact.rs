@@ -1,7 +1,8 @@
-//! The artifact panel beside the chat: an artifact's live preview in its
-//! sandbox, its source, its versions and the changes of each, copy and
-//! download. Its code is the `artifact_panel` chunk, fetched the first
-//! time an artifact opens; the chat holds only which artifact is open.
+//! The artifact panel, beside the chat or over a note: an artifact's live
+//! preview in its sandbox, its source, its versions and the changes of
+//! each, copy, download, and pinning a version into a note. Its code is
+//! the `artifact_panel` chunk, fetched the first time an artifact opens;
+//! the places that open it hold only which artifact is open.
 //!
 //! The preview is `/sandbox/artifact.html` in an opaque origin, as MCP
 //! Apps are (`src/mcp/apps.rs`): the frame has no sandbox attribute only
@@ -10,6 +11,7 @@
 //! no-network policy is in force before it says it is ready; only then is
 //! it sent the document, which core builds with its kind's policy first.
 
+use hearth_core::builtin::artifact_pins::pin_into;
 use hearth_core::builtin::artifacts::{
     self, Artifact, ArtifactKind, DiffLine, PreviewInput, preview_document,
 };
@@ -21,9 +23,10 @@ use serde::Serialize;
 use serde_json::json;
 use wasm_bindgen::{JsCast, JsValue};
 
+use super::{ArtifactSource, CopyButton};
 use crate::icons::Icon;
 use crate::runtime::use_runtime;
-use crate::views::cards::CopyButton;
+use crate::shared::toast::{Toast, ToastBar};
 
 /// The sandbox page every preview runs in.
 pub const SANDBOX_PAGE: &str = "/sandbox/artifact.html";
@@ -108,31 +111,51 @@ async fn document_for(kind: ArtifactKind, title: &str, source: &str) -> Result<S
     made.ok_or_else(|| "this version cannot be previewed".to_string())
 }
 
-/// The panel, for the artifact `id`; `close` hides it.
+/// The panel, for the artifact `source`; `close` hides it.
 #[component]
-pub fn ArtifactPanel(id: String, close: Callback<()>) -> impl IntoView {
+pub fn ArtifactPanel(source: ArtifactSource, close: Callback<()>) -> impl IntoView {
     let rt = use_runtime();
     crate::shared::focus::return_on_close();
     let loaded: RwSignal<Option<Result<Artifact, String>>> = RwSignal::new(None);
     // The version shown, counted from 1; `None` follows the newest.
     let chosen: RwSignal<Option<usize>> = RwSignal::new(None);
     let tab = RwSignal::new(Tab::Preview);
-    {
-        let rt = rt.clone();
-        let id = id.clone();
-        Effect::new(move |_| {
-            rt.versions().artifacts.track();
-            let (db, id) = (rt.db(), id.clone());
-            spawn_local(async move {
-                let read = match db.get::<Artifact>(ARTIFACTS, &id).await {
-                    Ok(Some(a)) => Ok(a),
-                    Ok(None) => Err("This artifact is no longer stored.".to_string()),
-                    Err(e) => Err(format!("The artifact could not be read: {e}")),
-                };
-                let _ = loaded.try_set(Some(read));
+    let toast: RwSignal<Option<Toast>> = RwSignal::new(None);
+    let pinning = RwSignal::new(false);
+    let pin_button = NodeRef::<html::Button>::new();
+    // The form closes on Pin, Cancel or Escape; the keyboard goes back to
+    // the button that opened it, so Escape still closes the panel after.
+    let pin_done = Callback::new(move |()| {
+        pinning.set(false);
+        if let Some(b) = pin_button.get_untracked() {
+            let _ = b.focus();
+        }
+    });
+    let stored = matches!(source, ArtifactSource::Stored(_));
+    let id = match source {
+        ArtifactSource::Stored(id) => {
+            let rt = rt.clone();
+            let read_id = id.clone();
+            Effect::new(move |_| {
+                rt.versions().artifacts.track();
+                let (db, id) = (rt.db(), read_id.clone());
+                spawn_local(async move {
+                    let read = match db.get::<Artifact>(ARTIFACTS, &id).await {
+                        Ok(Some(a)) => Ok(a),
+                        Ok(None) => Err("This artifact is no longer stored.".to_string()),
+                        Err(e) => Err(format!("The artifact could not be read: {e}")),
+                    };
+                    let _ = loaded.try_set(Some(read));
+                });
             });
-        });
-    }
+            id
+        }
+        ArtifactSource::Pinned(a) => {
+            let id = a.id.clone();
+            loaded.set(Some(Ok(*a)));
+            id
+        }
+    };
     let artifact = move || loaded.get().and_then(Result::ok);
     let count = move || artifact().map_or(0, |a| a.versions.len());
     let shown = move || {
@@ -185,7 +208,8 @@ pub fn ArtifactPanel(id: String, close: Callback<()>) -> impl IntoView {
                 Some(Ok(_)) => view! {
                     <div class="artifact-bar">
                         <div class="tabs" role="tablist" aria-label="View">
-                            {Tab::ALL.into_iter().map(|t| view! {
+                            // A pin is one version: nothing to compare it with.
+                            {Tab::ALL.into_iter().filter(|t| stored || *t != Tab::Changes).map(|t| view! {
                                 <button type="button" role="tab" id=format!("artifact-tab-{}", t.slug())
                                     aria-controls="artifact-view"
                                     aria-selected=move || (tab.get() == t).to_string()
@@ -194,15 +218,20 @@ pub fn ArtifactPanel(id: String, close: Callback<()>) -> impl IntoView {
                                 </button>
                             }).collect_view()}
                         </div>
-                        <div class="artifact-versions" role="group" aria-label="Versions">
-                            <button type="button" class="icon-button" aria-label="Previous version"
-                                disabled=move || shown() <= 1 on:click=move |_| step(-1)>"‹"</button>
-                            <span class="artifact-version" aria-live="polite" data-version=move || shown().to_string()>
-                                {move || format!("v{} of {}", shown(), count())}
-                            </span>
-                            <button type="button" class="icon-button" aria-label="Next version"
-                                disabled=move || count() <= shown() on:click=move |_| step(1)>"›"</button>
-                        </div>
+                        <Show when=move || !stored>
+                            <span class="muted artifact-pinned">"Pinned in a note"</span>
+                        </Show>
+                        <Show when=move || stored>
+                            <div class="artifact-versions" role="group" aria-label="Versions">
+                                <button type="button" class="icon-button" aria-label="Previous version"
+                                    disabled=move || shown() <= 1 on:click=move |_| step(-1)>"‹"</button>
+                                <span class="artifact-version" aria-live="polite" data-version=move || shown().to_string()>
+                                    {move || format!("v{} of {}", shown(), count())}
+                                </span>
+                                <button type="button" class="icon-button" aria-label="Next version"
+                                    disabled=move || count() <= shown() on:click=move |_| step(1)>"›"</button>
+                            </div>
+                        </Show>
                         <div class="artifact-actions">
                             <CopyButton text=Signal::derive(move || source().unwrap_or_default()) label="Copy the source"/>
                             <button type="button" class="small ghost" aria-label="Download the source"
@@ -213,8 +242,23 @@ pub fn ArtifactPanel(id: String, close: Callback<()>) -> impl IntoView {
                                 }>
                                 <Icon name="download"/>"Download"
                             </button>
+                            <Show when=move || stored>
+                                <button type="button" class="small ghost artifact-pin-open" node_ref=pin_button
+                                    aria-expanded=move || pinning.get().to_string()
+                                    on:click=move |_| pinning.update(|p| *p = !*p)>
+                                    <Icon name="note"/>"Pin to note"
+                                </button>
+                            </Show>
                         </div>
                     </div>
+                    <Show when=move || pinning.get()>
+                        <PinForm
+                            version=Signal::derive(shown)
+                            artifact=Signal::derive(artifact)
+                            toast=toast
+                            done=pin_done
+                        />
+                    </Show>
                     <div id="artifact-view" class="artifact-view" role="tabpanel"
                         aria-labelledby=move || format!("artifact-tab-{}", tab.get().slug())>
                         {move || {
@@ -234,7 +278,121 @@ pub fn ArtifactPanel(id: String, close: Callback<()>) -> impl IntoView {
                     </div>
                 }.into_any(),
             }}
+            <ToastBar toast=toast/>
         </aside>
+    }
+}
+
+/// Pins the version shown into a new note or at the end of one the
+/// person picks, through the notes skill (so the Activity log has it and
+/// Undo takes it back out).
+#[component]
+fn PinForm(
+    version: Signal<usize>,
+    artifact: Signal<Option<Artifact>>,
+    toast: RwSignal<Option<Toast>>,
+    done: Callback<()>,
+) -> impl IntoView {
+    let rt = use_runtime();
+    // "" is a new note; otherwise a note's id.
+    let target = RwSignal::new(String::new());
+    let notes = {
+        let rt = rt.clone();
+        move || {
+            rt.versions().notes.track();
+            let book = rt.data().notes.borrow();
+            let mut all: Vec<(String, String, f64)> = book
+                .iter()
+                .map(|n| (n.id.clone(), n.title.clone(), n.updated_ms))
+                .collect();
+            all.sort_by(|a, b| b.2.total_cmp(&a.2));
+            all
+        }
+    };
+    let select = NodeRef::<html::Select>::new();
+    Effect::new(move |_| {
+        if let Some(s) = select.get() {
+            let _ = s.focus();
+        }
+    });
+    let pin = move || {
+        let Some(a) = artifact.get_untracked() else {
+            return;
+        };
+        let v = version.get_untracked();
+        let Some(source) = v.checked_sub(1).and_then(|i| a.versions.get(i)) else {
+            return;
+        };
+        let note_id = target.get_untracked();
+        let existing = (!note_id.is_empty()).then(|| {
+            rt.data()
+                .notes
+                .borrow()
+                .get(&note_id)
+                .map(|n| (n.body.clone(), n.title.clone()))
+        });
+        let (body, note_title) = match existing {
+            None => (String::new(), a.title.clone()),
+            Some(Some(found)) => found,
+            Some(None) => {
+                toast.set(Some(Toast::error("That note is gone; pick another.")));
+                return;
+            }
+        };
+        let joined = match pin_into(&body, a.kind, &a.title, &source.source) {
+            Ok(b) => b,
+            Err(e) => {
+                toast.set(Some(Toast::error(format!("Not pinned: {e}."))));
+                return;
+            }
+        };
+        let args = if note_id.is_empty() {
+            json!({"action": "create", "title": note_title, "body": joined})
+        } else {
+            json!({"action": "update", "id": note_id, "body": joined})
+        };
+        let rt = rt.clone();
+        let message = format!(
+            "Pinned v{v} of \u{201c}{}\u{201d} to the note \u{201c}{note_title}\u{201d}.",
+            a.title
+        );
+        spawn_local(async move {
+            match rt.edit("notes", args).await {
+                Ok(out) => {
+                    toast.set(Some(Toast {
+                        message,
+                        ..Toast::from_output(&out)
+                    }));
+                    done.run(());
+                }
+                Err(e) => toast.set(Some(Toast::error(format!("Not pinned: {}", e.message)))),
+            }
+        });
+    };
+    view! {
+        <form class="artifact-pin" aria-label="Pin to a note"
+            on:submit=move |e| { e.prevent_default(); pin(); }
+            on:keydown=move |e: web_sys::KeyboardEvent| {
+                // Escape here closes the form, not the panel.
+                if e.key() == "Escape" {
+                    e.prevent_default();
+                    e.stop_propagation();
+                    done.run(());
+                }
+            }>
+            <label>
+                {move || format!("Pin v{} to", version.get())}
+                <select node_ref=select aria-label="Note" on:change=move |e| target.set(event_target_value(&e))>
+                    <option value="" selected=move || target.get().is_empty()>"A new note"</option>
+                    {move || notes().into_iter().map(|(id, title, _)| {
+                        let is = id.clone();
+                        view! { <option value=id selected=move || target.get() == is>{title}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+            <button type="submit" class="small primary">"Pin"</button>
+            <button type="button" class="small ghost" on:click=move |_| done.run(())>"Cancel"</button>
+        </form>
     }
 }
 
