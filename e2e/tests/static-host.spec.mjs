@@ -45,6 +45,28 @@ async function reloadUnderWorker(page) {
   await page.waitForSelector('body[data-ready]');
 }
 
+/// The two visits a person copying dist/ to a host meets: a first one with
+/// no service worker (frames sandboxed by their attribute), and one the
+/// worker serves. Yields each visit's name, whether the worker serves it,
+/// and its page at `route` with the page errors it collects.
+async function* visits(browser, route) {
+  for (const visit of ['without the service worker', 'served by the service worker']) {
+    const worker = visit === 'served by the service worker';
+    const context = await browser.newContext({ baseURL: server.url, serviceWorkers: worker ? 'allow' : 'block' });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(route);
+    await page.waitForSelector('body[data-ready]');
+    if (worker) await reloadUnderWorker(page);
+    try {
+      yield { visit, worker, page, errors };
+    } finally {
+      await context.close();
+    }
+  }
+}
+
 test('the host sends no special headers and has no proxy', async () => {
   const res = await fetch(`${server.url}/index.html`);
   expect(res.status).toBe(200);
@@ -228,15 +250,7 @@ test('an MCP App renders, without the service worker and served by it', async ({
   requirePeers();
   const apps = await startAppsServer();
   try {
-    for (const visit of ['without the service worker', 'served by the service worker']) {
-      const worker = visit === 'served by the service worker';
-      const context = await browser.newContext({ baseURL: server.url, serviceWorkers: worker ? 'allow' : 'block' });
-      const page = await context.newPage();
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto('/#/servers');
-      await page.waitForSelector('body[data-ready]');
-      if (worker) await reloadUnderWorker(page);
+    for await (const { visit, worker, page, errors } of visits(browser, '/#/servers')) {
       await page.getByLabel('Server URL').fill(apps.url);
       await page.getByLabel('Server name').fill('apps');
       await page.getByRole('button', { name: 'Add server' }).click();
@@ -263,7 +277,6 @@ test('an MCP App renders, without the service worker and served by it', async ({
         await saveScreenshot(page, 'static-host-mcp-app');
       }
       expect(errors, visit).toEqual([]);
-      await context.close();
     }
   } finally {
     apps.stop();
@@ -274,15 +287,7 @@ test('an artifact\'s page and chart render, without the service worker and serve
   test.setTimeout(180_000);
   const model = await startFakeModel('artifacts.json');
   try {
-    for (const visit of ['without the service worker', 'served by the service worker']) {
-      const worker = visit === 'served by the service worker';
-      const context = await browser.newContext({ baseURL: server.url, serviceWorkers: worker ? 'allow' : 'block' });
-      const page = await context.newPage();
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto('/#/chat');
-      await page.waitForSelector('body[data-ready]');
-      if (worker) await reloadUnderWorker(page);
+    for await (const { visit, worker, page, errors } of visits(browser, '/#/chat')) {
       await useProvider(page, model.base);
 
       await say(page, 'Please make a sales page');
@@ -318,7 +323,6 @@ test('an artifact\'s page and chart render, without the service worker and serve
       await expect.poll(drawn, { message: visit }).toBe(true);
       if (worker) await saveScreenshot(page, 'static-host-artifact-chart');
       expect(errors, visit).toEqual([]);
-      await context.close();
     }
   } finally {
     await model.stop();
