@@ -144,8 +144,23 @@ crate::split::split_point!(
 /// starts.
 type SharedHost = SendWrapper<Rc<RefCell<Option<AppHost>>>>;
 
+/// The message `e` as JSON when it comes from the sandbox page in `frame`
+/// and that page is in an opaque origin; what runs inside the page (a
+/// view, a preview) and every other window are not heard.
+pub fn from_sandbox_page(frame: NodeRef<html::Iframe>, e: &web_sys::MessageEvent) -> Option<Value> {
+    let win = frame.get_untracked()?.content_window()?;
+    let win: &JsValue = win.as_ref();
+    let from_frame = e
+        .source()
+        .is_some_and(|s| js_sys::Object::is(s.as_ref(), win));
+    if !from_frame || e.origin() != "null" {
+        return None;
+    }
+    serde_wasm_bindgen::from_value(e.data()).ok()
+}
+
 /// Posts a message to the sandbox page in `frame`, when it is there.
-fn post_to(frame: NodeRef<html::Iframe>, message: &Value) {
+pub fn post_to(frame: NodeRef<html::Iframe>, message: &Value) {
     if let Some(win) = frame.get_untracked().and_then(|f| f.content_window()) {
         let _ = win.post_message(&to_js(message), "*");
     }
@@ -243,21 +258,8 @@ pub fn McpAppFrame(
         let server_for_tools = server.clone();
         let mcp = mcp.clone();
         window_event_listener(leptos::ev::message, move |e: web_sys::MessageEvent| {
-            let Some(iframe) = frame.get_untracked() else {
-                return;
-            };
-            let Some(win) = iframe.content_window() else {
-                return;
-            };
-            let win: &JsValue = win.as_ref();
-            let from_frame = e
-                .source()
-                .is_some_and(|s| js_sys::Object::is(s.as_ref(), win));
             // Only the sandbox page in an opaque origin speaks for the app.
-            if !from_frame || e.origin() != "null" {
-                return;
-            }
-            let Ok(message) = serde_wasm_bindgen::from_value::<Value>(e.data()) else {
+            let Some(message) = from_sandbox_page(frame, &e) else {
                 return;
             };
             let method = message.get("method").and_then(Value::as_str);
@@ -281,7 +283,12 @@ pub fn McpAppFrame(
                     tool.clone(),
                     arguments.clone(),
                     app_tools,
-                    context(iframe.client_width().max(320) as f64),
+                    context(
+                        frame
+                            .get_untracked()
+                            .map_or(320, |f| f.client_width().max(320))
+                            as f64,
+                    ),
                     env!("CARGO_PKG_VERSION"),
                 );
                 let queued = h.set_result(result.clone());

@@ -19,12 +19,12 @@ use hearth_core::stores::ARTIFACTS;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Serialize;
 use serde_json::json;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{ArtifactSource, CopyButton};
 use crate::icons::Icon;
+use crate::mcp::apps::{from_sandbox_page, post_to};
 use crate::runtime::use_runtime;
 use crate::shared::toast::{Toast, ToastBar};
 
@@ -451,19 +451,9 @@ fn Preview(kind: ArtifactKind, title: String, source: String) -> impl IntoView {
     let listener = {
         let frame_title = frame_title.clone();
         window_event_listener(leptos::ev::message, move |e: web_sys::MessageEvent| {
-            let Some(win) = frame.get_untracked().and_then(|f| f.content_window()) else {
-                return;
-            };
-            let win: &JsValue = win.as_ref();
             // Only the sandbox page itself, in an opaque origin, is heard;
             // the preview inside it is never.
-            let from_frame = e
-                .source()
-                .is_some_and(|s| js_sys::Object::is(s.as_ref(), win));
-            if !from_frame || e.origin() != "null" {
-                return;
-            }
-            let Ok(message) = serde_wasm_bindgen::from_value::<serde_json::Value>(e.data()) else {
+            let Some(message) = from_sandbox_page(frame, &e) else {
                 return;
             };
             match message.get("artifact").and_then(|v| v.as_str()) {
@@ -471,13 +461,10 @@ fn Preview(kind: ArtifactKind, title: String, source: String) -> impl IntoView {
                     let Some(Ok(html)) = document.get_untracked() else {
                         return;
                     };
-                    let show = json!({"artifact": "show", "html": html, "title": frame_title});
-                    let show = show
-                        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-                        .unwrap_or(JsValue::NULL);
-                    if let Some(w) = frame.get_untracked().and_then(|f| f.content_window()) {
-                        let _ = w.post_message(&show, "*");
-                    }
+                    post_to(
+                        frame,
+                        &json!({"artifact": "show", "html": html, "title": frame_title}),
+                    );
                 }
                 Some("refused") => {
                     let why = message
