@@ -65,9 +65,13 @@ test('the model makes a page and a new version of it; the panel previews, steps,
     await expect(p.locator('.artifact-version')).toHaveText('v2 of 2');
     await expect(preview(page).locator('h1')).toHaveText('Sales v2');
     await expect(preview(page).locator('h1')).toHaveAttribute('data-ran', 'yes');
-    // The artifact's id, in the card's output, differs on every run, and
-    // with it the token counts the fake model reports.
-    await expectScreen(page, 'artifact-panel', { hide: ['.card-duration', '.conversation-detail', '.card-output', '.usage-line'] });
+    // Opening the panel narrows the chat, whose text then reflows to a
+    // height that depends on when it was measured: the picture is taken
+    // with the chat at its end.
+    await page.locator('.timeline').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+    // The artifact's id, in the cards' input and output, differs on every
+    // run, and with it the token counts the fake model reports.
+    await expectScreen(page, 'artifact-panel', { hide: ['.card-duration', '.conversation-detail', '.card-output', '.card-input', '.usage-line'] });
 
     // Back and forth, by mouse and by keyboard.
     await p.getByRole('button', { name: 'Previous version' }).click();
